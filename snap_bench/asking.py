@@ -1,0 +1,172 @@
+"""Ask one condition: render, replay or record through its cassette, parse, build the Observation.
+
+One :class:`Asker` lives in each process that runs tests (each xdist worker, or the only process).
+It owns an event loop (``asyncio.Runner``) and one :class:`ChatClient` per endpoint, so connections
+are reused across the tests of that process while the tests themselves stay synchronous.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+from snap_bench.cassettes import CassetteState, RecordMode, cassette_path, cassette_state, make_vcr
+from snap_bench.client import ChatClient, ChatReply, RetryPolicy, request_body
+from snap_bench.instruments.base import Instrument
+from snap_bench.models import ModelSpec
+from snap_bench.observation import Condition, Observation
+from snap_bench.parsing import AnswerCode
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a model's requests go, what the cassettes call that place, and whether we may go there.
+
+    ``live`` is False when there is nothing to pay with (no key) or no server to ask: then nothing
+    touches the network, and ``offline_reason`` says how to change that.
+    """
+
+    model: ModelSpec
+    base_url: str
+    canonical_url: str
+    api_key: str | None
+    live: bool
+    offline_reason: str
+
+
+class RecordingUnavailable(Exception):
+    """The condition cannot be answered: no usable recording and no way (or no leave) to record."""
+
+
+async def _no_wait(_: float) -> None:
+    """Replayed retries need no backoff: the recorded failures come back at once."""
+
+
+class Asker:
+    def __init__(
+        self, cassette_root: Path, record_mode: RecordMode | None, policy: RetryPolicy, endpoints: dict[str, Endpoint]
+    ) -> None:
+        self._root = cassette_root
+        self._explicit_mode = record_mode
+        self._policy = policy
+        self._endpoints = endpoints
+        self._runner = asyncio.Runner()
+        self._clients: dict[str, ChatClient] = {}
+        secrets = [endpoint.api_key for endpoint in endpoints.values() if endpoint.api_key]
+        canonical = {e.base_url: e.canonical_url for e in endpoints.values() if e.base_url != e.canonical_url}
+        self._vcrs = {mode: make_vcr(mode, secrets, canonical) for mode in RecordMode}
+
+    def close(self) -> None:
+        for client in self._clients.values():
+            self._runner.run(client.aclose())
+        self._clients.clear()
+        self._runner.close()
+
+    def record_mode(self, endpoint: Endpoint) -> RecordMode:
+        """The explicit --record-mode, else record what is missing where we can, replay only where not."""
+        if self._explicit_mode is not None:
+            return self._explicit_mode
+        return RecordMode.ONCE if endpoint.live else RecordMode.NONE
+
+    def _client(self, endpoint: Endpoint) -> ChatClient:
+        client = self._clients.get(endpoint.model.name)
+        if client is None:
+            client = self._runner.run(_make_client(endpoint, self._policy))
+            self._clients[endpoint.model.name] = client
+        return client
+
+    def ask(self, model: str, instrument: Instrument, condition: Condition) -> Observation:
+        endpoint = self._endpoints[model]
+        messages = instrument.messages(condition)
+        body = request_body(endpoint.model.provider_id, messages, condition.temperature, instrument.max_tokens)
+        path = cassette_path(self._root, model, instrument.name, condition.id)
+        canonical_uri = f"{endpoint.canonical_url}/chat/completions"
+        state, why = cassette_state(path, "POST", canonical_uri, body)
+        mode = self.record_mode(endpoint)
+        self._check_recordable(endpoint, mode, state, why, path, condition)
+
+        replaying = state is CassetteState.MATCHES and mode is not RecordMode.ALL
+        client = self._client(endpoint)
+        with self._vcrs[mode].use_cassette(str(path)):
+            reply = self._runner.run(client.complete(body, sleep=_no_wait if replaying else None))
+        if reply.error is not None and not replaying:
+            # Nothing was paid for; drop the failed exchange so the next run asks again.
+            path.unlink(missing_ok=True)
+        return _observation(model, instrument, condition, messages, reply, replaying)
+
+    def _check_recordable(
+        self, endpoint: Endpoint, mode: RecordMode, state: CassetteState, why: str, path: Path, condition: Condition
+    ) -> None:
+        name = endpoint.model.name
+        if state is CassetteState.MALFORMED:
+            raise RecordingUnavailable(
+                f"{path}: {why}. Delete the file to record it again"
+                + ("." if endpoint.live else f" once {endpoint.offline_reason}.")
+            )
+        if state is CassetteState.STALE and mode in (RecordMode.NONE, RecordMode.ONCE):
+            raise RecordingUnavailable(
+                f"stale recording {path}: {why}. It is not replayed for the new request. Re-record it with "
+                f"--record-mode=all (or new_episodes to keep the old exchange), or restore the old prompt."
+            )
+        needs_network = mode is RecordMode.ALL or state is not CassetteState.MATCHES
+        if not needs_network:
+            return
+        if mode is RecordMode.NONE:
+            raise RecordingUnavailable(
+                f"no recording for {name} {condition.id} ({path}) and --record-mode=none. "
+                f"Run without --record-mode=none{'' if endpoint.live else ' once ' + endpoint.offline_reason} "
+                f"to record it."
+            )
+        if not endpoint.live:
+            raise RecordingUnavailable(
+                f"no recording for {name} {condition.id} ({path}), and nothing to record it with: "
+                f"{endpoint.offline_reason}, then run again (only missing conditions are asked)."
+            )
+
+
+async def _make_client(endpoint: Endpoint, policy: RetryPolicy) -> ChatClient:
+    # Created inside the runner's loop so that httpx binds its pool to that loop.
+    return ChatClient(endpoint.base_url, endpoint.api_key, policy)
+
+
+def _observation(
+    model: str,
+    instrument: Instrument,
+    condition: Condition,
+    messages: list[dict[str, str]],
+    reply: ChatReply,
+    replayed: bool,
+) -> Observation:
+    code: int | None
+    if reply.text is None:
+        score, keyed, code, reason = None, None, int(AnswerCode.API_ERROR), reply.error or "no reply"
+        construct = instrument.construct(condition)
+    else:
+        scored = instrument.score(condition, reply.text)
+        score, keyed, reason, construct = scored.score, scored.keyed_score, scored.reason, scored.construct
+        code = None if scored.code is None else int(scored.code)
+    return Observation(
+        model=model,
+        instrument=instrument.name,
+        condition_id=condition.id,
+        cell=condition.cell,
+        item=condition.item,
+        factors=dict(condition.levels),
+        temperature=condition.temperature,
+        run=condition.run,
+        messages=messages,
+        raw_answer=reply.text,
+        score=score,
+        keyed_score=keyed,
+        code=code,
+        reason=reason,
+        construct=construct,
+        latency_s=reply.latency_s,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        attempts=reply.attempts,
+        replayed=replayed,
+        timestamp=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    )

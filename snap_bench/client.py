@@ -1,0 +1,187 @@
+"""Async OpenAI-compatible chat client on httpx, with bounded retries.
+
+A reply is never an exception: after the retry budget is spent, the reply carries the error, and the
+caller records it as an API error (-3) and the session goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter: attempt n waits uniform(0, min(max_delay, base * 2**n)).
+
+    A Retry-After header replaces the jittered wait (capped at ``max_delay``).
+    """
+
+    max_attempts: int = 5
+    base_delay_s: float = 1.0
+    max_delay_s: float = 60.0
+    timeout_s: float = 120.0
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_delay_s)
+        return rng.uniform(0.0, min(self.max_delay_s, self.base_delay_s * 2 ** (attempt - 1)))
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """The outcome of one chat request after retries: text, or an error description."""
+
+    text: str | None
+    error: str | None
+    status: int | None
+    latency_s: float
+    attempts: int
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+def request_body(provider_id: str, messages: list[dict[str, str]], temperature: float, max_tokens: int) -> bytes:
+    """The exact bytes sent; stable key order so that cassettes match on body."""
+    payload = {"model": provider_id, "messages": messages, "temperature": temperature, "max_tokens": max_tokens}
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class ChatClient:
+    """One connection pool per base URL and worker; use as an async context manager or aclose()."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        policy: RetryPolicy,
+        *,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        before_request: Callable[[], Awaitable[None]] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        headers = {"Content-Type": "application/json", "X-Title": "snap-bench"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self.url = f"{base_url.rstrip('/')}/chat/completions"
+        self._policy = policy
+        self._sleep = sleep
+        self._before_request = before_request
+        self._rng = rng or random.Random()
+        self._http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(policy.timeout_s, connect=10.0))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> ChatClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def complete(self, body: bytes, *, sleep: Callable[[float], Awaitable[None]] | None = None) -> ChatReply:
+        """POST ``body``; retry what is worth retrying; never raise for a provider's failure."""
+        wait = sleep or self._sleep
+        started = time.perf_counter()
+        last_error = "no attempt made"
+        last_status: int | None = None
+        for attempt in range(1, self._policy.max_attempts + 1):
+            if self._before_request is not None:
+                await self._before_request()
+            retry_after: float | None = None
+            try:
+                response = await self._http.post(self.url, content=body)
+            except httpx.TimeoutException as error:
+                last_error, last_status = f"timeout ({type(error).__name__})", None
+            except httpx.TransportError as error:
+                last_error, last_status = f"connection failed ({type(error).__name__}: {error})", None
+            else:
+                last_status = response.status_code
+                if response.status_code == 200:
+                    reply = _reply_from(response, started, attempt)
+                    if reply.error is None or not _retryable_body_error(response):
+                        return reply
+                    last_error = reply.error
+                elif response.status_code in RETRYABLE_STATUS:
+                    last_error = f"HTTP {response.status_code}: {_short(response.text)}"
+                    retry_after = parse_retry_after(response.headers.get("retry-after"))
+                else:
+                    return ChatReply(
+                        None,
+                        f"HTTP {response.status_code}: {_short(response.text)}",
+                        response.status_code,
+                        time.perf_counter() - started,
+                        attempt,
+                    )
+            if attempt < self._policy.max_attempts:
+                await wait(self._policy.delay(attempt, retry_after, self._rng))
+        return ChatReply(
+            None,
+            f"gave up after {self._policy.max_attempts} attempts: {last_error}",
+            last_status,
+            time.perf_counter() - started,
+            self._policy.max_attempts,
+        )
+
+
+def _reply_from(response: httpx.Response, started: float, attempt: int) -> ChatReply:
+    latency = time.perf_counter() - started
+    try:
+        payload: dict[str, Any] = response.json()
+        if "error" in payload and not payload.get("choices"):
+            return ChatReply(
+                None, f"provider error in a 200 reply: {_short(json.dumps(payload['error']))}", 200, latency, attempt
+            )
+        text = payload["choices"][0]["message"].get("content")
+        usage = payload.get("usage") or {}
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
+        return ChatReply(
+            None, f"malformed reply ({type(error).__name__}): {_short(response.text)}", 200, latency, attempt
+        )
+    return ChatReply(
+        text=text if isinstance(text, str) else "",
+        error=None,
+        status=200,
+        latency_s=latency,
+        attempts=attempt,
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+    )
+
+
+def _retryable_body_error(response: httpx.Response) -> bool:
+    """OpenRouter reports upstream overloads as a 200 with an error object carrying the real code."""
+    try:
+        code = response.json().get("error", {}).get("code")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(code, int) and code in RETRYABLE_STATUS
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -1,0 +1,71 @@
+"""What every instrument provides; everything else in snap-bench is shared and instrument-agnostic."""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from snap_bench.observation import Condition
+from snap_bench.parsing import AnswerCode
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A subset of the design asked for on the command line; empty means everything.
+
+    ``levels`` maps a factor name to the level labels to keep (``{"system_prompt": {"NEU"}}``).
+    """
+
+    items: frozenset[str] = frozenset()
+    levels: dict[str, frozenset[str]] = field(default_factory=dict)
+    runs: int | None = None
+
+
+@dataclass(frozen=True)
+class Scored:
+    """An answer scored by an instrument: the raw score, the score the analysis uses, and why."""
+
+    score: int | None
+    keyed_score: float | None
+    code: AnswerCode | None
+    reason: str
+    construct: str | None
+
+
+class Instrument(ABC):
+    """An instrument knows its items and factors, renders a condition, and scores an answer."""
+
+    name: str
+    max_tokens: int
+
+    @abstractmethod
+    def conditions(self, selection: Selection) -> list[Condition]:
+        """The conditions of the design in a stable order, restricted to ``selection``."""
+
+    @abstractmethod
+    def messages(self, condition: Condition) -> list[dict[str, str]]:
+        """The chat messages that ask ``condition``."""
+
+    @abstractmethod
+    def score(self, condition: Condition, answer: str) -> Scored:
+        """Parse ``answer`` to a score (or a code) for ``condition``."""
+
+    @abstractmethod
+    def construct(self, condition: Condition) -> str | None:
+        """The construct the condition's item measures, where the instrument has constructs."""
+
+    @property
+    @abstractmethod
+    def source_files(self) -> list[Path]:
+        """The files the design is read from; their digest is the instrument's version."""
+
+    @property
+    def version(self) -> str:
+        """A short digest of the item bank and design files, recorded with every run."""
+        digest = hashlib.sha256()
+        for path in sorted(self.source_files):
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+        return digest.hexdigest()[:12]

@@ -1,0 +1,198 @@
+"""The psychometric-profile instrument (SNAP): moral and Big Five Likert items.
+
+Design: item x paraphrase x system prompt x temperature x context x run, where an item bank lists
+the contexts that apply to it (the moral dilemma context is for moral items only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+from pathlib import Path
+
+from snap_bench.config import Node, load_yaml
+from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.observation import Condition
+from snap_bench.parsing import LikertScale, parse_likert
+
+EXPERIMENT_FILE = "experiment.yaml"
+SECTION = "snap"
+
+
+@dataclass(frozen=True)
+class LikertItem:
+    id: str
+    bank: str
+    construct: str
+    reverse_scored: bool
+    paraphrases: dict[str, str]
+    contexts: tuple[str, ...]
+
+
+def temperature_level(temperature: float) -> str:
+    return f"t{temperature:g}"
+
+
+class SnapInstrument(Instrument):
+    name = "snap"
+
+    def __init__(self, config_dir: Path) -> None:
+        self._files = [config_dir / EXPERIMENT_FILE]
+        section = load_yaml(config_dir / EXPERIMENT_FILE).get(SECTION)
+        points = section.get("likert_points", 5).integer(5, 7)
+        if points not in (5, 7):
+            raise section.get("likert_points").error(f"{points} points has no scale labels", "use 5 or 7")
+        self.scale = LikertScale.agreement(points)
+        self.runs = section.get("runs").integer(1, 100)
+        self.max_tokens = section.get("max_tokens").integer(1, 4096)
+        self.temperatures = _temperatures(section.get("temperatures"))
+        self.system_prompts = self._texts_by_level(section.get("system_prompts"), config_dir)
+        self.contexts = self._texts_by_level(section.get("contexts"), config_dir)
+        instruction = section.get("answer_instruction")
+        if "{statement}" not in instruction.text():
+            raise instruction.error("no {statement} placeholder", "put {statement} where the item text goes")
+        self.answer_instruction = instruction.text()
+        self.items = self._items(section.get("item_banks"), config_dir)
+
+    def _texts_by_level(self, node: Node, config_dir: Path) -> dict[str, str | None]:
+        texts: dict[str, str | None] = {}
+        for level, file_node in node.items():
+            relative = file_node.optional_text()
+            if relative is None:
+                texts[level] = None
+                continue
+            path = config_dir / relative
+            if not path.is_file():
+                raise file_node.error(f"{relative} does not exist", f"create {path} or fix the path")
+            self._files.append(path)
+            texts[level] = path.read_text(encoding="utf-8").strip()
+        if not texts:
+            raise node.error("no levels", "list at least one level")
+        return texts
+
+    def _items(self, banks: Node, config_dir: Path) -> dict[str, LikertItem]:
+        items: dict[str, LikertItem] = {}
+        paraphrase_levels: list[str] | None = None
+        for bank_node in banks.elements():
+            path = config_dir / bank_node.text()
+            self._files.append(path)
+            bank = load_yaml(path)
+            bank_name = bank.get("bank").text()
+            contexts_node = bank.get("contexts")
+            contexts = tuple(contexts_node.unique_texts())
+            for element, level in zip(contexts_node.elements(), contexts, strict=True):
+                if level not in self.contexts:
+                    raise element.error(
+                        f"unknown context {level!r}",
+                        f"use a context defined in {EXPERIMENT_FILE}: {', '.join(self.contexts)}",
+                    )
+            for item_node in bank.get("items").elements():
+                item_id_node = item_node.get("id")
+                item_id = item_id_node.text()
+                if item_id in items:
+                    raise item_id_node.error(f"duplicate item id {item_id!r}", "give every item its own id")
+                if not item_id.isalnum():
+                    raise item_id_node.error(f"item id {item_id!r} is not alphanumeric", "use ids like M06")
+                paraphrases_node = item_node.get("paraphrases")
+                paraphrases = {level: text.text() for level, text in paraphrases_node.items()}
+                if paraphrase_levels is None:
+                    paraphrase_levels = list(paraphrases)
+                elif list(paraphrases) != paraphrase_levels:
+                    missing = sorted(set(paraphrase_levels) - set(paraphrases))
+                    problem = (
+                        f"missing paraphrase {', '.join(missing)}"
+                        if missing
+                        else (f"paraphrases {list(paraphrases)} differ from the other items' {paraphrase_levels}")
+                    )
+                    raise paraphrases_node.error(
+                        problem, f"give every item the paraphrases {', '.join(paraphrase_levels)}"
+                    )
+                items[item_id] = LikertItem(
+                    id=item_id,
+                    bank=bank_name,
+                    construct=item_node.get("construct").text(),
+                    reverse_scored=item_node.get("reverse_scored").boolean(),
+                    paraphrases=paraphrases,
+                    contexts=contexts,
+                )
+        if not items:
+            raise banks.error("no items", "list at least one item bank with items")
+        return items
+
+    @property
+    def source_files(self) -> list[Path]:
+        return list(self._files)
+
+    @property
+    def factor_levels(self) -> dict[str, list[str]]:
+        """Every factor's levels, in design order; used for --snap-* option validation and dry runs."""
+        first = next(iter(self.items.values()))
+        return {
+            "paraphrase": list(first.paraphrases),
+            "system_prompt": list(self.system_prompts),
+            "temperature": [temperature_level(t) for t in self.temperatures],
+            "context": list(self.contexts),
+        }
+
+    def conditions(self, selection: Selection) -> list[Condition]:
+        runs = selection.runs or self.runs
+
+        def keep(factor: str, level: str) -> bool:
+            wanted = selection.levels.get(factor)
+            return not wanted or level in wanted
+
+        conditions: list[Condition] = []
+        for item in self.items.values():
+            if (
+                selection.items
+                and item.id not in selection.items
+                and item.construct not in selection.items
+                and item.bank not in selection.items
+            ):
+                continue
+            for paraphrase, prompt, temperature, context in product(
+                item.paraphrases, self.system_prompts, self.temperatures, item.contexts
+            ):
+                levels = (
+                    ("paraphrase", paraphrase),
+                    ("system_prompt", prompt),
+                    ("temperature", temperature_level(temperature)),
+                    ("context", context),
+                )
+                if not all(keep(factor, level) for factor, level in levels):
+                    continue
+                conditions.extend(Condition(self.name, item.id, levels, temperature, run) for run in range(1, runs + 1))
+        return conditions
+
+    def messages(self, condition: Condition) -> list[dict[str, str]]:
+        item = self.items[condition.item]
+        statement = item.paraphrases[condition.level("paraphrase")]
+        question = self.answer_instruction.format(points=self.scale.high, statement=statement)
+        context = self.contexts[condition.level("context")]
+        user = f"{context}\n\n{question}" if context else question
+        system = self.system_prompts[condition.level("system_prompt")]
+        messages = [{"role": "system", "content": system}] if system else []
+        messages.append({"role": "user", "content": user})
+        return messages
+
+    def score(self, condition: Condition, answer: str) -> Scored:
+        item = self.items[condition.item]
+        parsed = parse_likert(answer, self.scale)
+        keyed: float | None = None
+        if parsed.score is not None:
+            keyed = (
+                float(self.scale.low + self.scale.high - parsed.score) if item.reverse_scored else float(parsed.score)
+            )
+        return Scored(parsed.score, keyed, parsed.code, parsed.reason, item.construct)
+
+    def construct(self, condition: Condition) -> str | None:
+        return self.items[condition.item].construct
+
+
+def _temperatures(node: Node) -> list[float]:
+    values = [element.number(0.0, 2.0, "temperature") for element in node.elements()]
+    if not values:
+        raise node.error("no temperatures", "list at least one temperature, e.g. [0.0]")
+    if len(set(values)) != len(values):
+        raise node.error("duplicate temperature", "list each temperature once")
+    return values

@@ -1,0 +1,232 @@
+"""Command-line options and ini keys, and the settings a session derives from them.
+
+Precedence, highest first: a test's marker > the command line > the ini file (pytest.ini,
+pyproject.toml [tool.pytest.ini_options]) > the YAML files under config/ > built-in defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from snap_bench.cassettes import RecordMode
+from snap_bench.instruments.base import Instrument, Selection
+
+MODES = ("full", "pilot")
+
+
+def comma_list(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def record_mode(value: str) -> RecordMode:
+    try:
+        return RecordMode(value)
+    except ValueError:
+        legal = ", ".join(mode.value for mode in RecordMode)
+        raise argparse.ArgumentTypeError(f"{value!r} is not a record mode; use one of: {legal}") from None
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number >= 1")
+    return number
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("snap-bench", "snap-bench: LLM consistency benchmark")
+    group.addoption(
+        "--model",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="model(s) from config/models.yaml; repeat or comma-separate. Default: the models that have recordings.",
+    )
+    group.addoption(
+        "--snap-mode",
+        choices=MODES,
+        default=None,
+        metavar="MODE",
+        help="full: every configured model; pilot: the pilot models of models.yaml (when --model "
+        "is not given). Default: full.",
+    )
+    group.addoption(
+        "--snap-items",
+        type=comma_list,
+        default=None,
+        metavar="IDS",
+        help="only these item ids, constructs or banks, comma-separated (e.g. M01,P03 or moral). Default: all.",
+    )
+    group.addoption(
+        "--snap-temperatures",
+        type=comma_list,
+        default=None,
+        metavar="TEMPS",
+        help="only these temperatures, comma-separated (e.g. 0,0.5). Default: all configured.",
+    )
+    group.addoption(
+        "--snap-prompts",
+        type=comma_list,
+        default=None,
+        metavar="PROMPTS",
+        help="only these system prompts, comma-separated (e.g. NEU,DIR). Default: all configured.",
+    )
+    group.addoption(
+        "--snap-runs",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="repetitions per cell instead of experiment.yaml's runs. Default: %(default)r.",
+    )
+    group.addoption(
+        "--snap-dry-run",
+        action="store_true",
+        default=False,
+        help="print the conditions per model and in total (and an estimated cost), then stop. "
+        "Needs neither a key nor recordings.",
+    )
+    group.addoption(
+        "--record-mode",
+        type=record_mode,
+        default=None,
+        metavar="MODE",
+        help="none | once | new_episodes | all. Default: once when the model can be asked "
+        "(key set, or a local server), none otherwise.",
+    )
+    group.addoption(
+        "--snap-out",
+        default=None,
+        metavar="DIR",
+        help="folder for observations.jsonl/.csv and session.json. Default: ini snap_out or reports/.",
+    )
+    group.addoption(
+        "--snap-config",
+        default=None,
+        metavar="DIR",
+        help="folder holding models.yaml, experiment.yaml, items/, prompts/. Default: ini snap_config or config/.",
+    )
+    group.addoption(
+        "--snap-cassettes",
+        default=None,
+        metavar="DIR",
+        help="folder of recordings. Default: ini snap_cassettes or cassettes/.",
+    )
+    group.addoption(
+        "--snap-max-attempts",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="attempts per request before an API error (-3) is recorded. Default: ini or 5.",
+    )
+    parser.addini("snap_config", "folder holding the YAML config (relative to rootdir)", default="config")
+    parser.addini("snap_cassettes", "folder of recordings (relative to rootdir)", default="cassettes")
+    parser.addini("snap_out", "folder for session outputs (relative to rootdir)", default="reports")
+    parser.addini(
+        "snap_benchmarks", "folder of the benchmark tests; running it activates snap-bench", default="benchmarks"
+    )
+    parser.addini("snap_max_attempts", "attempts per request before an API error is recorded", default="5")
+    parser.addini("snap_timeout", "seconds before one request times out", default="120")
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    rootdir: Path
+    config_dir: Path
+    cassette_dir: Path
+    out_dir: Path
+    benchmarks_dir: str
+    models: list[str]
+    mode: str
+    items: list[str]
+    temperatures: list[str]
+    prompts: list[str]
+    runs: int | None
+    dry_run: bool
+    record_mode: RecordMode | None
+    max_attempts: int
+    timeout_s: float
+    explicit: bool  # a snap-bench option was given: the session is about benchmarks
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> SessionOptions:
+        rootdir = Path(config.rootpath)
+
+        def folder(option: str, ini: str) -> Path:
+            value = config.getoption(option) or config.getini(ini)
+            path = Path(value)
+            return path if path.is_absolute() else rootdir / path
+
+        models = [name for value in config.getoption("model") for name in comma_list(value)]
+        explicit_values = [
+            config.getoption(name)
+            for name in ("snap_mode", "snap_items", "snap_temperatures", "snap_prompts", "snap_runs", "record_mode")
+        ]
+        return cls(
+            rootdir=rootdir,
+            config_dir=folder("snap_config", "snap_config"),
+            cassette_dir=folder("snap_cassettes", "snap_cassettes"),
+            out_dir=folder("snap_out", "snap_out"),
+            benchmarks_dir=str(config.getini("snap_benchmarks")),
+            models=list(dict.fromkeys(models)),
+            mode=config.getoption("snap_mode") or "full",
+            items=config.getoption("snap_items") or [],
+            temperatures=config.getoption("snap_temperatures") or [],
+            prompts=config.getoption("snap_prompts") or [],
+            runs=config.getoption("snap_runs"),
+            dry_run=bool(config.getoption("snap_dry_run")),
+            record_mode=config.getoption("record_mode"),
+            max_attempts=config.getoption("snap_max_attempts") or _ini_int(config, "snap_max_attempts"),
+            timeout_s=float(config.getini("snap_timeout")),
+            explicit=bool(models) or config.getoption("snap_dry_run") or any(v is not None for v in explicit_values),
+        )
+
+    def selection(self, instrument: Instrument) -> Selection:
+        """The --snap-items/--snap-temperatures/--snap-prompts subset, checked against the design."""
+        levels = getattr(instrument, "factor_levels", {})
+        chosen: dict[str, frozenset[str]] = {}
+        if self.temperatures:
+            chosen["temperature"] = frozenset(
+                _checked(
+                    "--snap-temperatures",
+                    [_temperature_level(t) for t in self.temperatures],
+                    levels.get("temperature", []),
+                )
+            )
+        if self.prompts:
+            chosen["system_prompt"] = frozenset(
+                _checked("--snap-prompts", self.prompts, levels.get("system_prompt", []))
+            )
+        items = getattr(instrument, "items", {})
+        if self.items:
+            known = set(items) | {item.construct for item in items.values()} | {item.bank for item in items.values()}
+            _checked("--snap-items", self.items, sorted(known))
+        return Selection(items=frozenset(self.items), levels=chosen, runs=self.runs)
+
+
+def _temperature_level(value: str) -> str:
+    try:
+        return f"t{float(value):g}"
+    except ValueError:
+        raise pytest.UsageError(f"--snap-temperatures: {value!r} is not a number") from None
+
+
+def _checked(option: str, wanted: list[str], known: list[str]) -> list[str]:
+    unknown = [value for value in wanted if value not in known]
+    if unknown:
+        raise pytest.UsageError(f"{option}: unknown {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
+    return wanted
+
+
+def _ini_int(config: pytest.Config, name: str) -> int:
+    value = str(config.getini(name))
+    try:
+        return positive_int(value)
+    except argparse.ArgumentTypeError:
+        raise pytest.UsageError(f"ini {name} = {value!r} is not a whole number >= 1") from None

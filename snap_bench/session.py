@@ -1,0 +1,275 @@
+"""The one object holding a snap-bench session's state, registered with pytest's plugin manager.
+
+Everything that happens once per session lives here: reading the config, choosing the models,
+checking that they can be answered, parametrising the benchmark tests, gathering the observations
+on the controller and writing them out. It is *active* only when the session runs benchmarks
+(the run's paths lie under the benchmarks folder, or a snap-bench option was given), so that the
+plugin stays out of the way of any other test suite.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from snap_bench.asking import Asker, Endpoint
+from snap_bench.cassettes import recorded_models
+from snap_bench.client import RetryPolicy
+from snap_bench.config import ConfigError
+from snap_bench.credentials import api_key
+from snap_bench.export import ObservationWriter
+from snap_bench.instruments import INSTRUMENTS, Instrument, Selection, load_instrument
+from snap_bench.local_servers import LocalServers, canonical_local_url
+from snap_bench.models import ModelRegistry, ModelSpec, load_models
+from snap_bench.observation import Condition, Observation
+from snap_bench.options import SessionOptions
+from snap_bench.summary import summary_lines
+
+OBSERVATION_ATTRIBUTE = "snap_observation"
+LOCAL_URLS_KEY = "snap_local_urls"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark test: a model and a condition of an instrument."""
+
+    model: str
+    instrument: str
+    condition: Condition
+
+    @property
+    def id(self) -> str:
+        return f"{self.model}-{self.condition.id}"
+
+
+class SnapSession:
+    def __init__(self, config: pytest.Config, options: SessionOptions) -> None:
+        self.config = config
+        self.options = options
+        self.is_worker = hasattr(config, "workerinput")
+        self.active = False
+        self.collect_only = bool(config.option.collectonly)
+        self.registry: ModelRegistry | None = None
+        self.models: list[ModelSpec] = []
+        self.endpoints: dict[str, Endpoint] = {}
+        self.observations: list[Observation] = []
+        self.expected: set[str] = set()
+        self.reported: set[str] = set()
+        self._instruments: dict[str, Instrument] = {}
+        self._asker: Asker | None = None
+        self._writer: ObservationWriter | None = None
+        self._servers: LocalServers | None = None
+
+    # -- activation --------------------------------------------------------------------------
+
+    def wanted(self) -> bool:
+        if self.options.explicit:
+            return True
+        benchmarks = (self.options.rootdir / self.options.benchmarks_dir).resolve()
+        for argument in self.config.args:
+            path = Path(argument.split("::")[0])
+            path = (path if path.is_absolute() else Path(self.config.invocation_params.dir) / path).resolve()
+            if path == benchmarks or benchmarks in path.parents:
+                return True
+        return False
+
+    def activate(self) -> None:
+        """Read the config and choose the models; a problem becomes a usage error, not a traceback."""
+        if self.active:
+            return
+        try:
+            self.registry = load_models(self.options.config_dir)
+            self.models = self._choose_models(self.registry)
+            for name in self.active_instruments():
+                self.instrument(name)
+        except ConfigError as error:
+            raise pytest.UsageError(str(error)) from None
+        self.active = True
+
+    def active_instruments(self) -> list[str]:
+        """The instruments this session may run: every known one (a test module picks its own)."""
+        return list(INSTRUMENTS)
+
+    def instrument(self, name: str) -> Instrument:
+        if name not in self._instruments:
+            if name not in INSTRUMENTS:
+                raise pytest.UsageError(
+                    f"unknown instrument {name!r} in an `instrument` marker; known: {', '.join(INSTRUMENTS)}"
+                )
+            try:
+                self._instruments[name] = load_instrument(name, self.options.config_dir)
+            except ConfigError as error:
+                raise pytest.UsageError(str(error)) from None
+        return self._instruments[name]
+
+    def _choose_models(self, registry: ModelRegistry) -> list[ModelSpec]:
+        if self.options.models:
+            return registry.resolve(self.options.models)
+        if self.options.mode == "pilot":
+            if not registry.pilot:
+                raise ConfigError(registry.source, "pilot", "no pilot models", "list model names under pilot:")
+            return registry.resolve(list(registry.pilot))
+        recorded = [name for name in recorded_models(self.options.cassette_dir) if name in registry.models]
+        if not recorded:
+            raise pytest.UsageError(
+                f"no --model given and no recordings under {self.options.cassette_dir}: "
+                f"name a model with --model (known: {', '.join(sorted(registry.models))})"
+            )
+        return registry.resolve(recorded)
+
+    def selection(self, instrument: Instrument) -> Selection:
+        return self.options.selection(instrument)
+
+    def cases(self, instrument_name: str) -> list[Case]:
+        instrument = self.instrument(instrument_name)
+        try:
+            conditions = instrument.conditions(self.selection(instrument))
+        except ConfigError as error:
+            raise pytest.UsageError(str(error)) from None
+        return [Case(model.name, instrument_name, condition) for model in self.models for condition in conditions]
+
+    # -- session start ------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if not self.wanted():
+            return
+        self.activate()
+        local_urls: dict[str, str] = {}
+        if self.is_worker:
+            local_urls = dict(self.config.workerinput.get(LOCAL_URLS_KEY, {}))  # type: ignore[attr-defined]
+        elif self.collect_only:
+            return  # listing the conditions needs neither a key nor recordings, and writes nothing
+        else:
+            self._check_answerable()
+            self._servers = LocalServers(self.options, self.endpoint_plans())
+            local_urls = self._servers.start_needed(self)
+        self.endpoints = {model.name: self._endpoint(model, local_urls.get(model.name)) for model in self.models}
+        self._local_urls = local_urls
+        if not self.is_worker:
+            self._writer = ObservationWriter(self.options.out_dir)
+
+    def endpoint_plans(self) -> dict[str, Endpoint]:
+        """Endpoints as they stand before any local server is started."""
+        return {model.name: self._endpoint(model, None) for model in self.models}
+
+    def _endpoint(self, model: ModelSpec, local_url: str | None) -> Endpoint:
+        if model.is_local:
+            canonical = canonical_local_url(model.name)
+            if local_url:
+                return Endpoint(model, local_url, canonical, None, True, "")
+            return Endpoint(
+                model,
+                canonical,
+                canonical,
+                None,
+                False,
+                "install the local extra (pip install -e '.[local]') so the session can serve it",
+            )
+        assert model.base_url is not None  # a remote entry always has one (models.py)
+        key = api_key(model.api_key_env, self.options.rootdir / ".env")
+        if model.api_key_env is None:
+            return Endpoint(model, model.base_url, model.base_url, None, True, "")
+        reason = f"set {model.api_key_env} in the environment or in .env"
+        return Endpoint(model, model.base_url, model.base_url, key, key is not None, reason)
+
+    def _check_answerable(self) -> None:
+        """A model that can neither replay nor record is a usage error before anything runs."""
+        plans = self.endpoint_plans()
+        recorded = set(recorded_models(self.options.cassette_dir))
+        stuck = [
+            plans[model.name]
+            for model in self.models
+            if model.name not in recorded
+            and not plans[model.name].live
+            and not (model.is_local and LocalServers.can_serve(model))
+        ]
+        if stuck:
+            details = "; ".join(f"{endpoint.model.name}: {endpoint.offline_reason}" for endpoint in stuck)
+            raise pytest.UsageError(
+                f"no recordings under {self.options.cassette_dir} and no way to record them for "
+                f"{', '.join(e.model.name for e in stuck)} ({details}). "
+                f"Models with recordings: {', '.join(sorted(recorded)) or 'none'}."
+            )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist: hand the local servers' URLs (started once, on the controller) to every worker."""
+        node.workerinput[LOCAL_URLS_KEY] = dict(getattr(self, "_local_urls", {}))
+
+    # -- the tests ----------------------------------------------------------------------------
+
+    def asker(self) -> Asker:
+        if self._asker is None:
+            policy = RetryPolicy(max_attempts=self.options.max_attempts, timeout_s=self.options.timeout_s)
+            self._asker = Asker(self.options.cassette_dir, self.options.record_mode, policy, self.endpoints)
+        return self._asker
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            callspec = getattr(item, "callspec", None)
+            if callspec is not None and isinstance(callspec.params.get("case"), Case):
+                self.expected.add(item.nodeid)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self.active:
+            return
+        prefixes = tuple(f"[{model.name}-" for model in self.models)
+        self.expected.update(nodeid for nodeid in ids if any(prefix in nodeid for prefix in prefixes))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.is_worker or not self.active:
+            return
+        self.reported.add(report.nodeid)
+        values = getattr(report, OBSERVATION_ATTRIBUTE, None)
+        if report.when == "call" and isinstance(values, dict):
+            observation = Observation.from_dict(values)
+            self.observations.append(observation)
+            if self._writer is not None:
+                self._writer.append(observation)
+
+    # -- session end --------------------------------------------------------------------------
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self._asker is not None:
+            self._asker.close()
+            self._asker = None
+        if self.is_worker or not self.active or self.collect_only:
+            return
+        if self._writer is not None:
+            self._writer.close(self.observations)
+        if self._servers is not None:
+            self._servers.stop()
+        self._write_session_meta()
+
+    def _write_session_meta(self) -> None:
+        meta = {
+            "models": [model.name for model in self.models],
+            "instruments": {name: instrument.version for name, instrument in self._instruments.items()},
+            "record_mode": self.options.record_mode.value if self.options.record_mode else "auto",
+            "observations": len(self.observations),
+            "missing_reports": sorted(self.missing_reports()),
+        }
+        path = self.options.out_dir / "session.json"
+        path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+    def missing_reports(self) -> set[str]:
+        return self.expected - self.reported
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.is_worker or not self.active or self.collect_only:
+            return
+        for line, markup in summary_lines(self):
+            terminalreporter.write_line(line, **markup)
+
+
+def observation_to_report(item: pytest.Item, report: pytest.TestReport, key: Any) -> None:
+    """Attach the item's observation (if any) to its call report, so xdist carries it across."""
+    observation = item.stash.get(key, None)
+    if observation is not None and report.when == "call":
+        setattr(report, OBSERVATION_ATTRIBUTE, observation.to_dict())

@@ -1,0 +1,92 @@
+"""Text for the terminal: the dry-run plan and the per-model summary at the end of a session."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from statistics import fmean
+from typing import TYPE_CHECKING, Any
+
+from snap_bench.parsing import AnswerCode
+
+if TYPE_CHECKING:
+    from snap_bench.session import SnapSession
+
+# Rough size of a token in characters, for cost estimates only (OpenAI's rule of thumb for English).
+CHARS_PER_TOKEN = 4
+
+
+def dry_run_lines(session: SnapSession) -> list[str]:
+    lines = ["snap-bench dry run (from the config; nothing is asked)"]
+    grand_total = 0
+    for name in session.active_instruments():
+        instrument = session.instrument(name)
+        conditions = instrument.conditions(session.selection(instrument))
+        per_item = Counter(condition.item for condition in conditions)
+        input_tokens = sum(
+            sum(len(message["content"]) for message in instrument.messages(condition)) // CHARS_PER_TOKEN
+            for condition in conditions
+        )
+        output_tokens = instrument.max_tokens * len(conditions)
+        lines.append(
+            f"instrument {name} (version {instrument.version}): {len(conditions)} conditions per model "
+            f"over {len(per_item)} items"
+        )
+        for factor, levels in getattr(instrument, "factor_levels", {}).items():
+            lines.append(f"  {factor}: {', '.join(levels)}")
+        for model in session.models:
+            if model.price is None:
+                cost = "no price in models.yaml"
+            else:
+                dollars = (
+                    input_tokens * model.price.input_per_million + output_tokens * model.price.output_per_million
+                ) / 1e6
+                cost = (
+                    f"estimated cost <= ${dollars:,.2f} (~{input_tokens:,} input, <= {output_tokens:,} output tokens)"
+                )
+            lines.append(f"  {model.name}: {len(conditions)} conditions; {cost}")
+        grand_total += len(conditions) * len(session.models)
+    lines.append(f"total: {grand_total} conditions for {len(session.models)} model(s)")
+    return lines
+
+
+def summary_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
+    lines: list[tuple[str, dict[str, Any]]] = [("", {}), ("snap-bench summary", {"bold": True})]
+    by_model: dict[str, list[Any]] = defaultdict(list)
+    for observation in session.observations:
+        by_model[observation.model].append(observation)
+    for model in session.models:
+        observations = by_model.get(model.name, [])
+        if not observations:
+            lines.append((f"{model.name}: no observations", {"yellow": True}))
+            continue
+        codes = Counter(observation.code for observation in observations)
+        valid = codes[None]
+        per_construct: dict[str, list[float]] = defaultdict(list)
+        for observation in observations:
+            if observation.keyed_score is not None:
+                per_construct[observation.construct or observation.item].append(observation.keyed_score)
+        means = ", ".join(f"{construct} {fmean(scores):.2f}" for construct, scores in sorted(per_construct.items()))
+        replayed = sum(observation.replayed for observation in observations)
+        lines.append(
+            (
+                f"{model.name}: n={len(observations)} valid={100 * valid / len(observations):.1f}% "
+                f"refusals={codes[int(AnswerCode.REFUSAL)]} invalid={codes[int(AnswerCode.INVALID)]} "
+                f"api_errors={codes[int(AnswerCode.API_ERROR)]} replayed={replayed}",
+                {"green": valid == len(observations), "yellow": valid != len(observations)},
+            )
+        )
+        if means:
+            lines.append((f"  mean keyed score per construct: {means}", {}))
+    missing = session.missing_reports()
+    if missing:
+        shown = ", ".join(sorted(missing)[:5])
+        lines.append(
+            (
+                f"{len(missing)} condition(s) never produced a report (interrupted or crashed): {shown}"
+                + (" ..." if len(missing) > 5 else ""),
+                {"red": True},
+            )
+        )
+    if session.options.out_dir.exists():
+        lines.append((f"observations: {session.options.out_dir / 'observations.jsonl'} and .csv", {}))
+    return lines

@@ -1,0 +1,71 @@
+"""Fixtures for the project's own tests: the fake server and a throw-away benchmark project."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fake_openai_server import FakeOpenAIServer
+
+REPO = Path(__file__).resolve().parent.parent
+FAKE_KEY = "sk-fake-0123456789abcdefghijklmnopqrstuvwxyz"
+# A small slice of the design: 1 item x 3 paraphrases x 1 prompt x 1 temperature x 2 contexts x 3 runs.
+SLICE = ("--snap-items=M01", "--snap-prompts=NEU", "--snap-temperatures=0")
+SLICE_SIZE = 18
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+class BenchProject:
+    """A copy of the real config and benchmark suite in a pytester folder, pointed at a fake model."""
+
+    def __init__(self, pytester: pytest.Pytester, base_url: str) -> None:
+        self.pytester = pytester
+        self.root = pytester.path
+        shutil.copytree(REPO / "config", self.root / "config")
+        shutil.copytree(REPO / "benchmarks", self.root / "benchmarks")
+        (self.root / "pytest.ini").write_text(
+            "[pytest]\nasyncio_default_fixture_loop_scope = function\n", encoding="utf-8"
+        )
+        self.write_models(base_url)
+
+    def write_models(self, base_url: str) -> None:
+        (self.root / "config" / "models.yaml").write_text(
+            textwrap.dedent(f"""\
+            defaults:
+              base_url: {base_url}
+              api_key_env: FAKE_OPENAI_KEY
+            models:
+              fake-model:
+                id: fake/model
+                price: {{input_per_million: 1.0, output_per_million: 2.0}}
+              other-model:
+                id: fake/other
+            """),
+            encoding="utf-8",
+        )
+
+    @property
+    def cassettes(self) -> Path:
+        return self.root / "cassettes"
+
+    @property
+    def out(self) -> Path:
+        return self.root / "reports"
+
+    def run(self, *args: str) -> pytest.RunResult:
+        return self.pytester.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", *args)
+
+
+@pytest.fixture
+def bench(pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> BenchProject:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
+    return BenchProject(pytester, fake_server.base_url)

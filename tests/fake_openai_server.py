@@ -1,0 +1,110 @@
+"""A FAKE OpenAI-compatible chat server on loopback, for the project's own tests only.
+
+It answers ``POST /v1/chat/completions`` from a script: a function of the request that returns the
+answer text, plus queued failures (status codes with optional Retry-After, dropped connections,
+slow replies). It counts requests so tests can tell replay (no request) from recording.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def answer_four(request: dict[str, Any]) -> str:
+    return "4"
+
+
+@dataclass
+class Failure:
+    status: int = 503
+    retry_after: str | None = None
+    drop_connection: bool = False
+    delay_s: float = 0.0
+
+
+@dataclass
+class FakeScript:
+    answer: Callable[[dict[str, Any]], str] = answer_four
+    failures: deque[Failure] = field(default_factory=deque)
+    latency_s: float = 0.0
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    authorizations: list[str | None] = field(default_factory=list)
+
+
+class FakeOpenAIServer:
+    def __init__(self, script: FakeScript | None = None) -> None:
+        self.script = script or FakeScript()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        script = self.script
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0"))
+                request = json.loads(self.rfile.read(length) or b"{}")
+                script.requests.append(request)
+                script.authorizations.append(self.headers.get("authorization"))
+                if self.path != "/v1/chat/completions":
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                if script.failures:
+                    failure = script.failures.popleft()
+                    time.sleep(failure.delay_s)
+                    if failure.drop_connection:
+                        self.close_connection = True
+                        self.connection.shutdown(2)
+                        return
+                    headers = {"Retry-After": failure.retry_after} if failure.retry_after else {}
+                    self._send(failure.status, {"error": {"message": "scripted failure"}}, headers)
+                    return
+                time.sleep(script.latency_s)
+                text = script.answer(request)
+                self._send(
+                    200,
+                    {
+                        "id": f"fake-{len(script.requests)}",
+                        "object": "chat.completion",
+                        "model": request.get("model"),
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                        ],
+                        "usage": {"prompt_tokens": 20, "completion_tokens": 1, "total_tokens": 21},
+                    },
+                )
+
+            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                body = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+        return Handler

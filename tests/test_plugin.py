@@ -1,0 +1,241 @@
+"""The plugin end to end through pytester, against the fake server, plain and under xdist (-n 2)."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from snap_bench.export import read_jsonl
+from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, BenchProject
+from tests.fake_openai_server import Failure, FakeOpenAIServer
+
+WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
+
+
+def comparable(path: Path) -> list[tuple[Any, ...]]:
+    """Observations without what legitimately differs between recording and replay."""
+    return sorted(
+        (o.model, o.condition_id, o.raw_answer, o.score, o.keyed_score, o.code, json.dumps(o.messages))
+        for o in read_jsonl(path)
+    )
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_records_then_replays_offline_with_identical_observations(
+    bench: BenchProject, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
+) -> None:
+    fake_server.script.answer = lambda request: (
+        "5" if "C1" in json.dumps(request) or "nurse" in json.dumps(request) else "2"
+    )
+    recorded = bench.run("--model=fake-model", *SLICE, *workers)
+    recorded.assert_outcomes(passed=SLICE_SIZE)
+    assert len(fake_server.script.requests) == SLICE_SIZE
+    assert fake_server.script.authorizations[0] == f"Bearer {FAKE_KEY}"
+    cassettes = sorted((bench.cassettes / "fake-model" / "snap").glob("*.json"))
+    assert len(cassettes) == SLICE_SIZE
+    first_run = comparable(bench.out / "observations.jsonl")
+    assert len(first_run) == SLICE_SIZE
+
+    # Offline: no key, and the server is gone, so any request that escaped replay would fail.
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    fake_server.__exit__(None, None, None)
+    replayed = bench.run("--model=fake-model", *SLICE, *workers)
+    replayed.assert_outcomes(passed=SLICE_SIZE)
+    assert comparable(bench.out / "observations.jsonl") == first_run
+    assert all(o.replayed for o in read_jsonl(bench.out / "observations.jsonl"))
+    assert {o.score for o in read_jsonl(bench.out / "observations.jsonl")} == {2, 5}
+
+
+def test_cassettes_hold_no_key_and_no_authorization_header(bench: BenchProject) -> None:
+    bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    for cassette in (bench.cassettes / "fake-model").rglob("*.json"):
+        text = cassette.read_text(encoding="utf-8")
+        assert FAKE_KEY not in text
+        assert "authorization" not in text.lower()
+
+
+def test_without_a_model_the_recorded_models_replay(bench: BenchProject, monkeypatch: pytest.MonkeyPatch) -> None:
+    bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    result = bench.run(*SLICE)
+    result.assert_outcomes(passed=SLICE_SIZE)
+    result.stdout.fnmatch_lines(["*fake-model: n=18 valid=100.0%*replayed=18*"])
+
+
+def test_resume_asks_only_for_what_is_missing(bench: BenchProject, fake_server: FakeOpenAIServer) -> None:
+    bench.run(
+        "--model=fake-model", "--snap-items=M01", "--snap-prompts=NEU", "--snap-temperatures=0", "--snap-runs=1"
+    ).assert_outcomes(passed=6)
+    assert len(fake_server.script.requests) == 6
+    bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    assert len(fake_server.script.requests) == SLICE_SIZE  # only runs 2 and 3 were asked
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_stale_cassette_is_reported_not_replayed(
+    bench: BenchProject, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
+) -> None:
+    bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    prompt = bench.root / "config" / "prompts" / "system" / "NEU.txt"
+    prompt.write_text("You are a different assistant now.\n", encoding="utf-8")
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    result = bench.run("--model=fake-model", *SLICE, *workers)
+    result.assert_outcomes(failed=SLICE_SIZE)
+    result.stdout.fnmatch_lines(["*stale recording*request body differs*--record-mode=all*"])
+
+
+def test_missing_cassette_without_credentials_names_the_fix(
+    bench: BenchProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    result = bench.run("--model=fake-model", "--snap-items=M02", "--snap-prompts=NEU", "--snap-temperatures=0")
+    result.assert_outcomes(failed=SLICE_SIZE)
+    result.stdout.fnmatch_lines(["*no recording for fake-model M02-P1-NEU-t0-C0-r1*set FAKE_OPENAI_KEY*"])
+
+
+def test_model_without_recordings_or_key_is_a_usage_error(bench: BenchProject, monkeypatch: pytest.MonkeyPatch) -> None:
+    bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    result = bench.run("--model=other-model", *SLICE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*no recordings*other-model*set FAKE_OPENAI_KEY*Models with recordings: fake-model*"])
+    assert "Traceback" not in result.stderr.str()
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_unknown_model_is_a_usage_error_listing_known_models(bench: BenchProject, workers: tuple[str, ...]) -> None:
+    result = bench.run("--model=gpt-7", *workers)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown model 'gpt-7'*use one of: fake-model, other-model*"])
+    assert "Traceback" not in result.stderr.str()
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "expected"),
+    [
+        (
+            "experiment.yaml",
+            "temperatures: [0.0, 0.5, 1.0]",
+            "temperatures: [0.0, 0.5, 3.5]",
+            "*experiment.yaml: snap.temperatures[[]2[]]: 3.5 is not a temperature. Fix: use a number from 0 to 2*",
+        ),
+        ("experiment.yaml", "runs: 3", "runs: [3", "*experiment.yaml: malformed YAML at line*"),
+        (
+            "items/moral.yaml",
+            "      P3: Doing something degrading",
+            "      P4: Doing something degrading",
+            "*moral.yaml: items[[]4[]].paraphrases: missing paraphrase P3. "
+            "Fix: give every item the paraphrases P1, P2, P3*",
+        ),
+        (
+            "items/personality.yaml",
+            "id: P05",
+            "id: P04",
+            "*personality.yaml: items[[]4[]].id: duplicate item id 'P04'*",
+        ),
+        (
+            "items/personality.yaml",
+            "contexts: [C0]",
+            "contexts: [C0, C9]",
+            "*personality.yaml: contexts[[]1[]]: unknown context 'C9'. Fix: use a context defined in experiment.yaml*",
+        ),
+    ],
+)
+def test_bad_config_is_a_usage_error_naming_file_key_and_fix(
+    bench: BenchProject, file: str, old: str, new: str, expected: str
+) -> None:
+    path = bench.root / "config" / file
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    result = bench.run("--model=fake-model")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([expected])
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_refusal_fails_its_test_with_the_raw_answer_and_is_recorded(
+    bench: BenchProject, fake_server: FakeOpenAIServer
+) -> None:
+    fake_server.script.answer = lambda request: "As an AI, I don't have personal opinions."
+    result = bench.run("--model=fake-model", *SLICE)
+    result.assert_outcomes(failed=SLICE_SIZE)
+    result.stdout.fnmatch_lines(
+        ["refusal (-1): refusal without a score", 'raw answer: "As an AI, I don\'t have personal opinions."']
+    )
+    observations = read_jsonl(bench.out / "observations.jsonl")
+    assert len(observations) == SLICE_SIZE
+    assert {o.code for o in observations} == {-1}
+
+
+def test_outage_becomes_an_api_error_and_the_next_run_asks_again(
+    bench: BenchProject, fake_server: FakeOpenAIServer
+) -> None:
+    # Every attempt of the first condition fails; the others succeed after one 429 with Retry-After.
+    fake_server.script.failures = deque([Failure(503, retry_after="0")] * 2 + [Failure(429, retry_after="0")])
+    result = bench.run(
+        "--model=fake-model",
+        "--snap-items=M01",
+        "--snap-prompts=NEU",
+        "--snap-temperatures=0",
+        "--snap-runs=1",
+        "--snap-max-attempts=2",
+        "-p",
+        "no:randomly",
+    )
+    result.assert_outcomes(passed=5, failed=1)
+    result.stdout.fnmatch_lines(["API error (-3): gave up after 2 attempts: HTTP 503*"])
+    errored = [o for o in read_jsonl(bench.out / "observations.jsonl") if o.code == -3]
+    assert len(errored) == 1
+    assert not (bench.cassettes / "fake-model" / "snap" / f"{errored[0].condition_id}.json").exists()
+    before = len(fake_server.script.requests)
+    bench.run(
+        "--model=fake-model", "--snap-items=M01", "--snap-prompts=NEU", "--snap-temperatures=0", "--snap-runs=1"
+    ).assert_outcomes(passed=6)
+    assert len(fake_server.script.requests) == before + 1
+
+
+def test_dry_run_counts_conditions_without_key_or_recordings(
+    bench: BenchProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    result = bench.run("--model=fake-model,other-model", "--snap-dry-run")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        [
+            "*instrument snap*1620 conditions per model over 10 items*",
+            "*fake-model: 1620 conditions; estimated cost <= $*",
+            "*other-model: 1620 conditions; no price in models.yaml*",
+            "total: 3240 conditions for 2 model(s)",
+        ]
+    )
+    assert not bench.cassettes.exists()
+
+
+def test_collect_only_lists_readable_ids_without_key(bench: BenchProject, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    result = bench.run("--model=fake-model", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(
+        [
+            "benchmarks/test_snap.py::test_likert[[]fake-model-M01-P1-NEU-t0-C0-r1[]]",
+            "benchmarks/test_snap.py::test_likert[[]fake-model-P05-P3-ABS-t1-C0-r3[]]",
+            "1620 tests collected*",
+        ]
+    )
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_every_observation_reaches_the_controller(
+    bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...]
+) -> None:
+    args = ("--model=fake-model,other-model", "--snap-items=M01,P01", "--snap-prompts=NEU,DIR", "--snap-temperatures=0")
+    bench.run(*args, *workers).assert_outcomes(passed=2 * (36 + 18))
+    observations = read_jsonl(bench.out / "observations.jsonl")
+    assert len({(o.model, o.condition_id) for o in observations}) == 2 * (36 + 18)
+    csv_rows = (bench.out / "observations.csv").read_text(encoding="utf-8").strip().splitlines()
+    assert len(csv_rows) == 1 + 2 * (36 + 18)
