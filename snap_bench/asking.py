@@ -18,6 +18,7 @@ from snap_bench.instruments.base import Instrument
 from snap_bench.models import ModelSpec
 from snap_bench.observation import Condition, Observation
 from snap_bench.parsing import AnswerCode
+from snap_bench.throttle import Budget, RateLimiter
 
 
 @dataclass(frozen=True)
@@ -40,18 +41,30 @@ class RecordingUnavailable(Exception):
     """The condition cannot be answered: no usable recording and no way (or no leave) to record."""
 
 
+class BudgetReached(Exception):
+    """The session's request or cost budget is spent: the condition is left for a later run."""
+
+
 async def _no_wait(_: float) -> None:
     """Replayed retries need no backoff: the recorded failures come back at once."""
 
 
 class Asker:
     def __init__(
-        self, cassette_root: Path, record_mode: RecordMode | None, policy: RetryPolicy, endpoints: dict[str, Endpoint]
+        self,
+        cassette_root: Path,
+        record_mode: RecordMode | None,
+        policy: RetryPolicy,
+        endpoints: dict[str, Endpoint],
+        rate_limits: dict[str, RateLimiter],
+        budget: Budget,
     ) -> None:
         self._root = cassette_root
         self._explicit_mode = record_mode
         self._policy = policy
         self._endpoints = endpoints
+        self._rate_limits = rate_limits
+        self._budget = budget
         self._runner = asyncio.Runner()
         self._clients: dict[str, ChatClient] = {}
         secrets = [endpoint.api_key for endpoint in endpoints.values() if endpoint.api_key]
@@ -88,12 +101,21 @@ class Asker:
         self._check_recordable(endpoint, mode, state, why, path, condition)
 
         replaying = state is CassetteState.MATCHES and mode is not RecordMode.ALL
+        if not replaying:
+            exhausted = self._budget.reserve()
+            if exhausted:
+                raise BudgetReached(f"{exhausted}; {model} {condition.id} was not asked. Run again to continue.")
         client = self._client(endpoint)
         with self._vcrs[mode].use_cassette(str(path)):
-            reply = self._runner.run(client.complete(body, sleep=_no_wait if replaying else None))
-        if reply.error is not None and not replaying:
-            # Nothing was paid for; drop the failed exchange so the next run asks again.
-            path.unlink(missing_ok=True)
+            if replaying:
+                reply = self._runner.run(client.complete(body, sleep=_no_wait))
+            else:
+                reply = self._runner.run(client.complete(body, throttle=self._rate_limits.get(model)))
+        if not replaying:
+            self._budget.charge(reply.attempts - 1, cost_usd(endpoint.model, reply))
+            if reply.error is not None:
+                # Nothing was paid for; drop the failed exchange so the next run asks again.
+                path.unlink(missing_ok=True)
         return _observation(model, instrument, condition, messages, reply, replaying)
 
     def _check_recordable(
@@ -124,6 +146,16 @@ class Asker:
                 f"no recording for {name} {condition.id} ({path}), and nothing to record it with: "
                 f"{endpoint.offline_reason}, then run again (only missing conditions are asked)."
             )
+
+
+def cost_usd(model: ModelSpec, reply: ChatReply) -> float:
+    """What the reply cost by the entry's price (0 without a price or usage)."""
+    if model.price is None:
+        return 0.0
+    return (
+        (reply.prompt_tokens or 0) * model.price.input_per_million
+        + (reply.completion_tokens or 0) * model.price.output_per_million
+    ) / 1e6
 
 
 async def _make_client(endpoint: Endpoint, policy: RetryPolicy) -> ChatClient:

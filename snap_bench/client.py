@@ -81,7 +81,6 @@ class ChatClient:
         policy: RetryPolicy,
         *,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        before_request: Callable[[], Awaitable[None]] | None = None,
         rng: random.Random | None = None,
     ) -> None:
         headers = {"Content-Type": "application/json", "X-Title": "snap-bench"}
@@ -90,7 +89,6 @@ class ChatClient:
         self.url = f"{base_url.rstrip('/')}/chat/completions"
         self._policy = policy
         self._sleep = sleep
-        self._before_request = before_request
         self._rng = rng or random.Random()
         self._http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(policy.timeout_s, connect=10.0))
 
@@ -103,15 +101,25 @@ class ChatClient:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def complete(self, body: bytes, *, sleep: Callable[[float], Awaitable[None]] | None = None) -> ChatReply:
-        """POST ``body``; retry what is worth retrying; never raise for a provider's failure."""
+    async def complete(
+        self,
+        body: bytes,
+        *,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+        throttle: Callable[[], Awaitable[None]] | None = None,
+    ) -> ChatReply:
+        """POST ``body``; retry what is worth retrying; never raise for a provider's failure.
+
+        ``throttle`` is awaited before every attempt (the session's shared rate limit); ``sleep``
+        replaces the backoff wait (replay needs none).
+        """
         wait = sleep or self._sleep
         started = time.perf_counter()
         last_error = "no attempt made"
         last_status: int | None = None
         for attempt in range(1, self._policy.max_attempts + 1):
-            if self._before_request is not None:
-                await self._before_request()
+            if throttle is not None:
+                await throttle()
             retry_after: float | None = None
             try:
                 response = await self._http.post(self.url, content=body)

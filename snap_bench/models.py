@@ -37,6 +37,7 @@ class ModelSpec:
     api_key_env: str | None
     price: Price | None
     weights: LocalWeights | None
+    rate_limit_per_minute: float | None = None
 
     @property
     def is_local(self) -> bool:
@@ -67,10 +68,11 @@ def load_models(config_dir: Path) -> ModelRegistry:
     defaults = document.get("defaults", {})
     default_url = defaults.get("base_url", OPENROUTER_URL).text()
     default_key_env = defaults.get("api_key_env", "OPENROUTER_API_KEY").optional_text()
+    default_rate = defaults.get("rate_limit_per_minute", None)
 
     models: dict[str, ModelSpec] = {}
     for name, entry in document.get("models").items():
-        models[name] = _model(name, entry, default_url, default_key_env)
+        models[name] = _model(name, entry, default_url, default_key_env, default_rate)
     if not models:
         raise document.get("models").error("no models", "add at least one entry")
 
@@ -84,7 +86,7 @@ def load_models(config_dir: Path) -> ModelRegistry:
     return ModelRegistry(models=models, pilot=pilot, source=config_dir / MODELS_FILE)
 
 
-def _model(name: str, entry: Node, default_url: str, default_key_env: str | None) -> ModelSpec:
+def _model(name: str, entry: Node, default_url: str, default_key_env: str | None, default_rate: Node) -> ModelSpec:
     if not name.replace("-", "").replace(".", "").replace("_", "").isalnum():
         raise entry.error(
             f"model name {name!r} has characters unfit for a folder or a test id",
@@ -107,7 +109,14 @@ def _model(name: str, entry: Node, default_url: str, default_key_env: str | None
         api_key_env=None if weights else entry.get("api_key_env", default_key_env).optional_text(),
         price=price,
         weights=weights,
+        rate_limit_per_minute=_rate(
+            entry.get("rate_limit_per_minute", None) if entry.has("rate_limit_per_minute") else default_rate
+        ),
     )
+
+
+def _rate(node: Node) -> float | None:
+    return None if node.value is None else node.number(0.001, 1_000_000, "rate limit (requests per minute)")
 
 
 def _weights(node: Node) -> LocalWeights:

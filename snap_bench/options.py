@@ -40,6 +40,16 @@ def positive_int(value: str) -> int:
     return number
 
 
+def positive_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number > 0")
+    return number
+
+
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("snap-bench", "snap-bench: LLM consistency benchmark")
     group.addoption(
@@ -125,6 +135,28 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="N",
         help="attempts per request before an API error (-3) is recorded. Default: ini or 5.",
     )
+    group.addoption(
+        "--snap-rate-limit",
+        type=positive_float,
+        default=None,
+        metavar="RPM",
+        help="requests per minute per model, shared by all workers; overrides models.yaml's "
+        "rate_limit_per_minute. Default: %(default)r (no limit unless models.yaml sets one).",
+    )
+    group.addoption(
+        "--snap-max-requests",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="stop asking (replay goes on) after N requests in this session. Default: no limit.",
+    )
+    group.addoption(
+        "--snap-max-cost",
+        type=positive_float,
+        default=None,
+        metavar="USD",
+        help="stop asking after this many dollars, by models.yaml prices. Default: no limit.",
+    )
     parser.addini("snap_config", "folder holding the YAML config (relative to rootdir)", default="config")
     parser.addini("snap_cassettes", "folder of recordings (relative to rootdir)", default="cassettes")
     parser.addini("snap_out", "folder for session outputs (relative to rootdir)", default="reports")
@@ -152,6 +184,9 @@ class SessionOptions:
     record_mode: RecordMode | None
     max_attempts: int
     timeout_s: float
+    rate_limit_per_minute: float | None
+    max_requests: int | None
+    max_cost_usd: float | None
     explicit: bool  # a snap-bench option was given: the session is about benchmarks
 
     @classmethod
@@ -184,6 +219,9 @@ class SessionOptions:
             record_mode=config.getoption("record_mode"),
             max_attempts=config.getoption("snap_max_attempts") or _ini_int(config, "snap_max_attempts"),
             timeout_s=float(config.getini("snap_timeout")),
+            rate_limit_per_minute=config.getoption("snap_rate_limit"),
+            max_requests=config.getoption("snap_max_requests"),
+            max_cost_usd=config.getoption("snap_max_cost"),
             explicit=bool(models) or config.getoption("snap_dry_run") or any(v is not None for v in explicit_values),
         )
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Generator
 
 import pytest
 
-from snap_bench.asking import RecordingUnavailable
+from snap_bench.asking import BudgetReached, RecordingUnavailable
 from snap_bench.observation import Observation
 from snap_bench.options import SessionOptions, add_options
 from snap_bench.session import Case, SnapSession, observation_to_report
@@ -76,6 +76,8 @@ def ask(request: pytest.FixtureRequest) -> Ask:
             observation = session.asker().ask(case.model, session.instrument(case.instrument), case.condition)
         except RecordingUnavailable as error:
             pytest.fail(str(error), pytrace=False)
+        except BudgetReached as error:
+            pytest.skip(str(error))
         request.node.stash[OBSERVATION_KEY] = observation
         return observation
 

@@ -28,6 +28,7 @@ from snap_bench.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.observation import Condition, Observation
 from snap_bench.options import SessionOptions
 from snap_bench.summary import summary_lines
+from snap_bench.throttle import Budget, BudgetLimits, RateLimiter, SharedState
 
 OBSERVATION_ATTRIBUTE = "snap_observation"
 LOCAL_URLS_KEY = "snap_local_urls"
@@ -152,6 +153,8 @@ class SnapSession:
         self._local_urls = local_urls
         if not self.is_worker:
             self._writer = ObservationWriter(self.options.out_dir)
+            # Each session has its own budget; the workers start after this (xdist's sessionstart).
+            (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)
 
     def endpoint_plans(self) -> dict[str, Endpoint]:
         """Endpoints as they stand before any local server is started."""
@@ -206,8 +209,28 @@ class SnapSession:
     def asker(self) -> Asker:
         if self._asker is None:
             policy = RetryPolicy(max_attempts=self.options.max_attempts, timeout_s=self.options.timeout_s)
-            self._asker = Asker(self.options.cassette_dir, self.options.record_mode, policy, self.endpoints)
+            self._asker = Asker(
+                self.options.cassette_dir,
+                self.options.record_mode,
+                policy,
+                self.endpoints,
+                self._rate_limits(),
+                self.budget(),
+            )
         return self._asker
+
+    def _rate_limits(self) -> dict[str, RateLimiter]:
+        limits: dict[str, RateLimiter] = {}
+        for model in self.models:
+            per_minute = self.options.rate_limit_per_minute or model.rate_limit_per_minute
+            if per_minute:
+                state = SharedState(self.options.out_dir / ".state" / f"rate-{model.name}.json")
+                limits[model.name] = RateLimiter(state, per_minute)
+        return limits
+
+    def budget(self) -> Budget:
+        limits = BudgetLimits(self.options.max_requests, self.options.max_cost_usd)
+        return Budget(SharedState(self.options.out_dir / ".state" / "budget.json"), limits)
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         for item in items:

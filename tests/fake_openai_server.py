@@ -46,8 +46,8 @@ class FakeOpenAIServer:
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
 
     def __enter__(self) -> FakeOpenAIServer:
         self._thread.start()

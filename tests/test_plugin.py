@@ -239,3 +239,65 @@ def test_every_observation_reaches_the_controller(
     assert len({(o.model, o.condition_id) for o in observations}) == 2 * (36 + 18)
     csv_rows = (bench.out / "observations.csv").read_text(encoding="utf-8").strip().splitlines()
     assert len(csv_rows) == 1 + 2 * (36 + 18)
+
+
+def test_request_budget_stops_asking_cleanly_and_replay_goes_on(
+    bench: BenchProject, fake_server: FakeOpenAIServer
+) -> None:
+    result = bench.run("--model=fake-model", *SLICE, "--snap-max-requests=5", "-n", "2")
+    result.assert_outcomes(passed=5, skipped=SLICE_SIZE - 5)
+    assert len(fake_server.script.requests) == 5
+    result = bench.run("--model=fake-model", *SLICE, "--snap-max-requests=5", "-rs")
+    result.assert_outcomes(passed=10, skipped=SLICE_SIZE - 10)
+    result.stdout.fnmatch_lines(["*request budget reached (5 of 5 requests)*was not asked. Run again to continue.*"])
+    assert len(fake_server.script.requests) == 10
+
+
+def test_rate_limit_is_shared_by_all_workers(bench: BenchProject, fake_server: FakeOpenAIServer) -> None:
+    import time
+
+    started = time.monotonic()
+    bench.run("--model=fake-model", *SLICE, "--snap-rate-limit=600", "-n", "2").assert_outcomes(passed=SLICE_SIZE)
+    elapsed = time.monotonic() - started
+    # 600 per minute = one start every 0.1 s for both workers together: 18 requests need >= 1.7 s.
+    assert elapsed >= 1.7
+    assert len(fake_server.script.requests) == SLICE_SIZE
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_killed_session_loses_at_most_what_was_in_flight(
+    bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...]
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    fake_server.script.latency_s = 0.2
+    folder = bench.cassettes / "fake-model" / "snap"
+    command = [sys.executable, "-m", "pytest", "benchmarks", "-p", "no:cacheprovider", "--model=fake-model", *SLICE]
+    process = subprocess.Popen(
+        [*command, *workers],
+        cwd=bench.root,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while len(list(folder.glob("*.json"))) < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    kept = len(list(folder.glob("*.json")))
+    assert 5 <= kept < SLICE_SIZE
+    asked_before = len(fake_server.script.requests)
+
+    fake_server.script.latency_s = 0.0
+    bench.run("--model=fake-model", *SLICE, *workers).assert_outcomes(passed=SLICE_SIZE)
+    assert len(fake_server.script.requests) - asked_before == SLICE_SIZE - kept  # only the missing ones
+    in_flight = asked_before - kept
+    assert in_flight <= 2  # one per process at most
+    for cassette in folder.glob("*.json"):
+        json.loads(cassette.read_text(encoding="utf-8"))  # atomic writes: nothing half-written
+    assert not list(folder.glob("*.tmp"))
