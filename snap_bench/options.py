@@ -157,6 +157,58 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="USD",
         help="stop asking after this many dollars, by models.yaml prices. Default: no limit.",
     )
+    group.addoption(
+        "--baseline",
+        default=None,
+        metavar="MODEL|FILE",
+        help="gate against a baseline: a model with recordings (replayed and compared on the same "
+        "conditions) or a saved analysis.json. Default: no baseline.",
+    )
+    group.addoption(
+        "--snap-no-gate",
+        action="store_true",
+        default=False,
+        help="record and write the observations, but skip the analysis and threshold checks "
+        "(e.g. while recording a model in parts).",
+    )
+    group.addoption(
+        "--snap-json",
+        default=None,
+        metavar="PATH",
+        help="where to write analysis.json. Default: <snap-out>/analysis.json.",
+    )
+    group.addoption(
+        "--snap-threshold",
+        action="append",
+        default=[],
+        metavar="METRIC=MIN:TARGET",
+        help="override one threshold of thresholds.yaml, e.g. icc2_1=0.5:0.7 (repeatable).",
+    )
+    group.addoption(
+        "--snap-judge",
+        choices=("point", "ci"),
+        default=None,
+        metavar="RULE",
+        help="judge the point estimate or the pessimistic 95%% interval bound. "
+        "Default: thresholds.yaml's judge (point).",
+    )
+    group.addoption(
+        "--snap-resamples",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="bootstrap resamples per interval. Default: ini snap_resamples or 1000.",
+    )
+    group.addoption(
+        "--snap-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="seed of the bootstrap, for reproducible intervals. Default: ini snap_seed.",
+    )
+    parser.addini("snap_thresholds", "threshold overrides, one METRIC=MIN:TARGET per line", type="linelist", default=[])
+    parser.addini("snap_resamples", "bootstrap resamples per interval", default="1000")
+    parser.addini("snap_seed", "seed of the bootstrap", default="20261122")
     parser.addini("snap_config", "folder holding the YAML config (relative to rootdir)", default="config")
     parser.addini("snap_cassettes", "folder of recordings (relative to rootdir)", default="cassettes")
     parser.addini("snap_out", "folder for session outputs (relative to rootdir)", default="reports")
@@ -187,6 +239,13 @@ class SessionOptions:
     rate_limit_per_minute: float | None
     max_requests: int | None
     max_cost_usd: float | None
+    baseline: str | None
+    gate: bool
+    json_path: Path
+    threshold_overrides: dict[str, tuple[float, float]]
+    judge: str | None
+    resamples: int
+    seed: int
     explicit: bool  # a snap-bench option was given: the session is about benchmarks
 
     @classmethod
@@ -201,7 +260,15 @@ class SessionOptions:
         models = [name for value in config.getoption("model") for name in comma_list(value)]
         explicit_values = [
             config.getoption(name)
-            for name in ("snap_mode", "snap_items", "snap_temperatures", "snap_prompts", "snap_runs", "record_mode")
+            for name in (
+                "snap_mode",
+                "snap_items",
+                "snap_temperatures",
+                "snap_prompts",
+                "snap_runs",
+                "record_mode",
+                "baseline",
+            )
         ]
         return cls(
             rootdir=rootdir,
@@ -222,6 +289,19 @@ class SessionOptions:
             rate_limit_per_minute=config.getoption("snap_rate_limit"),
             max_requests=config.getoption("snap_max_requests"),
             max_cost_usd=config.getoption("snap_max_cost"),
+            baseline=config.getoption("baseline"),
+            gate=not config.getoption("snap_no_gate"),
+            json_path=_json_path(config, folder("snap_out", "snap_out")),
+            # Precedence: the command line wins over the ini file, which wins over thresholds.yaml.
+            threshold_overrides={
+                **_threshold_overrides(config.getini("snap_thresholds"), "ini snap_thresholds"),
+                **_threshold_overrides(config.getoption("snap_threshold"), "--snap-threshold"),
+            },
+            judge=config.getoption("snap_judge"),
+            resamples=config.getoption("snap_resamples") or _ini_int(config, "snap_resamples"),
+            seed=config.getoption("snap_seed")
+            if config.getoption("snap_seed") is not None
+            else _ini_int(config, "snap_seed"),
             explicit=bool(models) or config.getoption("snap_dry_run") or any(v is not None for v in explicit_values),
         )
 
@@ -260,6 +340,23 @@ def _checked(option: str, wanted: list[str], known: list[str]) -> list[str]:
     if unknown:
         raise pytest.UsageError(f"{option}: unknown {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
     return wanted
+
+
+def _json_path(config: pytest.Config, out_dir: Path) -> Path:
+    value = config.getoption("snap_json")
+    return Path(value).resolve() if value else out_dir / "analysis.json"
+
+
+def _threshold_overrides(values: list[str], source: str) -> dict[str, tuple[float, float]]:
+    overrides: dict[str, tuple[float, float]] = {}
+    for value in values:
+        metric, _, bounds = value.partition("=")
+        minimum, _, target = bounds.partition(":")
+        try:
+            overrides[metric.strip()] = (float(minimum), float(target))
+        except ValueError:
+            raise pytest.UsageError(f"{source}: {value!r} is not METRIC=MINIMUM:TARGET, e.g. icc2_1=0.5:0.7") from None
+    return overrides
 
 
 def _ini_int(config: pytest.Config, name: str) -> int:

@@ -9,7 +9,9 @@ plugin stays out of the way of any other test suite.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,11 +19,13 @@ from typing import Any
 import pytest
 
 from snap_bench.asking import Asker, Endpoint
+from snap_bench.baseline import BaselineSpec, parse_baseline
 from snap_bench.cassettes import recorded_models
 from snap_bench.client import RetryPolicy
 from snap_bench.config import ConfigError
 from snap_bench.credentials import api_key
 from snap_bench.export import ObservationWriter
+from snap_bench.gate import GateResult, run_gate
 from snap_bench.instruments import INSTRUMENTS, Instrument, Selection, load_instrument
 from snap_bench.local_servers import LocalServers, canonical_local_url
 from snap_bench.models import ModelRegistry, ModelSpec, load_models
@@ -29,6 +33,7 @@ from snap_bench.observation import Condition, Observation
 from snap_bench.options import SessionOptions
 from snap_bench.summary import summary_lines
 from snap_bench.throttle import Budget, BudgetLimits, RateLimiter, SharedState
+from snap_bench.verdicts import ThresholdConfig, load_thresholds
 
 OBSERVATION_ATTRIBUTE = "snap_observation"
 LOCAL_URLS_KEY = "snap_local_urls"
@@ -64,6 +69,9 @@ class SnapSession:
         self._asker: Asker | None = None
         self._writer: ObservationWriter | None = None
         self._servers: LocalServers | None = None
+        self.baseline: BaselineSpec | None = None
+        self.gate: GateResult | None = None
+        self._thresholds: dict[str, ThresholdConfig] = {}
 
     # -- activation --------------------------------------------------------------------------
 
@@ -85,9 +93,14 @@ class SnapSession:
         try:
             self.registry = load_models(self.options.config_dir)
             self.models = self._choose_models(self.registry)
+            if self.options.baseline:
+                self.baseline = parse_baseline(self.options.baseline, sorted(self.registry.models))
+                if self.baseline.saved is None and self.baseline.model not in [m.name for m in self.models]:
+                    # The baseline model is replayed from its recordings like any other model.
+                    self.models.append(self.registry.models[self.baseline.model])
             for name in self.active_instruments():
                 self.instrument(name)
-        except ConfigError as error:
+        except (ConfigError, ValueError) as error:
             raise pytest.UsageError(str(error)) from None
         self.active = True
 
@@ -258,6 +271,34 @@ class SnapSession:
 
     # -- session end --------------------------------------------------------------------------
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        result = yield
+        if not self.is_worker and self.active and not self.collect_only and self.observations and self.options.gate:
+            from snap_bench.analysis import AnalysisSettings  # numpy, scipy, pandas: the controller only
+
+            settings = AnalysisSettings(n_resamples=self.options.resamples, seed=self.options.seed)
+            self.gate = run_gate(
+                self.config,
+                self.observations,
+                settings,
+                self.thresholds,
+                self.baseline,
+                self.options.json_path,
+                self.session_meta(),
+            )
+        return result
+
+    def thresholds(self, instrument: str) -> ThresholdConfig:
+        if instrument not in self._thresholds:
+            try:
+                self._thresholds[instrument] = load_thresholds(
+                    self.options.config_dir, instrument, self.options.threshold_overrides, self.options.judge
+                )
+            except ConfigError as error:
+                raise pytest.UsageError(str(error)) from None
+        return self._thresholds[instrument]
+
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._asker is not None:
             self._asker.close()
@@ -270,16 +311,23 @@ class SnapSession:
             self._servers.stop()
         self._write_session_meta()
 
-    def _write_session_meta(self) -> None:
-        meta = {
+    def session_meta(self) -> dict[str, Any]:
+        return {
             "models": [model.name for model in self.models],
             "instruments": {name: instrument.version for name, instrument in self._instruments.items()},
             "record_mode": self.options.record_mode.value if self.options.record_mode else "auto",
             "observations": len(self.observations),
             "missing_reports": sorted(self.missing_reports()),
+            "baseline": self.options.baseline,
+            "judge": self.options.judge or "thresholds.yaml",
+            "resamples": self.options.resamples,
+            "seed": self.options.seed,
+            "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         }
+
+    def _write_session_meta(self) -> None:
         path = self.options.out_dir / "session.json"
-        path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        path.write_text(json.dumps(self.session_meta(), indent=2) + "\n", encoding="utf-8")
 
     def missing_reports(self) -> set[str]:
         return self.expected - self.reported

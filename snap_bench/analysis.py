@@ -1,0 +1,265 @@
+"""Observations -> per-model metric tables, with bootstrap confidence intervals.
+
+Nothing is dropped silently: every metric says how many units (cells, rows) it used and how many it
+left out because an answer in them had no score; a metric that is mathematically undefined on the
+data (a model that answers 5 everywhere has no correlations) carries the reason instead of a value.
+pandas is imported here, and this module is only imported on the controller at session end.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from snap_bench.observation import Observation
+from snap_bench.parsing import AnswerCode
+from snap_bench.stats import (
+    UndefinedStatistic,
+    all_runs_agree_share,
+    all_runs_agree_share_batch,
+    bootstrap_ci,
+    coefficient_of_variation,
+    coefficient_of_variation_batch,
+    cronbach_alpha,
+    cronbach_alpha_batch,
+    eta_squared,
+    icc,
+    icc_batch,
+    mean_pairwise_r,
+    mean_pairwise_r_batch,
+)
+
+FloatArray = npt.NDArray[np.float64]
+# The factors of the profile design whose share of the score variance is reported (C2 sensitivity).
+PROFILE_FACTORS = ("item", "paraphrase", "system_prompt", "temperature", "context")
+
+
+@dataclass(frozen=True)
+class AnalysisSettings:
+    n_resamples: int = 1000
+    confidence: float = 0.95
+    seed: int = 20261122
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One figure of one model, with its interval and the data it rests on."""
+
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int = 0
+    n_left_out: int = 0
+    undefined: str | None = None
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "n": self.n,
+            "n_left_out": self.n_left_out,
+            "undefined": self.undefined,
+            "note": self.note,
+        }
+
+
+@dataclass
+class ModelAnalysis:
+    model: str
+    instrument: str
+    n_observations: int
+    n_valid: int
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    effects: dict[str, float] = field(default_factory=dict)
+    construct_means: dict[str, float] = field(default_factory=dict)
+    breakdowns: dict[str, dict[str, dict[str, float | None]]] = field(default_factory=dict)
+
+
+def analyse(
+    observations: Sequence[Observation], settings: AnalysisSettings = AnalysisSettings()
+) -> dict[tuple[str, str], ModelAnalysis]:
+    """Analyse every (model, instrument) present in ``observations``."""
+    groups: dict[tuple[str, str], list[Observation]] = {}
+    for observation in observations:
+        groups.setdefault((observation.model, observation.instrument), []).append(observation)
+    return {key: analyse_profile(key[0], key[1], group, settings) for key, group in sorted(groups.items())}
+
+
+def analyse_profile(
+    model: str, instrument: str, observations: Sequence[Observation], settings: AnalysisSettings
+) -> ModelAnalysis:
+    """The C1 stability and C2 sensitivity figures of a Likert instrument for one model."""
+    table = observation_table(observations)
+    valid = table[table["code"] == 0]
+    result = ModelAnalysis(model, instrument, len(table), len(valid))
+    metrics = result.metrics
+
+    for name, code in (
+        ("refusal_rate", AnswerCode.REFUSAL),
+        ("invalid_rate", AnswerCode.INVALID),
+        ("api_error_rate", AnswerCode.API_ERROR),
+    ):
+        metrics[name] = proportion(int((table["code"] == int(code)).sum()), len(table), settings.confidence)
+    metrics["unscored_rate"] = proportion(int((table["code"] != 0).sum()), len(table), settings.confidence)
+
+    runs = wide(table, index=["cell"], columns="run", values="keyed")
+    raw_runs = wide(table, index=["cell"], columns="run", values="score")
+    metrics["test_retest_r"] = _metric(runs, _mean_r, mean_pairwise_r_batch, settings, min_columns=2)
+    metrics["icc2_1"] = _metric(runs, _icc21, partial(icc_batch, form="2,1"), settings, min_columns=2)
+    metrics["cv_mean"] = _metric(runs, _cv_mean, coefficient_of_variation_batch, settings, min_columns=2)
+    metrics["cv_max"] = _point_only(runs, _cv_max, min_columns=2)
+    metrics["tara_all_runs"] = _metric(raw_runs, all_runs_agree_share, all_runs_agree_share_batch, settings, 2)
+
+    paraphrase_index = [f for f in ("item", "system_prompt", "temperature", "context", "run")]
+    paraphrases = wide(table, index=paraphrase_index, columns="paraphrase", values="keyed")
+    metrics["inter_paraphrase_r"] = _metric(paraphrases, _mean_r, mean_pairwise_r_batch, settings, min_columns=2)
+
+    occasion = ["paraphrase", "system_prompt", "temperature", "context", "run"]
+    for bank, prefix in (("moral", "M"), ("personality", "P")):
+        scale = table[table["item"].str.startswith(prefix)]
+        if scale["item"].nunique() >= 2:
+            matrix = wide(scale, index=occasion, columns="item", values="keyed")
+            metrics[f"cronbach_alpha_{bank}"] = _metric(matrix, cronbach_alpha, cronbach_alpha_batch, settings, 2)
+    for construct, rows in table.groupby("construct"):
+        matrix = wide(
+            rows, index=["system_prompt", "temperature", "context", "run"], columns="paraphrase", values="keyed"
+        )
+        metrics[f"cronbach_alpha[{construct}]"] = _point_only(matrix, cronbach_alpha, min_columns=2)
+
+    result.effects = _effects(valid)
+    result.construct_means = {str(k): float(v) for k, v in valid.groupby("construct")["keyed"].mean().items()}
+    for factor in ("system_prompt", "temperature", "context"):
+        result.breakdowns[factor] = {
+            str(level): {
+                "test_retest_r": _point_only(wide(rows, ["cell"], "run", "keyed"), _mean_r, 2).value,
+                "icc2_1": _point_only(wide(rows, ["cell"], "run", "keyed"), _icc21, 2).value,
+                "mean_score": float(rows["keyed"].mean()) if rows["keyed"].notna().any() else None,
+                "unscored_rate": float((rows["code"] != 0).mean()),
+            }
+            for level, rows in table.groupby(factor)
+        }
+    return result
+
+
+def observation_table(observations: Sequence[Observation]) -> Any:
+    """One row per observation: cell, item, construct, run, raw and keyed score, code, factor levels."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "condition_id": [o.condition_id for o in observations],
+            "cell": [o.cell for o in observations],
+            "item": [o.item for o in observations],
+            "construct": [o.construct or o.item for o in observations],
+            "run": [o.run for o in observations],
+            "score": [np.nan if o.score is None else float(o.score) for o in observations],
+            "keyed": [np.nan if o.keyed_score is None else o.keyed_score for o in observations],
+            "code": [0 if o.code is None else o.code for o in observations],
+            **{
+                factor: [o.factors.get(factor, "") for o in observations]
+                for factor in PROFILE_FACTORS
+                if factor != "item"
+            },
+        }
+    )
+
+
+def proportion(count: int, total: int, confidence: float) -> Metric:
+    """A share with its Wilson score interval (Wilson 1927; Newcombe 1998, method 3)."""
+    if total == 0:
+        return Metric(None, n=0, undefined="no observations")
+    from scipy.stats import norm
+
+    z = float(norm.ppf(0.5 + confidence / 2))
+    share = count / total
+    denominator = 1 + z * z / total
+    centre = (share + z * z / (2 * total)) / denominator
+    half = z * math.sqrt(share * (1 - share) / total + z * z / (4 * total * total)) / denominator
+    return Metric(share, max(0.0, centre - half), min(1.0, centre + half), n=total)
+
+
+def wide(table: Any, index: list[str], columns: str, values: str) -> Any:
+    """``values`` spread over ``columns``, one row per combination of ``index`` that occurs.
+
+    An unscored answer stays as NaN (so :func:`complete_rows` can count what it leaves out); design
+    combinations that do not exist (a personality item in the dilemma context) are no rows at all.
+    """
+    return table.groupby([*index, columns], sort=True)[values].first().unstack(columns)
+
+
+def complete_rows(wide: Any) -> tuple[FloatArray, int]:
+    matrix = np.asarray(wide.to_numpy(dtype=float), dtype=float)
+    keep = ~np.isnan(matrix).any(axis=1)
+    return matrix[keep], int((~keep).sum())
+
+
+def _mean_r(matrix: FloatArray) -> float:
+    return mean_pairwise_r(matrix).value
+
+
+def _icc21(matrix: FloatArray) -> float:
+    return icc(matrix, "2,1").value
+
+
+def _cv_mean(matrix: FloatArray) -> float:
+    return coefficient_of_variation(matrix).mean
+
+
+def _cv_max(matrix: FloatArray) -> float:
+    return coefficient_of_variation(matrix).max
+
+
+def _point_only(wide: Any, statistic: Callable[[FloatArray], float], min_columns: int) -> Metric:
+    matrix, left_out = complete_rows(wide)
+    if matrix.shape[1] < min_columns or matrix.shape[0] < 2:
+        return Metric(None, n=int(matrix.shape[0]), n_left_out=left_out, undefined="too few complete rows or columns")
+    try:
+        return Metric(float(statistic(matrix)), n=int(matrix.shape[0]), n_left_out=left_out)
+    except UndefinedStatistic as error:
+        return Metric(None, n=int(matrix.shape[0]), n_left_out=left_out, undefined=error.reason)
+    except ValueError as error:  # too little data for this statistic (e.g. a correlation on 2 rows)
+        return Metric(None, n=int(matrix.shape[0]), n_left_out=left_out, undefined=str(error))
+
+
+def _metric(
+    wide: Any,
+    statistic: Callable[[FloatArray], float],
+    batch: Callable[[FloatArray, FloatArray], FloatArray],
+    settings: AnalysisSettings,
+    min_columns: int,
+) -> Metric:
+    point = _point_only(wide, statistic, min_columns)
+    if point.value is None:
+        return point
+    matrix, _ = complete_rows(wide)
+    try:
+        interval = bootstrap_ci(
+            batch,
+            matrix,
+            n_resamples=settings.n_resamples,
+            confidence=settings.confidence,
+            seed=settings.seed,
+            vectorized=True,
+        )
+    except UndefinedStatistic as error:
+        return Metric(point.value, n=point.n, n_left_out=point.n_left_out, note=f"no interval: {error.reason}")
+    return Metric(point.value, interval.low, interval.high, n=point.n, n_left_out=point.n_left_out)
+
+
+def _effects(valid: Any) -> dict[str, float]:
+    """eta^2 of each design factor that varies (sequential sums of squares; parts + residual = 1)."""
+    factors = {f: valid[f].astype(str).tolist() for f in PROFILE_FACTORS if valid[f].nunique() > 1}
+    if len(valid) < 3 or not factors:
+        return {}
+    try:
+        return {name: float(value) for name, value in eta_squared(valid["keyed"].to_numpy(float), factors).items()}
+    except UndefinedStatistic:
+        return {}

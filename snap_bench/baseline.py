@@ -1,0 +1,275 @@
+"""Gate a model upgrade: is NEW non-inferior to the BASELINE on each stability metric?
+
+With the baseline's recordings in the session (``--baseline=OLD``, replayed like any model) the
+comparison is *paired*: both models' metrics are computed on the same conditions, and the interval
+of the difference comes from resampling those shared cells together. With a saved analysis.json
+(``--baseline=path/analysis.json``) only the baseline's point values are known: the new model's own
+interval is compared with them (unpaired, more conservative).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from snap_bench.observation import Observation
+
+if TYPE_CHECKING:
+    from snap_bench.analysis import AnalysisSettings, FloatArray
+
+    Batch = Callable[[FloatArray, FloatArray], FloatArray]
+
+# Metrics compared on paired data: metric -> (rows, columns, values) of the matrix they are computed on.
+PAIRED_METRICS: dict[str, tuple[list[str], str, str]] = {
+    "test_retest_r": (["cell"], "run", "keyed"),
+    "icc2_1": (["cell"], "run", "keyed"),
+    "cv_mean": (["cell"], "run", "keyed"),
+    "inter_paraphrase_r": (["item", "system_prompt", "temperature", "context", "run"], "paraphrase", "keyed"),
+}
+
+
+def _batch_statistic(metric: str) -> Batch:
+    # The stats (numpy, scipy) are imported at session end on the controller, not with the plugin.
+    from snap_bench.stats import coefficient_of_variation_batch, icc_batch, mean_pairwise_r_batch
+
+    statistics: dict[str, Batch] = {
+        "test_retest_r": mean_pairwise_r_batch,
+        "icc2_1": partial(icc_batch, form="2,1"),
+        "cv_mean": coefficient_of_variation_batch,
+        "inter_paraphrase_r": mean_pairwise_r_batch,
+    }
+    return statistics[metric]
+
+
+@dataclass(frozen=True)
+class BaselineSpec:
+    model: str
+    saved: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    model: str
+    baseline: str
+    instrument: str
+    metric: str
+    new_value: float | None
+    baseline_value: float | None
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    margin: float
+    better: str
+    paired: bool
+    n: int
+    regressed: bool
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_baseline(value: str, known_models: list[str]) -> BaselineSpec:
+    """A model name, or the path of a saved analysis.json (whose single judged model is the baseline)."""
+    path = Path(value)
+    if value.endswith(".json") or path.is_file():
+        if not path.is_file():
+            raise ValueError(f"--baseline {value}: no such file")
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+            models = [name for name, entry in document["models"].items() if entry.get("verdict")]
+        except (ValueError, KeyError, AttributeError) as error:
+            raise ValueError(f"--baseline {value}: not an analysis.json written by snap-bench ({error})") from None
+        if len(models) != 1:
+            raise ValueError(f"--baseline {value}: holds {len(models)} judged models; save one model's analysis")
+        return BaselineSpec(models[0], document["models"][models[0]])
+    if value not in known_models:
+        raise ValueError(f"--baseline {value!r} is neither a known model ({', '.join(known_models)}) nor a file")
+    return BaselineSpec(value)
+
+
+def compare_with_baseline(
+    observations: list[Observation], baseline: BaselineSpec, settings: AnalysisSettings, thresholds: Any
+) -> list[Comparison]:
+    by_model: dict[tuple[str, str], list[Observation]] = {}
+    for observation in observations:
+        by_model.setdefault((observation.model, observation.instrument), []).append(observation)
+    comparisons: list[Comparison] = []
+    for (model, instrument), rows in sorted(by_model.items()):
+        if model == baseline.model:
+            continue
+        config = thresholds(instrument)
+        old_rows = by_model.get((baseline.model, instrument))
+        for metric, margin in config.non_inferiority.items():
+            better = config.metrics[metric].better if metric in config.metrics else "higher"
+            if baseline.saved is None and old_rows is not None and metric in PAIRED_METRICS:
+                comparison = _paired(
+                    model, baseline.model, instrument, metric, margin, better, rows, old_rows, settings
+                )
+            else:
+                comparison = _unpaired(model, baseline, instrument, metric, margin, better, rows, settings)
+            comparisons.append(comparison)
+    return comparisons
+
+
+def _paired(
+    model: str,
+    old: str,
+    instrument: str,
+    metric: str,
+    margin: float,
+    better: str,
+    new_rows: list[Observation],
+    old_rows: list[Observation],
+    settings: AnalysisSettings,
+) -> Comparison:
+    import numpy as np
+
+    from snap_bench.analysis import complete_rows, observation_table, wide
+    from snap_bench.stats import UndefinedStatistic, bootstrap_ci
+
+    index, columns, values = PAIRED_METRICS[metric]
+    batch = _batch_statistic(metric)
+    new_wide = wide(observation_table(new_rows), index, columns, values)
+    old_wide = wide(observation_table(old_rows), index, columns, values)
+    joined = new_wide.join(old_wide, how="inner", lsuffix="_new", rsuffix="_old")
+    matrix, _ = complete_rows(joined)
+    k = new_wide.shape[1]
+
+    def difference(data: FloatArray, counts: FloatArray) -> FloatArray:
+        result: FloatArray = batch(data[:, :k], counts) - batch(data[:, k:], counts)
+        return result
+
+    ones = np.ones((1, matrix.shape[0]))
+    try:
+        new_value = float(batch(matrix[:, :k], ones)[0])
+        old_value = float(batch(matrix[:, k:], ones)[0])
+        interval = bootstrap_ci(
+            difference,
+            matrix,
+            n_resamples=settings.n_resamples,
+            confidence=settings.confidence,
+            seed=settings.seed,
+            vectorized=True,
+        )
+    except (UndefinedStatistic, ValueError) as error:
+        return _undecided(model, old, instrument, metric, margin, better, True, int(matrix.shape[0]), str(error))
+    return _decide(
+        model,
+        old,
+        instrument,
+        metric,
+        margin,
+        better,
+        new_value,
+        old_value,
+        interval.estimate,
+        interval.low,
+        interval.high,
+        True,
+        int(matrix.shape[0]),
+    )
+
+
+def _unpaired(
+    model: str,
+    baseline: BaselineSpec,
+    instrument: str,
+    metric: str,
+    margin: float,
+    better: str,
+    new_rows: list[Observation],
+    settings: AnalysisSettings,
+) -> Comparison:
+    from snap_bench.analysis import analyse_profile
+
+    new_metric = analyse_profile(model, instrument, new_rows, settings).metrics.get(metric)
+    saved = (baseline.saved or {}).get("metrics", {}).get(metric, {})
+    old_value = saved.get("value")
+    if new_metric is None or new_metric.value is None or old_value is None or new_metric.ci_low is None:
+        return _undecided(
+            model,
+            baseline.model,
+            instrument,
+            metric,
+            margin,
+            better,
+            False,
+            0 if new_metric is None else new_metric.n,
+            "metric undefined or missing on one side",
+        )
+    assert new_metric.ci_high is not None
+    return _decide(
+        model,
+        baseline.model,
+        instrument,
+        metric,
+        margin,
+        better,
+        new_metric.value,
+        float(old_value),
+        new_metric.value - float(old_value),
+        new_metric.ci_low - float(old_value),
+        new_metric.ci_high - float(old_value),
+        False,
+        new_metric.n,
+    )
+
+
+def _decide(
+    model: str,
+    old: str,
+    instrument: str,
+    metric: str,
+    margin: float,
+    better: str,
+    new_value: float,
+    old_value: float,
+    difference: float,
+    low: float,
+    high: float,
+    paired: bool,
+    n: int,
+) -> Comparison:
+    # Non-inferiority must be shown: the whole interval of (new - old) has to stay above -margin
+    # (below +margin where lower is better). An interval reaching past the margin fails the gate:
+    # "inconclusive" when it also reaches the safe side, "REGRESSION" when it lies wholly past it.
+    if better == "higher":
+        regressed, clearly = low <= -margin, high < -margin
+    else:
+        regressed, clearly = high >= margin, low > margin
+    verdict = "REGRESSION" if clearly else "inconclusive: non-inferiority not shown" if regressed else "non-inferior"
+    message = (
+        f"{model} vs {old} {metric}: {new_value:.3f} vs {old_value:.3f}, difference {difference:+.3f} "
+        f"[{low:+.3f}, {high:+.3f}] ({'paired' if paired else 'unpaired'}, n={n}); margin {margin:g}: {verdict}"
+    )
+    return Comparison(
+        model,
+        old,
+        instrument,
+        metric,
+        new_value,
+        old_value,
+        difference,
+        low,
+        high,
+        margin,
+        better,
+        paired,
+        n,
+        regressed,
+        message,
+    )
+
+
+def _undecided(
+    model: str, old: str, instrument: str, metric: str, margin: float, better: str, paired: bool, n: int, why: str
+) -> Comparison:
+    message = f"{model} vs {old} {metric}: not compared ({why}); not judged"
+    return Comparison(
+        model, old, instrument, metric, None, None, None, None, None, margin, better, paired, n, False, message
+    )

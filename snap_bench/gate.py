@@ -1,0 +1,117 @@
+"""At the end of the benchmark run, on the controller: analyse, judge, and report the judgements as tests.
+
+Each (model, metric) judgement becomes a test report of its own (``thresholds[gpt-5.2-icc2_1]``),
+sent through ``pytest_runtest_logreport`` like any test's, so the terminal, the JUnit XML and the
+HTML report all show it, and a failed one makes the exit status non-zero the ordinary way.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from snap_bench.observation import Observation
+
+THRESHOLD_FILE = "snap-bench"
+
+
+@dataclass
+class GateResult:
+    """What the analysis and the judgement produced, for the summary, the report and analysis.json."""
+
+    analyses: dict[tuple[str, str], Any] = field(default_factory=dict)
+    verdicts: dict[tuple[str, str], Any] = field(default_factory=dict)
+    baseline: list[Any] = field(default_factory=list)
+    json_path: Path | None = None
+
+
+def run_gate(
+    config: pytest.Config,
+    observations: list[Observation],
+    settings: Any,
+    thresholds: Any,
+    baseline: Any | None,
+    json_path: Path,
+    session_meta: dict[str, Any],
+) -> GateResult:
+    # Imported here: pandas and the stats are needed on the controller at the end, never in workers.
+    from snap_bench.analysis import analyse
+    from snap_bench.baseline import compare_with_baseline
+    from snap_bench.verdicts import judge, rank, to_json
+
+    result = GateResult(json_path=json_path)
+    result.analyses = analyse(observations, settings)
+    per_instrument: dict[str, list[Any]] = {}
+    for key, analysis in result.analyses.items():
+        if baseline is not None and analysis.model == baseline.model:
+            continue
+        verdict = judge(analysis, thresholds(analysis.instrument))
+        result.verdicts[key] = verdict
+        per_instrument.setdefault(analysis.instrument, []).append(verdict)
+    for verdicts in per_instrument.values():
+        rank(verdicts)
+    if baseline is not None:
+        result.baseline = compare_with_baseline(observations, baseline, settings, thresholds)
+
+    for verdict in result.verdicts.values():
+        for check in verdict.checks:
+            _emit(config, f"{verdict.model}-{check.metric}", check.passed, check.message)
+    for comparison in result.baseline:
+        _emit(
+            config,
+            f"{comparison.model}-vs-{comparison.baseline}-{comparison.metric}",
+            not comparison.regressed,
+            comparison.message,
+        )
+
+    document = {
+        "session": session_meta,
+        "models": {
+            analysis.model: {
+                **({"instrument": analysis.instrument}),
+                **(
+                    to_json(result.verdicts[key], analysis)
+                    if key in result.verdicts
+                    else {
+                        "verdict": None,
+                        "role": "baseline",
+                        "metrics": {n: m.to_dict() for n, m in analysis.metrics.items()},
+                    }
+                ),
+            }
+            for key, analysis in result.analyses.items()
+        },
+        "baseline": [comparison.to_json() for comparison in result.baseline],
+    }
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(document, indent=2, allow_nan=False, default=_plain) + "\n", encoding="utf-8")
+    return result
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")
+
+
+def _emit(config: pytest.Config, name: str, passed: bool, message: str) -> None:
+    nodeid = f"{THRESHOLD_FILE}::thresholds[{name}]"
+    location = (THRESHOLD_FILE, None, f"thresholds[{name}]")
+    config.hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
+    report = pytest.TestReport(
+        nodeid=nodeid,
+        location=location,
+        keywords={"thresholds": 1},
+        outcome="passed" if passed else "failed",
+        longrepr=None if passed else message,
+        when="call",
+        sections=[("snap-bench threshold", message)] if passed else [],
+        duration=0.0,
+        user_properties=[("threshold", message)],
+    )
+    config.hook.pytest_runtest_logreport(report=report)
+    config.hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)

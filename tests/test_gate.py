@@ -1,0 +1,122 @@
+"""Statistics, verdicts and the upgrade gate, end to end through pytester against the fake server."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from typing import Any
+
+import pytest
+
+from tests.conftest import BenchProject
+from tests.fake_openai_server import FakeOpenAIServer
+
+WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
+# Two moral and two personality items, one prompt, two temperatures: 2x3x1x2x2x3 + 2x3x1x2x1x3 = 108 conditions.
+SLICE = ("--snap-items=M01,M02,P01,P03", "--snap-prompts=NEU", "--snap-temperatures=0,1", "--snap-resamples=200")
+SLICE_SIZE = 108
+
+
+def statement_score(request: dict[str, Any]) -> str:
+    """The same answer every run, but a different one per statement (so paraphrases disagree)."""
+    text = request["messages"][-1]["content"]
+    return str(int(hashlib.sha256(text.encode()).hexdigest(), 16) % 5 + 1)
+
+
+def analysis(bench: BenchProject) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((bench.out / "analysis.json").read_text(encoding="utf-8"))
+    return document
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_each_threshold_is_a_test_outcome_and_failures_set_the_exit_status(
+    bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...]
+) -> None:
+    fake_server.script.answer = statement_score
+    junit = bench.root / "junit.xml"
+    result = bench.run("--model=fake-model", *SLICE, *workers, f"--junitxml={junit}", "-rA", gate=True)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["fake-model inter_paraphrase_r = * [[]*, *[]]: BELOW (minimum >= 0.65, target >= 0.75), n=36"]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "PASSED snap-bench::thresholds[[]fake-model-test_retest_r[]]",
+            "FAILED snap-bench::thresholds[[]fake-model-inter_paraphrase_r[]]*",
+        ]
+    )
+    xml = junit.read_text(encoding="utf-8")
+    assert 'name="thresholds[fake-model-icc2_1]"' in xml
+    document = analysis(bench)
+    model = document["models"]["fake-model"]
+    assert model["verdict"] == "FAIL"
+    assert model["rank"] == 1
+    retest = model["metrics"]["test_retest_r"]
+    assert retest["value"] == pytest.approx(1.0)
+    assert retest["n"] == 36  # cells: 2x3x2x2 moral + 2x3x2x1 personality
+    assert retest["status"] == "excellent"
+    assert model["metrics"]["cv_mean"]["value"] == 0.0
+    assert set(model["effects"]) >= {"item", "paraphrase", "temperature", "residual"}
+    assert sum(model["effects"].values()) == pytest.approx(1.0)
+
+
+def test_constant_answers_are_undefined_and_judged_on_agreement(
+    bench: BenchProject, fake_server: FakeOpenAIServer
+) -> None:
+    fake_server.script.answer = lambda request: "5"
+    no_reversed_items = ("--snap-items=M02,M03,P01,P03", *SLICE[1:])  # M01 is reverse-keyed: it would vary
+    result = bench.run("--model=fake-model", *no_reversed_items, "-rA", gate=True)
+    result.stdout.fnmatch_lines(["fake-model test_retest_r: undefined (*zero variance*); not judged, n=36"])
+    result.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]fake-model-tara_all_runs[]]"])
+    model = analysis(bench)["models"]["fake-model"]
+    assert model["metrics"]["test_retest_r"]["value"] is None
+    assert "zero variance" in model["metrics"]["test_retest_r"]["undefined"]
+    assert model["metrics"]["tara_all_runs"]["value"] == 1.0
+    assert model["verdict"] == "PASS"
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_threshold_override_from_the_command_line_wins(bench: BenchProject, fake_server: FakeOpenAIServer) -> None:
+    fake_server.script.answer = statement_score
+    result = bench.run("--model=fake-model", *SLICE, "--snap-threshold=inter_paraphrase_r=-1:-1", "-rA", gate=True)
+    result.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]fake-model-inter_paraphrase_r[]]"])
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_baseline_gate_passes_an_equal_model_and_fails_a_regression(
+    bench: BenchProject, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
+) -> None:
+    fake_server.script.answer = statement_score
+    bench.run("--model=fake-model", *SLICE, gate=True)
+    bench.run("--model=other-model", *SLICE, gate=True)
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    same = bench.run("--model=other-model", "--baseline=fake-model", *SLICE, *workers, "-rA", gate=True)
+    same.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]other-model-vs-fake-model-test_retest_r[]]"])
+    comparisons = {c["metric"]: c for c in analysis(bench)["baseline"]}
+    assert comparisons["test_retest_r"]["difference"] == pytest.approx(0.0)
+    assert comparisons["test_retest_r"]["paired"] is True
+
+    # Re-record the new model with answers that change from run to run: its test-retest r collapses.
+    rng = random.Random(7)
+    fake_server.script.answer = lambda request: str(rng.randint(1, 5))
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-fake")
+    bench.run("--model=other-model", *SLICE, "--record-mode=all", gate=True)
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    worse = bench.run("--model=other-model", "--baseline=fake-model", *SLICE, *workers, "-rA", gate=True)
+    assert worse.ret == pytest.ExitCode.TESTS_FAILED
+    worse.stdout.fnmatch_lines(["other-model vs fake-model test_retest_r: *paired*: REGRESSION"])
+    worse.stdout.fnmatch_lines(["FAILED snap-bench::thresholds[[]other-model-vs-fake-model-test_retest_r[]]*"])
+
+
+def test_saved_analysis_can_be_the_baseline(bench: BenchProject, fake_server: FakeOpenAIServer) -> None:
+    fake_server.script.answer = statement_score
+    bench.run("--model=fake-model", *SLICE, "--snap-json=saved.json", gate=True)
+    result = bench.run("--model=other-model", "--baseline=saved.json", *SLICE, "-rA", gate=True)
+    result.stdout.fnmatch_lines(["other-model vs fake-model test_retest_r: *(unpaired, n=36)*"])
+
+
+def test_unknown_baseline_is_a_usage_error(bench: BenchProject) -> None:
+    result = bench.run("--model=fake-model", "--baseline=nobody", *SLICE, gate=True)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--baseline 'nobody' is neither a known model*"])
