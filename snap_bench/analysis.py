@@ -137,16 +137,19 @@ def analyse_profile(
     result.effects = _effects(valid)
     result.construct_means = {str(k): float(v) for k, v in valid.groupby("construct")["keyed"].mean().items()}
     for factor in ("system_prompt", "temperature", "context"):
-        result.breakdowns[factor] = {
-            str(level): {
-                "test_retest_r": _point_only(wide(rows, ["cell"], "run", "keyed"), _mean_r, 2).value,
-                "icc2_1": _point_only(wide(rows, ["cell"], "run", "keyed"), _icc21, 2).value,
-                "mean_score": float(rows["keyed"].mean()) if rows["keyed"].notna().any() else None,
-                "unscored_rate": float((rows["code"] != 0).mean()),
-            }
-            for level, rows in table.groupby(factor)
-        }
+        result.breakdowns[factor] = {str(level): _breakdown(rows) for level, rows in table.groupby(factor)}
     return result
+
+
+def _breakdown(rows: Any) -> dict[str, float | None]:
+    """Point values of the headline figures within one level of a factor (no intervals: a table, not a test)."""
+    level_runs = wide(rows, ["cell"], "run", "keyed")
+    return {
+        "test_retest_r": _point_only(level_runs, _mean_r, 2).value,
+        "icc2_1": _point_only(level_runs, _icc21, 2).value,
+        "mean_score": float(rows["keyed"].mean()) if rows["keyed"].notna().any() else None,
+        "unscored_rate": float((rows["code"] != 0).mean()),
+    }
 
 
 def observation_table(observations: Sequence[Observation]) -> Any:

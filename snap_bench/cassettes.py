@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -165,6 +166,20 @@ def make_vcr(record_mode: RecordMode, secrets: Iterable[str], canonical_urls: di
     return recorder
 
 
-def find_secrets(root: Path, key_patterns: Callable[[str], bool]) -> list[Path]:
-    """Cassettes under ``root`` whose text ``key_patterns`` flags (used by the secret-leak test)."""
-    return [path for path in sorted(root.rglob("*.json")) if key_patterns(path.read_text(encoding="utf-8"))]
+# What a leaked credential looks like in a cassette: provider key formats, and any recorded
+# Authorization / api-key header (vcrpy writes headers as JSON object keys).
+LEAK_PATTERNS = (
+    re.compile(r"sk-or-v1-[A-Za-z0-9]{16,}"),
+    re.compile(r"sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),
+    re.compile(r"\bBearer\s+[A-Za-z0-9._-]{8,}"),
+    re.compile(r'"(?:authorization|x-api-key|api-key|proxy-authorization)"\s*:', re.IGNORECASE),
+)
+
+
+def leaked_secrets(root: Path) -> list[str]:
+    """``path: pattern`` for every cassette under ``root`` that holds something like a key."""
+    leaks: list[str] = []
+    for path in sorted(root.rglob("*.json")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        leaks.extend(f"{path}: {pattern.pattern}" for pattern in LEAK_PATTERNS if pattern.search(text))
+    return leaks

@@ -77,6 +77,7 @@ def summary_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
         )
         if means:
             lines.append((f"  mean keyed score per construct: {means}", {}))
+    lines.extend(verdict_lines(session))
     missing = session.missing_reports()
     if missing:
         shown = ", ".join(sorted(missing)[:5])
@@ -89,4 +90,35 @@ def summary_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
         )
     if session.options.out_dir.exists():
         lines.append((f"observations: {session.options.out_dir / 'observations.jsonl'} and .csv", {}))
+    if session.gate is not None and session.gate.json_path is not None:
+        lines.append((f"analysis: {session.gate.json_path}", {}))
+    return lines
+
+
+VERDICT_COLOURS = {"PASS": {"green": True}, "BORDERLINE": {"yellow": True}, "FAIL": {"red": True}}
+
+
+def verdict_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
+    gate = session.gate
+    if gate is None or not gate.verdicts:
+        return []
+    lines: list[tuple[str, dict[str, Any]]] = []
+    for instrument in sorted({instrument for _, instrument in gate.verdicts}):
+        rule = "point estimates" if session.thresholds(instrument).judge == "point" else "pessimistic CI bounds"
+        lines.append((f"verdicts for {instrument} (thresholds.yaml, judged on {rule}):", {"bold": True}))
+        verdicts = [v for (_, name), v in gate.verdicts.items() if name == instrument]
+        for verdict in sorted(verdicts, key=lambda v: v.rank):
+            composite = "n/a" if verdict.composite is None else f"{verdict.composite:.3f}"
+            below = [check.metric for check in verdict.checks if check.status == "below"]
+            detail = f"; below minimum: {', '.join(below)}" if below else ""
+            lines.append(
+                (
+                    f"  #{verdict.rank} {verdict.model}: {verdict.verdict} (composite {composite}{detail})",
+                    VERDICT_COLOURS[verdict.verdict],
+                )
+            )
+    if gate.baseline:
+        lines.append(("baseline comparison (new - baseline, 95% interval, non-inferiority margin):", {"bold": True}))
+        for comparison in gate.baseline:
+            lines.append((f"  {comparison.message}", {"red": comparison.regressed}))
     return lines

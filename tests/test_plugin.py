@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from snap_bench.cassettes import leaked_secrets
 from snap_bench.export import read_jsonl
 from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, BenchProject
 from tests.fake_openai_server import Failure, FakeOpenAIServer
@@ -56,6 +57,7 @@ def test_cassettes_hold_no_key_and_no_authorization_header(bench: BenchProject) 
         text = cassette.read_text(encoding="utf-8")
         assert FAKE_KEY not in text
         assert "authorization" not in text.lower()
+    assert leaked_secrets(bench.cassettes) == []
 
 
 def test_without_a_model_the_recorded_models_replay(bench: BenchProject, monkeypatch: pytest.MonkeyPatch) -> None:
