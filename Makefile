@@ -4,24 +4,36 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+PIP := $(BIN)/pip install --quiet --disable-pip-version-check
 ARGS ?=
+# llama-cpp-python (the local extra) compiles from source. GGML_NATIVE=OFF builds for portable AVX2:
+# a native build on CPUs with Intel AMX crashes on the first inference (llama.cpp issue 20824).
+export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF
+export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: benchmark test lint setup
+.PHONY: benchmark test lint setup setup-dev
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstalled whenever pyproject.toml changes.
+# Each stamp is remade (packages reinstalled) whenever pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(PIP) -e .
 	touch $@
 
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	# --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS and could hand back a native build.
+	$(PIP) --no-cache-dir -e '.[test,local]'
+	touch $@ $(VENV)/.installed
+
 setup: $(VENV)/.installed
+
+setup-dev: $(VENV)/.installed-dev
 
 benchmark: setup
 	$(BIN)/pytest benchmarks $(ARGS)
 
-lint: setup
+lint: setup-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -31,6 +31,7 @@ from snap_bench.stats import (
     eta_squared,
     icc,
     icc_batch,
+    krippendorff_alpha,
     mean_pairwise_r,
     mean_pairwise_r_batch,
 )
@@ -116,6 +117,7 @@ def analyse_profile(
     metrics["icc2_1"] = _metric(runs, _icc21, partial(icc_batch, form="2,1"), settings, min_columns=2)
     metrics["cv_mean"] = _metric(runs, _cv_mean, coefficient_of_variation_batch, settings, min_columns=2)
     metrics["cv_max"] = _point_only(runs, _cv_max, min_columns=2)
+    metrics["krippendorff_alpha_runs"] = _krippendorff_runs(runs)
     metrics["tara_all_runs"] = _metric(raw_runs, all_runs_agree_share, all_runs_agree_share_batch, settings, 2)
 
     paraphrase_index = [f for f in ("item", "system_prompt", "temperature", "context", "run")]
@@ -214,6 +216,22 @@ def _icc21(matrix: FloatArray) -> float:
 
 def _cv_mean(matrix: FloatArray) -> float:
     return coefficient_of_variation(matrix).mean
+
+
+def _krippendorff_runs(wide: Any) -> Metric:
+    """Ordinal Krippendorff's alpha with cells as units and runs as coders.
+
+    Unlike the other figures it uses incomplete cells too (alpha is defined with missing values), so
+    nothing is left out; only cells with fewer than two scored runs carry no information.
+    """
+    matrix = np.asarray(wide.to_numpy(dtype=float), dtype=float)
+    pairable = int((np.sum(~np.isnan(matrix), axis=1) >= 2).sum())
+    try:
+        return Metric(krippendorff_alpha(matrix, level="ordinal"), n=pairable)
+    except UndefinedStatistic as error:
+        return Metric(None, n=pairable, undefined=error.reason)
+    except ValueError as error:
+        return Metric(None, n=pairable, undefined=str(error))
 
 
 def _cv_max(matrix: FloatArray) -> float:

@@ -92,6 +92,18 @@ def parse_baseline(value: str, known_models: list[str]) -> BaselineSpec:
     return BaselineSpec(value)
 
 
+@dataclass(frozen=True)
+class Question:
+    """One comparison to make: is ``model`` non-inferior to ``baseline`` on ``metric``?"""
+
+    model: str
+    baseline: str
+    instrument: str
+    metric: str
+    margin: float
+    better: str
+
+
 def compare_with_baseline(
     observations: list[Observation], baseline: BaselineSpec, settings: AnalysisSettings, thresholds: Any
 ) -> list[Comparison]:
@@ -106,45 +118,36 @@ def compare_with_baseline(
         old_rows = by_model.get((baseline.model, instrument))
         for metric, margin in config.non_inferiority.items():
             better = config.metrics[metric].better if metric in config.metrics else "higher"
+            question = Question(model, baseline.model, instrument, metric, margin, better)
             if baseline.saved is None and old_rows is not None and metric in PAIRED_METRICS:
-                comparison = _paired(
-                    model, baseline.model, instrument, metric, margin, better, rows, old_rows, settings
-                )
+                comparisons.append(_paired(question, rows, old_rows, settings))
             else:
-                comparison = _unpaired(model, baseline, instrument, metric, margin, better, rows, settings)
-            comparisons.append(comparison)
+                comparisons.append(_unpaired(question, baseline.saved or {}, rows, settings))
     return comparisons
 
 
 def _paired(
-    model: str,
-    old: str,
-    instrument: str,
-    metric: str,
-    margin: float,
-    better: str,
-    new_rows: list[Observation],
-    old_rows: list[Observation],
-    settings: AnalysisSettings,
+    question: Question, new_rows: list[Observation], old_rows: list[Observation], settings: AnalysisSettings
 ) -> Comparison:
     import numpy as np
 
     from snap_bench.analysis import complete_rows, observation_table, wide
     from snap_bench.stats import UndefinedStatistic, bootstrap_ci
 
-    index, columns, values = PAIRED_METRICS[metric]
-    batch = _batch_statistic(metric)
+    index, columns, values = PAIRED_METRICS[question.metric]
+    batch = _batch_statistic(question.metric)
     new_wide = wide(observation_table(new_rows), index, columns, values)
     old_wide = wide(observation_table(old_rows), index, columns, values)
     joined = new_wide.join(old_wide, how="inner", lsuffix="_new", rsuffix="_old")
     matrix, _ = complete_rows(joined)
     k = new_wide.shape[1]
+    n = int(matrix.shape[0])
 
     def difference(data: FloatArray, counts: FloatArray) -> FloatArray:
         result: FloatArray = batch(data[:, :k], counts) - batch(data[:, k:], counts)
         return result
 
-    ones = np.ones((1, matrix.shape[0]))
+    ones = np.ones((1, n))
     try:
         new_value = float(batch(matrix[:, :k], ones)[0])
         old_value = float(batch(matrix[:, k:], ones)[0])
@@ -157,108 +160,65 @@ def _paired(
             vectorized=True,
         )
     except (UndefinedStatistic, ValueError) as error:
-        return _undecided(model, old, instrument, metric, margin, better, True, int(matrix.shape[0]), str(error))
-    return _decide(
-        model,
-        old,
-        instrument,
-        metric,
-        margin,
-        better,
-        new_value,
-        old_value,
-        interval.estimate,
-        interval.low,
-        interval.high,
-        True,
-        int(matrix.shape[0]),
-    )
+        return _undecided(question, paired=True, n=n, why=str(error))
+    return _decide(question, new_value, old_value, (interval.estimate, interval.low, interval.high), True, n)
 
 
 def _unpaired(
-    model: str,
-    baseline: BaselineSpec,
-    instrument: str,
-    metric: str,
-    margin: float,
-    better: str,
-    new_rows: list[Observation],
-    settings: AnalysisSettings,
+    question: Question, saved: dict[str, Any], new_rows: list[Observation], settings: AnalysisSettings
 ) -> Comparison:
     from snap_bench.analysis import analyse_profile
 
-    new_metric = analyse_profile(model, instrument, new_rows, settings).metrics.get(metric)
-    saved = (baseline.saved or {}).get("metrics", {}).get(metric, {})
-    old_value = saved.get("value")
-    if new_metric is None or new_metric.value is None or old_value is None or new_metric.ci_low is None:
+    new_metric = analyse_profile(question.model, question.instrument, new_rows, settings).metrics.get(question.metric)
+    old_value = saved.get("metrics", {}).get(question.metric, {}).get("value")
+    if (
+        new_metric is None
+        or new_metric.value is None
+        or old_value is None
+        or new_metric.ci_low is None
+        or new_metric.ci_high is None
+    ):
         return _undecided(
-            model,
-            baseline.model,
-            instrument,
-            metric,
-            margin,
-            better,
-            False,
-            0 if new_metric is None else new_metric.n,
-            "metric undefined or missing on one side",
+            question,
+            paired=False,
+            n=0 if new_metric is None else new_metric.n,
+            why="metric undefined or missing on one side",
         )
-    assert new_metric.ci_high is not None
-    return _decide(
-        model,
-        baseline.model,
-        instrument,
-        metric,
-        margin,
-        better,
-        new_metric.value,
-        float(old_value),
-        new_metric.value - float(old_value),
-        new_metric.ci_low - float(old_value),
-        new_metric.ci_high - float(old_value),
-        False,
-        new_metric.n,
-    )
+    old = float(old_value)
+    difference = (new_metric.value - old, new_metric.ci_low - old, new_metric.ci_high - old)
+    return _decide(question, new_metric.value, old, difference, False, new_metric.n)
 
 
 def _decide(
-    model: str,
-    old: str,
-    instrument: str,
-    metric: str,
-    margin: float,
-    better: str,
-    new_value: float,
-    old_value: float,
-    difference: float,
-    low: float,
-    high: float,
-    paired: bool,
-    n: int,
+    question: Question, new_value: float, old_value: float, difference: tuple[float, float, float], paired: bool, n: int
 ) -> Comparison:
+    estimate, low, high = difference
+    margin = question.margin
     # Non-inferiority must be shown: the whole interval of (new - old) has to stay above -margin
     # (below +margin where lower is better). An interval reaching past the margin fails the gate:
     # "inconclusive" when it also reaches the safe side, "REGRESSION" when it lies wholly past it.
-    if better == "higher":
+    if question.better == "higher":
         regressed, clearly = low <= -margin, high < -margin
     else:
         regressed, clearly = high >= margin, low > margin
     verdict = "REGRESSION" if clearly else "inconclusive: non-inferiority not shown" if regressed else "non-inferior"
     message = (
-        f"{model} vs {old} {metric}: {new_value:.3f} vs {old_value:.3f}, difference {difference:+.3f} "
-        f"[{low:+.3f}, {high:+.3f}] ({'paired' if paired else 'unpaired'}, n={n}); margin {margin:g}: {verdict}"
+        f"{question.model} vs {question.baseline} {question.metric}: {new_value:.3f} vs {old_value:.3f}, "
+        f"difference {estimate:+.3f} [{low:+.3f}, {high:+.3f}] ({'paired' if paired else 'unpaired'}, n={n}); "
+        f"margin {margin:g}: {verdict}"
     )
     return Comparison(
-        model,
-        old,
-        instrument,
-        metric,
+        question.model,
+        question.baseline,
+        question.instrument,
+        question.metric,
         new_value,
         old_value,
-        difference,
+        estimate,
         low,
         high,
         margin,
-        better,
+        question.better,
         paired,
         n,
         regressed,
@@ -266,10 +226,22 @@ def _decide(
     )
 
 
-def _undecided(
-    model: str, old: str, instrument: str, metric: str, margin: float, better: str, paired: bool, n: int, why: str
-) -> Comparison:
-    message = f"{model} vs {old} {metric}: not compared ({why}); not judged"
+def _undecided(question: Question, *, paired: bool, n: int, why: str) -> Comparison:
+    message = f"{question.model} vs {question.baseline} {question.metric}: not compared ({why}); not judged"
     return Comparison(
-        model, old, instrument, metric, None, None, None, None, None, margin, better, paired, n, False, message
+        question.model,
+        question.baseline,
+        question.instrument,
+        question.metric,
+        None,
+        None,
+        None,
+        None,
+        None,
+        question.margin,
+        question.better,
+        paired,
+        n,
+        False,
+        message,
     )

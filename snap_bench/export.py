@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import IO
@@ -36,20 +37,26 @@ class ObservationWriter:
         write_csv(self.csv_path, observations)
 
 
-def write_csv(path: Path, observations: list[Observation]) -> None:
+def csv_bytes(observations: list[Observation]) -> bytes:
+    """The flat table: one row per observation, factor levels as columns, messages as JSON.
+
+    Reads attributes instead of ``asdict`` (a deep copy per row, 2 s at 21,600 observations).
+    """
     factor_names = sorted({name for observation in observations for name in observation.factors})
-    with path.open("w", encoding="utf-8", newline="") as file:
-        writer = csv.writer(file)
-        writer.writerow([*CSV_COLUMNS, *factor_names, "messages"])
-        for observation in observations:
-            values = observation.to_dict()
-            writer.writerow(
-                [
-                    *(values[column] for column in CSV_COLUMNS),
-                    *(observation.factors.get(name, "") for name in factor_names),
-                    json.dumps(observation.messages, ensure_ascii=False),
-                ]
-            )
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer)
+    writer.writerow([*CSV_COLUMNS, *factor_names, "messages"])
+    for observation in observations:
+        writer.writerow([
+            *(getattr(observation, column) for column in CSV_COLUMNS),
+            *(observation.factors.get(name, "") for name in factor_names),
+            json.dumps(observation.messages, ensure_ascii=False),
+        ])
+    return buffer.getvalue().encode("utf-8")
+
+
+def write_csv(path: Path, observations: list[Observation]) -> None:
+    path.write_bytes(csv_bytes(observations))
 
 
 def read_jsonl(path: Path) -> list[Observation]:

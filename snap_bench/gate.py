@@ -27,6 +27,7 @@ class GateResult:
     verdicts: dict[tuple[str, str], Any] = field(default_factory=dict)
     baseline: list[Any] = field(default_factory=list)
     json_path: Path | None = None
+    document: dict[str, Any] = field(default_factory=dict)
 
 
 def run_gate(
@@ -87,6 +88,7 @@ def run_gate(
         },
         "baseline": [comparison.to_json() for comparison in result.baseline],
     }
+    result.document = document
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(document, indent=2, allow_nan=False, default=_plain) + "\n", encoding="utf-8")
     return result

@@ -307,6 +307,15 @@ def llama_server_available() -> bool:
     return all(_find_spec(name) is not None for name in _SERVER_EXTRA_MODULES)
 
 
+# ggml's AMX matmul (compiled in by the default -march=native build on AMX-capable Xeons) segfaults on
+# the first inference on these machines; ggml-org/llama.cpp#20824 describes the same crash.
+_AMX_HINT = (
+    "This llama-cpp-python was built with AMX, whose kernels crash here. Rebuild it without: "
+    "CMAKE_ARGS='-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF' pip install --no-cache-dir --force-reinstall "
+    "--no-deps llama-cpp-python==0.3.36"
+)
+
+
 def _free_loopback_port() -> int:
     # The port can in principle be taken between close() and the server's bind; the server then exits
     # and start() reports it with the log, which is rare enough not to warrant a retry loop.
@@ -322,6 +331,20 @@ def _tail(path: Path, lines: int = _LOG_TAIL_LINES) -> str:
             return "".join(deque(fh, maxlen=lines)).rstrip() or "(log is empty)"
     except OSError as exc:
         return f"(could not read log {path}: {exc})"
+
+
+def _die_with_parent() -> None:
+    """In the server's process before exec: ask Linux to end it when the session's process dies.
+
+    Without this a session killed with SIGKILL (or a crashed xdist controller) leaves the server
+    running and holding a core. Elsewhere than Linux it does nothing.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 class LlamaServer:
@@ -359,7 +382,8 @@ class LlamaServer:
             raise LocalModelUnavailable(
                 "llama-cpp-python with its server extra is not installed in "
                 f"{sys.executable}. Install it with {INSTALL_HINT} "
-                "(or: pip install 'llama-cpp-python[server]==0.3.36'; it compiles llama.cpp, a few minutes)."
+                "(or: CMAKE_ARGS='-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF' pip install "
+                "'llama-cpp-python[server]==0.3.36'; it compiles llama.cpp, 10-15 minutes on 2 cores)."
             )
         return [
             sys.executable,
@@ -380,7 +404,7 @@ class LlamaServer:
         ]
 
     def start(self) -> str:
-        """Start the server and wait until it answers ``GET /models``; return its base URL."""
+        """Start the server, wait until it answers ``GET /models`` and one completion; return its base URL."""
         if self._process is not None:
             return self.url
         if not self.model_path.is_file():
@@ -397,7 +421,13 @@ class LlamaServer:
         self._log = self.log_path.open("wb")
         self.port = port
         self.url = f"http://{self.host}:{port}/v1"
-        self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+        self._process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent,
+        )
         try:
             self._wait_until_ready()
         except BaseException:
@@ -409,29 +439,56 @@ class LlamaServer:
 
     def _wait_until_ready(self) -> None:
         assert self._process is not None
-        assert self.log_path is not None
         deadline = time.monotonic() + self.startup_timeout
         # trust_env=False: a proxy configured for the package registries must not see loopback traffic.
         with httpx.Client(timeout=5.0, trust_env=False) as client:
             while True:
-                code = self._process.poll()
-                if code is not None:
-                    raise LocalModelUnavailable(
-                        f"llama.cpp server for {self.model_path.name} exited with code {code} before it "
-                        f"was ready. Last lines of {self.log_path}:\n{_tail(self.log_path)}"
-                    )
+                self._raise_if_exited("before it was ready")
                 try:
                     if client.get(f"{self.url}/models").status_code == 200:
-                        return
+                        break
                 except httpx.TransportError:
                     pass
                 if time.monotonic() >= deadline:
-                    raise LocalModelUnavailable(
-                        f"llama.cpp server for {self.model_path.name} did not answer {self.url}/models "
-                        f"within {self.startup_timeout:g} s. Last lines of {self.log_path}:\n"
-                        f"{_tail(self.log_path)}"
-                    )
+                    raise self._failure(f"did not answer {self.url}/models within {self.startup_timeout:g} s")
                 time.sleep(0.1)
+            # /models answers before any weights are touched; a build whose matrix kernels crash (see
+            # _AMX_HINT) only dies on the first inference. One greedy token here turns that into a startup
+            # error instead of a dropped connection in the middle of a benchmark, and pages the weights
+            # in so the first real request is not an outlier.
+            try:
+                response = client.post(
+                    f"{self.url}/completions",
+                    json={"prompt": "1", "max_tokens": 1, "temperature": 0},
+                    timeout=max(deadline - time.monotonic(), 5.0),
+                )
+            except httpx.TransportError as exc:
+                try:
+                    code: int | None = self._process.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    code = None
+                what = (
+                    f"did not finish its first completion ({exc!r})"
+                    if code is None
+                    else f"exited with code {code} on its first completion"
+                )
+                raise self._failure(what, code) from exc
+            if response.status_code != 200:
+                raise self._failure(f"answered its first completion with HTTP {response.status_code}")
+
+    def _failure(self, what: str, code: int | None = None) -> LocalModelUnavailable:
+        assert self.log_path is not None
+        log = _tail(self.log_path)
+        hint = f"\n{_AMX_HINT}" if code is not None and code < 0 and "AMX_INT8 = 1" in log else ""
+        return LocalModelUnavailable(
+            f"llama.cpp server for {self.model_path.name} {what}.{hint}\nLast lines of {self.log_path}:\n{log}"
+        )
+
+    def _raise_if_exited(self, when: str) -> None:
+        assert self._process is not None
+        code = self._process.poll()
+        if code is not None:
+            raise self._failure(f"exited with code {code} {when}", code)
 
     def stop(self) -> None:
         """Terminate the server (kill it after 10 s); safe to call more than once."""

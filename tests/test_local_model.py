@@ -300,6 +300,8 @@ def test_part_module_that_fails_to_import_is_reported(make_parts: PartFactory, f
 # -- LlamaServer with a fake server process ---------------------------------------------------------
 
 FAKE_SERVER = """
+import os
+import signal
 import sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -309,13 +311,29 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b'{"data": []}')
 
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        if "--segv-on-post" in sys.argv:
+            # What a llama.cpp build with crashing kernels does on its first inference.
+            os.kill(os.getpid(), signal.SIGSEGV)
+        self.send_response(200 if self.path == "/v1/completions" else 404)
+        self.end_headers()
+        self.wfile.write(b'{"choices": [{"text": "2"}]}')
+
     def log_message(self, *args):
         pass
 
 port = int(sys.argv[sys.argv.index("--port") + 1])
-print("fake server listening", flush=True)
+print("fake server listening", sys.argv[sys.argv.index("--say") + 1], flush=True)
 HTTPServer(("127.0.0.1", port), Handler).serve_forever()
 """
+
+
+def _fake_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, say: str = "", segv_on_post: bool = False) -> None:
+    script = tmp_path / "fake_server.py"
+    script.write_text(FAKE_SERVER)
+    extra = ["--segv-on-post"] if segv_on_post else []
+    _use_command(monkeypatch, lambda port: [sys.executable, str(script), "--port", str(port), "--say", say, *extra])
 
 
 @pytest.fixture
@@ -332,9 +350,7 @@ def _use_command(monkeypatch: pytest.MonkeyPatch, command: Callable[[int], list[
 def test_server_start_waits_for_models_and_stop_closes_the_port(
     model_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script = tmp_path / "fake_server.py"
-    script.write_text(FAKE_SERVER)
-    _use_command(monkeypatch, lambda port: [sys.executable, str(script), "--port", str(port)])
+    _fake_server(tmp_path, monkeypatch)
     log = tmp_path / "server.log"
 
     with LlamaServer(model_file, "fake", log_path=log, startup_timeout=30) as server:
@@ -346,6 +362,20 @@ def test_server_start_waits_for_models_and_stop_closes_the_port(
     assert not _port_open(port)
     assert "fake server listening" in log.read_text()
     server.stop()  # idempotent
+
+
+@pytest.mark.parametrize("amx", [True, False])
+def test_server_that_crashes_on_its_first_completion_is_reported(
+    model_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, amx: bool
+) -> None:
+    _fake_server(tmp_path, monkeypatch, say="AMX_INT8 = 1 |" if amx else "AVX2 = 1 |", segv_on_post=True)
+    server = LlamaServer(model_file, "fake", log_path=tmp_path / "server.log", startup_timeout=30)
+
+    with pytest.raises(LocalModelUnavailable, match="exited with code -11 on its first completion") as info:
+        server.start()
+
+    assert ("GGML_NATIVE=OFF" in str(info.value)) is amx
+    assert server._process is None
 
 
 def test_server_that_exits_early_is_reported_with_its_log(

@@ -150,8 +150,11 @@ class SnapInstrument(Instrument):
                 and item.bank not in selection.items
             ):
                 continue
-            for paraphrase, prompt, temperature, context in product(
-                item.paraphrases, self.system_prompts, self.temperatures, item.contexts
+            # Asked with the context outside the temperature: conditions that send the same prompt
+            # (every temperature and run of a cell) follow each other, so a llama.cpp server reuses
+            # its prompt cache. The id keeps the design's factor order.
+            for paraphrase, prompt, context, temperature in product(
+                item.paraphrases, self.system_prompts, item.contexts, self.temperatures
             ):
                 levels = (
                     ("paraphrase", paraphrase),

@@ -1,0 +1,161 @@
+"""How a figure reads in the report: escaping, number formats, and a metric's status against its thresholds.
+
+Every string that reaches the page from a document or an observation passes through :func:`text`:
+model output and config values are untrusted, and pytest-html inserts extras with ``insertAdjacentHTML``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from snap_bench.verdicts import Threshold
+
+ThresholdTable = Mapping[str, Mapping[str, Any]]
+ALPHA = "\N{GREEK SMALL LETTER ALPHA}"
+
+# Statuses as analysis.json writes them, best first; the CSS classes of the cells are derived from them.
+STATUSES = ("excellent", "target", "acceptable", "below", "undefined", "not judged")
+STATUS_MEANING = {
+    "excellent": "at or beyond the excellent threshold",
+    "target": "meets the target",
+    "acceptable": "at least the minimum, short of the target (BORDERLINE)",
+    "below": "short of the minimum: the model FAILs",
+    "undefined": "cannot be computed on these data (reason shown); not judged",
+    "not judged": "reported, no threshold applies",
+}
+# Readable names for the metrics a researcher knows by their textbook names.
+METRIC_LABELS = {
+    "test_retest_r": "test-retest r",
+    "inter_paraphrase_r": "inter-paraphrase r",
+    "icc2_1": "ICC(2,1)",
+    "cv_mean": "CV mean",
+    "cv_max": "CV max",
+    "tara_all_runs": "all runs agree",
+    "cronbach_alpha_moral": f"Cronbach {ALPHA} moral",
+    "cronbach_alpha_personality": f"Cronbach {ALPHA} personality",
+    "refusal_rate": "refusals",
+    "invalid_rate": "invalid answers",
+    "api_error_rate": "API errors",
+    "unscored_rate": "unscored answers",
+    "mean_score": "mean keyed score",
+}
+# After the thresholded metrics (in thresholds.yaml order), the rest in this order, then alphabetically.
+METRIC_ORDER = (
+    "test_retest_r",
+    "inter_paraphrase_r",
+    "icc2_1",
+    "cv_mean",
+    "cv_max",
+    "tara_all_runs",
+    "cronbach_alpha_moral",
+    "cronbach_alpha_personality",
+    "unscored_rate",
+    "refusal_rate",
+    "invalid_rate",
+    "api_error_rate",
+)
+ANSWER_CODES = {-1: "refusal", -2: "invalid", -3: "API error"}
+
+
+def text(value: object) -> str:
+    """Escape anything for HTML text and attribute values (quotes included)."""
+    return html.escape(str(value), quote=True)
+
+
+def metric_label(name: str) -> str:
+    if name in METRIC_LABELS:
+        return METRIC_LABELS[name]
+    if name.startswith("cronbach_alpha[") and name.endswith("]"):
+        return f"Cronbach {ALPHA} {name[len('cronbach_alpha[') : -1]} (paraphrases)"
+    return name
+
+
+def ordered_metrics(names: set[str] | list[str], thresholds: ThresholdTable) -> list[str]:
+    present = set(names)
+    first = [name for name in thresholds if name in present]
+    rest = [name for name in METRIC_ORDER if name in present and name not in first]
+    return first + rest + sorted(present - set(first) - set(rest))
+
+
+def number(value: object) -> float | None:
+    """A finite float, or None for null, NaN and anything that is not a number (a hand-edited document)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    result = float(value)
+    return result if math.isfinite(result) else None
+
+
+def format_value(name: str, value: object, digits: int = 3) -> str:
+    figure = number(value)
+    if figure is None:
+        return "—"
+    if name.endswith("_rate"):
+        # one decimal whatever the digits: a 0.2 % refusal rate must not read as 0 %
+        return f"{figure:.1%}"
+    if name.startswith("cv_"):
+        return f"{figure:.1f} %"
+    return f"{figure:.{digits}f}"
+
+
+def format_interval(name: str, low: object, high: object, digits: int = 3) -> str:
+    if number(low) is None or number(high) is None:
+        return ""
+    return f"[{format_value(name, low, digits)}, {format_value(name, high, digits)}]"
+
+
+def threshold_of(name: str, thresholds: ThresholdTable) -> Threshold | None:
+    """The config's entry as the verdicts' Threshold, so the report judges exactly as the gate does."""
+    entry = thresholds.get(name)
+    if entry is None:
+        return None
+    better = entry.get("better")
+    minimum, target = number(entry.get("minimum")), number(entry.get("target"))
+    if better not in ("higher", "lower") or minimum is None or target is None:
+        return None
+    return Threshold(better=better, minimum=minimum, target=target, excellent=number(entry.get("excellent")))
+
+
+def describe_threshold(name: str, thresholds: ThresholdTable) -> str:
+    threshold = threshold_of(name, thresholds)
+    if threshold is None:
+        return ""
+    sign = "≥" if threshold.better == "higher" else "≤"
+    parts = [
+        f"min {sign} {format_value(name, threshold.minimum, 2)}",
+        f"target {sign} {format_value(name, threshold.target, 2)}",
+    ]
+    if threshold.excellent is not None:
+        parts.append(f"excellent {sign} {format_value(name, threshold.excellent, 2)}")
+    return ", ".join(parts)
+
+
+def metric_status(name: str, metric: Mapping[str, Any], thresholds: ThresholdTable) -> str:
+    """The document's status when the gate judged the metric; otherwise judged here on the point value.
+
+    The gate's status wins because it may judge the interval bound (``--snap-judge=ci``); a baseline
+    model's metrics carry no status, so they are coloured against the same thresholds here.
+    """
+    value = number(metric.get("value"))
+    if value is None:
+        return "undefined"
+    status = metric.get("status")
+    if status in STATUSES:
+        return str(status)
+    threshold = threshold_of(name, thresholds)
+    return threshold.status(value) if threshold is not None else "not judged"
+
+
+def value_status(name: str, value: object, thresholds: ThresholdTable) -> str:
+    """The status of a bare point value (a breakdown cell): judged when the metric has thresholds."""
+    figure = number(value)
+    if figure is None:
+        return "undefined"
+    threshold = threshold_of(name, thresholds)
+    return threshold.status(figure) if threshold is not None else "not judged"
+
+
+def status_class(status: str) -> str:
+    return "snap-status-" + status.replace(" ", "-")
