@@ -4,7 +4,7 @@ Prints the time of the full analysis (every metric with its bootstrap interval, 
 verdicts) next to a bare pandas groupby-mean over the same table, measured in the same run, and
 their ratio. Target: the analysis under 10 s on 2 cores.
 
-    .venv/bin/python bench/analysis_speed.py [--models 10] [--resamples 1000]
+    .venv/bin/python -m bench.analysis_speed [--models 10] [--resamples 1000]
 """
 
 from __future__ import annotations

@@ -47,6 +47,12 @@ class AnalysisSettings:
     confidence: float = 0.95
     seed: int = 20261122
 
+    def interval(self, batch: Callable[[FloatArray, FloatArray], FloatArray], matrix: FloatArray) -> Any:
+        """The bootstrap interval of a vectorised statistic over the rows of ``matrix``, as configured."""
+        return bootstrap_ci(
+            batch, matrix, n_resamples=self.n_resamples, confidence=self.confidence, seed=self.seed, vectorized=True
+        )
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -262,14 +268,7 @@ def _metric(
         return point
     matrix, _ = complete_rows(wide)
     try:
-        interval = bootstrap_ci(
-            batch,
-            matrix,
-            n_resamples=settings.n_resamples,
-            confidence=settings.confidence,
-            seed=settings.seed,
-            vectorized=True,
-        )
+        interval = settings.interval(batch, matrix)
     except UndefinedStatistic as error:
         return Metric(point.value, n=point.n, n_left_out=point.n_left_out, note=f"no interval: {error.reason}")
     return Metric(point.value, interval.low, interval.high, n=point.n, n_left_out=point.n_left_out)

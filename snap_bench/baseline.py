@@ -132,7 +132,7 @@ def _paired(
     import numpy as np
 
     from snap_bench.analysis import complete_rows, observation_table, wide
-    from snap_bench.stats import UndefinedStatistic, bootstrap_ci
+    from snap_bench.stats import UndefinedStatistic
 
     index, columns, values = PAIRED_METRICS[question.metric]
     batch = _batch_statistic(question.metric)
@@ -151,14 +151,7 @@ def _paired(
     try:
         new_value = float(batch(matrix[:, :k], ones)[0])
         old_value = float(batch(matrix[:, k:], ones)[0])
-        interval = bootstrap_ci(
-            difference,
-            matrix,
-            n_resamples=settings.n_resamples,
-            confidence=settings.confidence,
-            seed=settings.seed,
-            vectorized=True,
-        )
+        interval = settings.interval(difference, matrix)
     except (UndefinedStatistic, ValueError) as error:
         return _undecided(question, paired=True, n=n, why=str(error))
     return _decide(question, new_value, old_value, (interval.estimate, interval.low, interval.high), True, n)

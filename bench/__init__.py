@@ -1,0 +1,1 @@
+"""Speed and size measurements; run each as a module from the repository root: python -m bench.NAME."""
