@@ -2,7 +2,8 @@
 
 Measures, in one run: the analysis document (not timed here; see bench/analysis_speed.py), the
 summary fragment (verdicts, tables, matplotlib charts, embedded downloads), and the per-test row
-extras as the plugin attaches them (the prompt only on unscored answers); next to a bare
+extras as the plugin attaches them (every message on unscored answers, the question on the others),
+with the real instrument's prompts; next to a bare
 ``pandas.DataFrame.to_html`` of the same observations as the baseline. pytest-html's own per-row
 markup comes on top of the row extras. Targets: under 15 s, under 20 MB.
 
@@ -12,6 +13,7 @@ markup comes on top of the row extras. Targets: under 15 s, under 20 MB.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,8 @@ import yaml
 
 from bench.analysis_speed import simulated_observations
 from snap_bench.analysis import AnalysisSettings, analyse
+from snap_bench.instruments import Selection
+from snap_bench.instruments.snap import SnapInstrument
 from snap_bench.observation import Observation
 from snap_bench.verdicts import judge, load_thresholds, rank, to_json
 
@@ -44,12 +48,25 @@ def analysis_document(observations: list[Observation], resamples: int) -> dict[s
     return {"session": session, "models": models, "baseline": []}
 
 
+def with_real_prompts(observations: list[Observation]) -> list[Observation]:
+    """Give each synthetic observation the messages the real instrument sends for its condition."""
+    instrument = SnapInstrument(CONFIG)
+    messages = {c.id: instrument.messages(c) for c in instrument.conditions(Selection())}
+    # The synthetic design also puts personality items in the dilemma context; they get the C0 prompt.
+    return [
+        dataclasses.replace(
+            o, messages=messages.get(o.condition_id) or messages[o.condition_id.replace("-C1-", "-C0-")]
+        )
+        for o in observations
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, default=10)
     parser.add_argument("--resamples", type=int, default=1000)
     arguments = parser.parse_args()
-    observations = simulated_observations(arguments.models)
+    observations = with_real_prompts(simulated_observations(arguments.models))
     document = analysis_document(observations, arguments.resamples)
     thresholds = yaml.safe_load((CONFIG / "thresholds.yaml").read_text(encoding="utf-8"))["snap"]["metrics"]
     import pandas

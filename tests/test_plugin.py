@@ -305,3 +305,14 @@ def test_interrupted_session_loses_at_most_what_was_in_flight(
     for cassette in folder.glob("*.json"):
         json.loads(cassette.read_text(encoding="utf-8"))  # atomic writes: nothing half-written
     assert not list(folder.glob("*.tmp"))
+
+
+def test_malformed_cassette_is_named_not_a_traceback(bench: BenchProject, monkeypatch: pytest.MonkeyPatch) -> None:
+    bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    broken = bench.cassettes / "fake-model" / "snap" / "M01-P1-NEU-t0-C0-r1.json"
+    broken.write_text('{"interactions": [', encoding="utf-8")
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    result = bench.run("--model=fake-model", *SLICE)
+    result.assert_outcomes(passed=SLICE_SIZE - 1, failed=1)
+    result.stdout.fnmatch_lines(["*M01-P1-NEU-t0-C0-r1.json: unreadable cassette (JSONDecodeError*Delete the file*"])
+    assert "Traceback" not in result.stdout.str()

@@ -16,8 +16,9 @@ from snap_bench.report.formatting import ANSWER_CODES, text
 def observation_html(observation: Observation, *, with_messages: bool = True) -> str:
     """The condition's messages, the raw answer, the scores, the code and reason, the latency, replayed or live.
 
-    ``with_messages=False`` leaves out the prompts (the bulk of the extra; the condition id names
-    them, and observations.csv has them), e.g. for the rows of valid answers in a very large run.
+    ``with_messages=False`` shows only the last message (the question itself) and leaves out the
+    system prompt and any context before it (the bulk of the extra; the condition id names them, and
+    observations.csv has them in full), e.g. for the rows of valid answers in a very large run.
     """
     if observation.code is None:
         outcome = "scored"
@@ -40,11 +41,10 @@ def observation_html(observation: Observation, *, with_messages: bool = True) ->
     # ASCII only: pytest-html's JSON blob spells every other character as a six-character escape
     line = "; ".join(f"<b>{label}</b> {text(value)}" for label, value in facts)
     parts = [f'<div class="snap-observation"><p>{line}</p>']
-    if with_messages:
-        parts += [
-            f"<b>{text(message.get('role', '?'))}</b><pre>{text(message.get('content', ''))}</pre>"
-            for message in observation.messages
-        ]
+    shown = observation.messages if with_messages else observation.messages[-1:]
+    parts += [
+        f"<b>{text(message.get('role', '?'))}</b><pre>{text(message.get('content', ''))}</pre>" for message in shown
+    ]
     answer = "(no answer)" if observation.raw_answer is None else observation.raw_answer
     parts.append(f"<b>answer</b><pre>{text(answer)}</pre></div>")
     return "".join(parts)

@@ -80,7 +80,8 @@ def test_model_output_is_shown_as_text(observation: Observation, payload: str) -
     assert "<svg" not in markup
 
 
-def test_the_prompts_can_be_left_out(observation: Observation) -> None:
+def test_without_messages_only_the_question_is_shown(observation: Observation) -> None:
     markup = observation_html(observation, with_messages=False)
     assert "Fake system prompt" not in markup
+    assert html.escape(observation.messages[-1]["content"]) in markup
     assert "4 - mostly agree" in markup
