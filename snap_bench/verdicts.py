@@ -167,18 +167,27 @@ def _check(model: str, name: str, metric: Metric, threshold: Threshold, rule: st
 
 
 def composite(analysis: ModelAnalysis, config: ThresholdConfig) -> float | None:
-    """Weighted mean of the metrics mapped to [0, 1]; undefined metrics leave the weighting."""
+    """Weighted mean of the metrics mapped to [0, 1], times the share of scored answers.
+
+    Undefined metrics leave the weighting. The factor matters: the correlations rest only on cells
+    whose every answer was scored, so a model that answers one question in four could otherwise rank
+    first on the few cells where it did answer.
+    """
     total = weight_sum = 0.0
     for name, weight in config.composite_weights.items():
         metric = analysis.metrics.get(name)
         if metric is None or metric.value is None:
             continue
-        score = (
-            1 - min(max(metric.value, 0.0), 100.0) / 100 if name.startswith("cv") else min(max(metric.value, 0.0), 1.0)
-        )
+        if name.startswith("cv"):
+            score = 1 - min(max(metric.value, 0.0), 100.0) / 100
+        else:
+            score = min(max(metric.value, 0.0), 1.0)
         total += weight * score
         weight_sum += weight
-    return total / weight_sum if weight_sum else None
+    if not weight_sum:
+        return None
+    scored_share = analysis.n_valid / analysis.n_observations if analysis.n_observations else 0.0
+    return total / weight_sum * scored_share
 
 
 def rank(verdicts: list[ModelVerdict]) -> None:
