@@ -47,11 +47,13 @@ def csv_bytes(observations: list[Observation]) -> bytes:
     writer = csv.writer(buffer)
     writer.writerow([*CSV_COLUMNS, *factor_names, "messages"])
     for observation in observations:
-        writer.writerow([
-            *(getattr(observation, column) for column in CSV_COLUMNS),
-            *(observation.factors.get(name, "") for name in factor_names),
-            json.dumps(observation.messages, ensure_ascii=False),
-        ])
+        writer.writerow(
+            [
+                *(getattr(observation, column) for column in CSV_COLUMNS),
+                *(observation.factors.get(name, "") for name in factor_names),
+                json.dumps(observation.messages, ensure_ascii=False),
+            ]
+        )
     return buffer.getvalue().encode("utf-8")
 
 

@@ -46,10 +46,12 @@ def test_each_threshold_is_a_test_outcome_and_failures_set_the_exit_status(
             "FAILED snap-bench::thresholds[[]fake-model-inter_paraphrase_r[]]*",
         ]
     )
-    result.stdout.fnmatch_lines([
-        "verdicts for snap (thresholds.yaml, judged on point estimates):",
-        "  #1 fake-model: FAIL (composite *; below minimum: inter_paraphrase_r, cronbach_alpha_moral*)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "verdicts for snap (thresholds.yaml, judged on point estimates):",
+            "  #1 fake-model: FAIL (composite *; below minimum: inter_paraphrase_r, cronbach_alpha_moral*)",
+        ]
+    )
     xml = junit.read_text(encoding="utf-8")
     assert 'name="thresholds[fake-model-icc2_1]"' in xml
     document = analysis(bench)

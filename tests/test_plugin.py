@@ -316,3 +316,13 @@ def test_malformed_cassette_is_named_not_a_traceback(bench: BenchProject, monkey
     result.assert_outcomes(passed=SLICE_SIZE - 1, failed=1)
     result.stdout.fnmatch_lines(["*M01-P1-NEU-t0-C0-r1.json: unreadable cassette (JSONDecodeError*Delete the file*"])
     assert "Traceback" not in result.stdout.str()
+
+
+def test_pilot_mode_runs_the_pilot_models(bench: BenchProject, monkeypatch: pytest.MonkeyPatch) -> None:
+    models = bench.root / "config" / "models.yaml"
+    models.write_text(models.read_text(encoding="utf-8") + "pilot: [other-model]\n", encoding="utf-8")
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    result = bench.run("--snap-mode=pilot", "--snap-dry-run")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*other-model: 1620 conditions*", "total: 1620 conditions for 1 model(s)"])
+    assert "fake-model" not in result.stdout.str()
