@@ -8,6 +8,7 @@ pandas is imported here, and this module is only imported on the controller at s
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -88,6 +89,24 @@ class ModelAnalysis:
     effects: dict[str, float] = field(default_factory=dict)
     construct_means: dict[str, float] = field(default_factory=dict)
     breakdowns: dict[str, dict[str, dict[str, float | None]]] = field(default_factory=dict)
+    # Results particular to an instrument (coordinates, per-variant accuracy): JSON-serialisable,
+    # written to analysis.json as they are and read by that instrument's report section.
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+Analyser = Callable[[str, str, Sequence[Observation], AnalysisSettings], ModelAnalysis]
+# instrument -> "module:function" analysing one model's observations of it. Imported on use, so an
+# instrument's analysis costs nothing in a session that does not run it.
+ANALYSERS: dict[str, str] = {
+    "snap": "snap_bench.analysis:analyse_profile",
+}
+
+
+def analyser(instrument: str) -> Analyser:
+    """The analysis function of ``instrument``; instruments without their own analyse as Likert profiles."""
+    module_name, _, function = ANALYSERS.get(instrument, ANALYSERS["snap"]).partition(":")
+    function_object: Analyser = getattr(importlib.import_module(module_name), function)
+    return function_object
 
 
 def analyse(
@@ -97,7 +116,10 @@ def analyse(
     groups: dict[tuple[str, str], list[Observation]] = {}
     for observation in observations:
         groups.setdefault((observation.model, observation.instrument), []).append(observation)
-    return {key: analyse_profile(key[0], key[1], group, settings) for key, group in sorted(groups.items())}
+    return {
+        (model, instrument): analyser(instrument)(model, instrument, group, settings)
+        for (model, instrument), group in sorted(groups.items())
+    }
 
 
 def analyse_profile(

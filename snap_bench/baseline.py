@@ -160,9 +160,10 @@ def _paired(
 def _unpaired(
     question: Question, saved: dict[str, Any], new_rows: list[Observation], settings: AnalysisSettings
 ) -> Comparison:
-    from snap_bench.analysis import analyse_profile
+    from snap_bench.analysis import analyser
 
-    new_metric = analyse_profile(question.model, question.instrument, new_rows, settings).metrics.get(question.metric)
+    analyse_new = analyser(question.instrument)
+    new_metric = analyse_new(question.model, question.instrument, new_rows, settings).metrics.get(question.metric)
     old_value = saved.get("metrics", {}).get(question.metric, {}).get("value")
     if (
         new_metric is None

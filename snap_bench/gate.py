@@ -15,8 +15,11 @@ from typing import Any
 import pytest
 
 from snap_bench.observation import Observation
+from snap_bench.verdicts import to_json
 
 THRESHOLD_FILE = "snap-bench"
+# The psychometric profile keeps the top level of analysis.json; other instruments sit under "instruments".
+PROFILE_INSTRUMENT = "snap"
 
 
 @dataclass
@@ -42,7 +45,7 @@ def run_gate(
     # Imported here: pandas and the stats are needed on the controller at the end, never in workers.
     from snap_bench.analysis import analyse
     from snap_bench.baseline import compare_with_baseline
-    from snap_bench.verdicts import judge, rank, to_json
+    from snap_bench.verdicts import judge, rank
 
     result = GateResult(json_path=json_path)
     result.analyses = analyse(observations, settings)
@@ -58,9 +61,9 @@ def run_gate(
     if baseline is not None:
         result.baseline = compare_with_baseline(observations, baseline, settings, thresholds)
 
-    for verdict in result.verdicts.values():
+    for (_, instrument), verdict in result.verdicts.items():
         for check in verdict.checks:
-            _emit(config, f"{verdict.model}-{check.metric}", check.passed, check.message)
+            _emit(config, check_name(verdict.model, instrument, check.metric), check.passed, check.message)
     for comparison in result.baseline:
         _emit(
             config,
@@ -69,29 +72,41 @@ def run_gate(
             comparison.message,
         )
 
-    document = {
+    document: dict[str, Any] = {
         "session": session_meta,
-        "models": {
-            analysis.model: {
-                **({"instrument": analysis.instrument}),
-                **(
-                    to_json(result.verdicts[key], analysis)
-                    if key in result.verdicts
-                    else {
-                        "verdict": None,
-                        "role": "baseline",
-                        "metrics": {n: m.to_dict() for n, m in analysis.metrics.items()},
-                    }
-                ),
-            }
-            for key, analysis in result.analyses.items()
-        },
+        "models": _instrument_models(result, PROFILE_INSTRUMENT),
         "baseline": [comparison.to_json() for comparison in result.baseline],
     }
+    others = sorted({instrument for _, instrument in result.analyses} - {PROFILE_INSTRUMENT})
+    if others:
+        document["instruments"] = {name: {"models": _instrument_models(result, name)} for name in others}
     result.document = document
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(document, indent=2, allow_nan=False, default=_plain) + "\n", encoding="utf-8")
     return result
+
+
+def check_name(model: str, instrument: str, metric: str) -> str:
+    """``gpt-5.2-icc2_1`` for the profile (the name its users know); ``gpt-5.2-compass-icc2_1`` otherwise."""
+    return f"{model}-{metric}" if instrument == PROFILE_INSTRUMENT else f"{model}-{instrument}-{metric}"
+
+
+def _instrument_models(result: GateResult, instrument: str) -> dict[str, Any]:
+    """analysis.json's per-model entries of one instrument (a baseline model carries no verdict)."""
+    entries: dict[str, Any] = {}
+    for key, analysis in result.analyses.items():
+        if key[1] != instrument:
+            continue
+        if key in result.verdicts:
+            entries[analysis.model] = {"instrument": instrument, **to_json(result.verdicts[key], analysis)}
+        else:
+            entries[analysis.model] = {
+                "instrument": instrument,
+                "verdict": None,
+                "role": "baseline",
+                "metrics": {n: m.to_dict() for n, m in analysis.metrics.items()},
+            }
+    return entries
 
 
 def _plain(value: Any) -> Any:

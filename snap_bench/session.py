@@ -303,7 +303,14 @@ class SnapSession:
             for instrument in {instrument for _, instrument in self.gate.analyses}
         }
         # `summary`, not `prefix`: pytest-html puts the prefix in a narrow column.
-        summary.append(summary_html(self.gate.document, self.observations, thresholds.get("snap", {})))
+        summary.append(
+            summary_html(
+                self.gate.document,
+                self.observations,
+                thresholds.get("snap", {}),
+                instrument_thresholds={name: table for name, table in thresholds.items() if name != "snap"},
+            )
+        )
 
     def thresholds(self, instrument: str) -> ThresholdConfig:
         if instrument not in self._thresholds:

@@ -212,4 +212,5 @@ def to_json(verdict: ModelVerdict, analysis: ModelAnalysis) -> dict[str, Any]:
         "effects": analysis.effects,
         "construct_means": analysis.construct_means,
         "breakdowns": analysis.breakdowns,
+        **({"details": analysis.details} if analysis.details else {}),
     }

@@ -8,6 +8,7 @@ matplotlib's SVG, inlined.
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -77,27 +78,67 @@ details.snap-model>summary{cursor:pointer;font-weight:600;font-size:15px;padding
 </style>"""
 
 
+# instrument -> "module:function" drawing its own part of the report from its analysis entries;
+# signature (models: Mapping[str, Mapping[str, Any]], observations: Sequence[Observation]) -> str.
+# The profile ("snap") is drawn by this module; an instrument without an entry gets the generic
+# verdicts and metric tables only.
+INSTRUMENT_SECTIONS: dict[str, str] = {}
+INSTRUMENT_TITLES = {
+    "snap": "psychometric profile",
+    "compass": "political compass",
+    "perturbation": "prompt perturbation (sentiment robustness)",
+}
+
+
 def summary_html(
     document: Mapping[str, Any],
     observations: Sequence[Observation],
     thresholds: ThresholdTable,
     *,
+    instrument_thresholds: Mapping[str, ThresholdTable] | None = None,
     csv_gzip_over: int = CSV_GZIP_OVER,
 ) -> str:
     """The report's summary section as an HTML fragment.
 
     ``document`` is analysis.json as a dict, ``observations`` what observations.jsonl holds, and
-    ``thresholds`` the ``metrics`` of thresholds.yaml (metric -> better, minimum, target, excellent).
-    The observation CSV is embedded gzip-compressed when larger than ``csv_gzip_over`` bytes.
+    ``thresholds`` the profile's ``metrics`` of thresholds.yaml (metric -> better, minimum, target,
+    excellent); ``instrument_thresholds`` the same for the other instruments, by name. The
+    observation CSV is embedded gzip-compressed when larger than ``csv_gzip_over`` bytes.
     """
     session = mapping(document.get("session"))
-    grouped = by_model(observations)
+    profile_observations = [o for o in observations if o.instrument == "snap"]
+    grouped = by_model(profile_observations)
     models = _models(document, grouped)
+    others = [(str(name), mapping(entry)) for name, entry in mapping(document.get("instruments")).items()]
     comparisons = [mapping(c) for c in document.get("baseline") or [] if isinstance(c, Mapping)]
     sections = [
         STYLE,
         '<h2 id="snap-summary">snap-bench: how consistently the models answer</h2>',
-        _run_facts(session, models, grouped),
+        _run_facts(session, models, others, observations),
+    ]
+    if models or not others:  # an empty run shows the profile's empty state
+        sections += _profile_sections(models, grouped, thresholds, comparisons, bool(others))
+    for name, entry in others:
+        own = [o for o in observations if o.instrument == name]
+        sections.append(_instrument_section(name, entry, own, (instrument_thresholds or {}).get(name, {})))
+    sections += [
+        '<h3 id="snap-downloads">Downloads</h3><ul>',
+        f"<li>{csv_download(observations, csv_gzip_over).link()}</li>",
+        f"<li>{analysis_download(document).link()}</li>",
+        "</ul>",
+    ]
+    return f'<section class="snap-report" id="snap-report">{"".join(sections)}</section>'
+
+
+def _profile_sections(
+    models: Sequence[tuple[str, Mapping[str, Any]]],
+    grouped: Mapping[str, list[Observation]],
+    thresholds: ThresholdTable,
+    comparisons: Sequence[Mapping[str, Any]],
+    titled: bool,
+) -> list[str]:
+    sections = ['<h3 id="snap-instrument-snap">Psychometric profile</h3>'] if titled else []
+    sections += [
         tables.verdicts_table(models, thresholds),
         _contents(models, bool(comparisons)),
         '<h3 id="snap-metrics">Metrics against their thresholds</h3>',
@@ -115,13 +156,34 @@ def summary_html(
     sections.append('<h3 id="snap-models">Per model</h3>')
     for index, (name, entry) in enumerate(models, start=1):
         sections.append(_model_section(index, name, entry, grouped.get(name, []), thresholds, len(models)))
-    sections += [
-        '<h3 id="snap-downloads">Downloads</h3><ul>',
-        f"<li>{csv_download(observations, csv_gzip_over).link()}</li>",
-        f"<li>{analysis_download(document).link()}</li>",
-        "</ul>",
+    return sections
+
+
+def _instrument_section(
+    name: str, entry: Mapping[str, Any], observations: Sequence[Observation], thresholds: ThresholdTable
+) -> str:
+    """Another instrument: the shared verdict and metric tables, then what its own module draws."""
+    models = sorted(
+        ((str(model), mapping(values)) for model, values in mapping(entry.get("models")).items()),
+        key=lambda item: (number(item[1].get("rank")) is None, number(item[1].get("rank")) or 0.0, item[0]),
+    )
+    title = INSTRUMENT_TITLES.get(name, name)
+    parts = [
+        f'<h3 id="snap-instrument-{text(name)}">{text(title[:1].upper() + title[1:])}</h3>',
+        tables.verdicts_table(models, thresholds),
+        tables.legend_html(),
+        tables.metric_matrix(models, thresholds),
     ]
-    return f'<section class="snap-report" id="snap-report">{"".join(sections)}</section>'
+    target = INSTRUMENT_SECTIONS.get(name)
+    if target is not None:
+        module_name, _, function = target.partition(":")
+        try:
+            draw = getattr(importlib.import_module(module_name), function)
+            parts.append(draw(dict(models), observations))
+        except Exception as error:  # the report is written at session end: one bad section must not lose the rest
+            logger.warning("snap-bench report: %s section not drawn: %s", name, error)
+            parts.append(f'<p class="snap-chart-missing">The {text(name)} section was not drawn: {text(error)}</p>')
+    return "".join(parts)
 
 
 def _models(
@@ -140,17 +202,23 @@ def _models(
 
 
 def _run_facts(
-    session: Mapping[str, Any], models: Sequence[tuple[str, Mapping[str, Any]]], grouped: Mapping[str, Any]
+    session: Mapping[str, Any],
+    models: Sequence[tuple[str, Mapping[str, Any]]],
+    others: Sequence[tuple[str, Mapping[str, Any]]],
+    observations: Sequence[Observation],
 ) -> str:
+    names = [name for name, _ in models]
+    for _, entry in others:
+        names += [str(name) for name in mapping(entry.get("models")) if name not in names]
     instruments = ", ".join(
         f"{name} (item bank {digest})" for name, digest in mapping(session.get("instruments")).items()
     )
     facts = [
-        ("models", ", ".join(name for name, _ in models) or "none"),
+        ("models", ", ".join(names) or "none"),
         ("instruments", instruments or "unknown"),
         ("record mode", session.get("record_mode", "unknown")),
         ("finished", session.get("finished", "unknown")),
-        ("observations", f"{sum(len(group) for group in grouped.values()):,}"),
+        ("observations", f"{len(observations):,}"),
         ("bootstrap", f"{session.get('resamples', '?')} resamples, seed {session.get('seed', '?')}"),
         ("judged on", session.get("judge", "thresholds.yaml")),
     ]
