@@ -99,6 +99,7 @@ Analyser = Callable[[str, str, Sequence[Observation], AnalysisSettings], ModelAn
 # instrument's analysis costs nothing in a session that does not run it.
 ANALYSERS: dict[str, str] = {
     "snap": "snap_bench.analysis:analyse_profile",
+    "compass": "snap_bench.compass_analysis:analyse_compass",
 }
 
 
@@ -130,7 +131,39 @@ def analyse_profile(
     valid = table[table["code"] == 0]
     result = ModelAnalysis(model, instrument, len(table), len(valid))
     metrics = result.metrics
+    metrics.update(answer_rates(table, settings))
+    metrics.update(retest_metrics(table, settings, with_cv=True))
 
+    paraphrase_index = [f for f in ("item", "system_prompt", "temperature", "context", "run")]
+    paraphrases = wide(table, index=paraphrase_index, columns="paraphrase", values="keyed")
+    metrics["inter_paraphrase_r"] = interval_metric(
+        paraphrases, _mean_r, mean_pairwise_r_batch, settings, min_columns=2
+    )
+
+    occasion = ["paraphrase", "system_prompt", "temperature", "context", "run"]
+    for bank, prefix in (("moral", "M"), ("personality", "P")):
+        scale = table[table["item"].str.startswith(prefix)]
+        if scale["item"].nunique() >= 2:
+            matrix = wide(scale, index=occasion, columns="item", values="keyed")
+            metrics[f"cronbach_alpha_{bank}"] = interval_metric(
+                matrix, cronbach_alpha, cronbach_alpha_batch, settings, 2
+            )
+    for construct, rows in table.groupby("construct"):
+        matrix = wide(
+            rows, index=["system_prompt", "temperature", "context", "run"], columns="paraphrase", values="keyed"
+        )
+        metrics[f"cronbach_alpha[{construct}]"] = point_metric(matrix, cronbach_alpha, min_columns=2)
+
+    result.effects = factor_effects(valid)
+    result.construct_means = {str(k): float(v) for k, v in valid.groupby("construct")["keyed"].mean().items()}
+    for factor in ("system_prompt", "temperature", "context"):
+        result.breakdowns[factor] = {str(level): _breakdown(rows) for level, rows in table.groupby(factor)}
+    return result
+
+
+def answer_rates(table: Any, settings: AnalysisSettings) -> dict[str, Metric]:
+    """The share of answers refused, invalid, failed at the API, and all three together."""
+    metrics: dict[str, Metric] = {}
     for name, code in (
         ("refusal_rate", AnswerCode.REFUSAL),
         ("invalid_rate", AnswerCode.INVALID),
@@ -138,51 +171,41 @@ def analyse_profile(
     ):
         metrics[name] = proportion(int((table["code"] == int(code)).sum()), len(table), settings.confidence)
     metrics["unscored_rate"] = proportion(int((table["code"] != 0).sum()), len(table), settings.confidence)
+    return metrics
 
+
+def retest_metrics(table: Any, settings: AnalysisSettings, *, with_cv: bool) -> dict[str, Metric]:
+    """Agreement of the runs of each cell: test-retest r, ICC(2,1), Krippendorff's alpha, TARa, and CV.
+
+    The CV (SD/mean) only means something on a scale with a true zero below every point, like 1..5;
+    a signed scale (the compass's -2..+2) passes ``with_cv=False``.
+    """
     runs = wide(table, index=["cell"], columns="run", values="keyed")
     raw_runs = wide(table, index=["cell"], columns="run", values="score")
-    metrics["test_retest_r"] = _metric(runs, _mean_r, mean_pairwise_r_batch, settings, min_columns=2)
-    metrics["icc2_1"] = _metric(runs, _icc21, partial(icc_batch, form="2,1"), settings, min_columns=2)
-    metrics["cv_mean"] = _metric(runs, _cv_mean, coefficient_of_variation_batch, settings, min_columns=2)
-    metrics["cv_max"] = _point_only(runs, _cv_max, min_columns=2)
+    metrics = {
+        "test_retest_r": interval_metric(runs, _mean_r, mean_pairwise_r_batch, settings, min_columns=2),
+        "icc2_1": interval_metric(runs, _icc21, partial(icc_batch, form="2,1"), settings, min_columns=2),
+    }
+    if with_cv:
+        metrics["cv_mean"] = interval_metric(runs, _cv_mean, coefficient_of_variation_batch, settings, min_columns=2)
+        metrics["cv_max"] = point_metric(runs, _cv_max, min_columns=2)
     metrics["krippendorff_alpha_runs"] = _krippendorff_runs(runs)
-    metrics["tara_all_runs"] = _metric(raw_runs, all_runs_agree_share, all_runs_agree_share_batch, settings, 2)
-
-    paraphrase_index = [f for f in ("item", "system_prompt", "temperature", "context", "run")]
-    paraphrases = wide(table, index=paraphrase_index, columns="paraphrase", values="keyed")
-    metrics["inter_paraphrase_r"] = _metric(paraphrases, _mean_r, mean_pairwise_r_batch, settings, min_columns=2)
-
-    occasion = ["paraphrase", "system_prompt", "temperature", "context", "run"]
-    for bank, prefix in (("moral", "M"), ("personality", "P")):
-        scale = table[table["item"].str.startswith(prefix)]
-        if scale["item"].nunique() >= 2:
-            matrix = wide(scale, index=occasion, columns="item", values="keyed")
-            metrics[f"cronbach_alpha_{bank}"] = _metric(matrix, cronbach_alpha, cronbach_alpha_batch, settings, 2)
-    for construct, rows in table.groupby("construct"):
-        matrix = wide(
-            rows, index=["system_prompt", "temperature", "context", "run"], columns="paraphrase", values="keyed"
-        )
-        metrics[f"cronbach_alpha[{construct}]"] = _point_only(matrix, cronbach_alpha, min_columns=2)
-
-    result.effects = _effects(valid)
-    result.construct_means = {str(k): float(v) for k, v in valid.groupby("construct")["keyed"].mean().items()}
-    for factor in ("system_prompt", "temperature", "context"):
-        result.breakdowns[factor] = {str(level): _breakdown(rows) for level, rows in table.groupby(factor)}
-    return result
+    metrics["tara_all_runs"] = interval_metric(raw_runs, all_runs_agree_share, all_runs_agree_share_batch, settings, 2)
+    return metrics
 
 
 def _breakdown(rows: Any) -> dict[str, float | None]:
     """Point values of the headline figures within one level of a factor (no intervals: a table, not a test)."""
     level_runs = wide(rows, ["cell"], "run", "keyed")
     return {
-        "test_retest_r": _point_only(level_runs, _mean_r, 2).value,
-        "icc2_1": _point_only(level_runs, _icc21, 2).value,
+        "test_retest_r": point_metric(level_runs, _mean_r, 2).value,
+        "icc2_1": point_metric(level_runs, _icc21, 2).value,
         "mean_score": float(rows["keyed"].mean()) if rows["keyed"].notna().any() else None,
         "unscored_rate": float((rows["code"] != 0).mean()),
     }
 
 
-def observation_table(observations: Sequence[Observation]) -> Any:
+def observation_table(observations: Sequence[Observation], factors: Sequence[str] = PROFILE_FACTORS) -> Any:
     """One row per observation: cell, item, construct, run, raw and keyed score, code, factor levels."""
     import pandas as pd
 
@@ -196,11 +219,7 @@ def observation_table(observations: Sequence[Observation]) -> Any:
             "score": [np.nan if o.score is None else float(o.score) for o in observations],
             "keyed": [np.nan if o.keyed_score is None else o.keyed_score for o in observations],
             "code": [0 if o.code is None else o.code for o in observations],
-            **{
-                factor: [o.factors.get(factor, "") for o in observations]
-                for factor in PROFILE_FACTORS
-                if factor != "item"
-            },
+            **{factor: [o.factors.get(factor, "") for o in observations] for factor in factors if factor != "item"},
         }
     )
 
@@ -266,7 +285,7 @@ def _cv_max(matrix: FloatArray) -> float:
     return coefficient_of_variation(matrix).max
 
 
-def _point_only(wide: Any, statistic: Callable[[FloatArray], float], min_columns: int) -> Metric:
+def point_metric(wide: Any, statistic: Callable[[FloatArray], float], min_columns: int) -> Metric:
     matrix, left_out = complete_rows(wide)
     if matrix.shape[1] < min_columns or matrix.shape[0] < 2:
         return Metric(None, n=int(matrix.shape[0]), n_left_out=left_out, undefined="too few complete rows or columns")
@@ -278,14 +297,14 @@ def _point_only(wide: Any, statistic: Callable[[FloatArray], float], min_columns
         return Metric(None, n=int(matrix.shape[0]), n_left_out=left_out, undefined=str(error))
 
 
-def _metric(
+def interval_metric(
     wide: Any,
     statistic: Callable[[FloatArray], float],
     batch: Callable[[FloatArray, FloatArray], FloatArray],
     settings: AnalysisSettings,
     min_columns: int,
 ) -> Metric:
-    point = _point_only(wide, statistic, min_columns)
+    point = point_metric(wide, statistic, min_columns)
     if point.value is None:
         return point
     matrix, _ = complete_rows(wide)
@@ -296,9 +315,9 @@ def _metric(
     return Metric(point.value, interval.low, interval.high, n=point.n, n_left_out=point.n_left_out)
 
 
-def _effects(valid: Any) -> dict[str, float]:
+def factor_effects(valid: Any, design: Sequence[str] = PROFILE_FACTORS) -> dict[str, float]:
     """eta^2 of each design factor that varies (sequential sums of squares; parts + residual = 1)."""
-    factors = {f: valid[f].astype(str).tolist() for f in PROFILE_FACTORS if valid[f].nunique() > 1}
+    factors = {f: valid[f].astype(str).tolist() for f in design if valid[f].nunique() > 1}
     if len(valid) < 3 or not factors:
         return {}
     try:

@@ -11,6 +11,7 @@ import asyncio
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from snap_bench.cassettes import CassetteState, RecordMode, cassette_path, cassette_state, make_vcr
 from snap_bench.client import ChatClient, ChatReply, RetryPolicy, request_body
@@ -172,6 +173,7 @@ def _observation(
     replayed: bool,
 ) -> Observation:
     code: int | None
+    extra: dict[str, Any] = {}
     if reply.text is None:
         score, keyed, code, reason = None, None, int(AnswerCode.API_ERROR), reply.error or "no reply"
         construct = instrument.construct(condition)
@@ -179,6 +181,7 @@ def _observation(
         scored = instrument.score(condition, reply.text)
         score, keyed, reason, construct = scored.score, scored.keyed_score, scored.reason, scored.construct
         code = None if scored.code is None else int(scored.code)
+        extra = dict(scored.extra)
     return Observation(
         model=model,
         instrument=instrument.name,
@@ -201,4 +204,5 @@ def _observation(
         attempts=reply.attempts,
         replayed=replayed,
         timestamp=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        extra=extra,
     )

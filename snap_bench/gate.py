@@ -7,7 +7,9 @@ HTML report all show it, and a failed one makes the exit status non-zero the ord
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,8 @@ class GateResult:
     baseline: list[Any] = field(default_factory=list)
     json_path: Path | None = None
     document: dict[str, Any] = field(default_factory=dict)
+    # Problems the session should hear of that cost no answer (e.g. the results store was not written).
+    notes: list[str] = field(default_factory=list)
 
 
 def run_gate(
@@ -41,6 +45,7 @@ def run_gate(
     baseline: Any | None,
     json_path: Path,
     session_meta: dict[str, Any],
+    history_path: Path | None = None,
 ) -> GateResult:
     # Imported here: pandas and the stats are needed on the controller at the end, never in workers.
     from snap_bench.analysis import analyse
@@ -58,6 +63,8 @@ def run_gate(
         per_instrument.setdefault(analysis.instrument, []).append(verdict)
     for verdicts in per_instrument.values():
         rank(verdicts)
+    if history_path is not None:
+        _keep_history(history_path, result, observations, session_meta)
     if baseline is not None:
         result.baseline = compare_with_baseline(observations, baseline, settings, thresholds)
 
@@ -84,6 +91,42 @@ def run_gate(
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(document, indent=2, allow_nan=False, default=_plain) + "\n", encoding="utf-8")
     return result
+
+
+def _keep_history(
+    path: Path, result: GateResult, observations: list[Observation], session_meta: dict[str, Any]
+) -> None:
+    """Append each compass placement to the results store and put the model's history in its details."""
+    from snap_bench.history import append, overall_history, placements_of
+
+    recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    for (model, instrument), analysis in result.analyses.items():
+        if instrument != "compass":
+            continue
+        analysis.details["draw_per_prompt"] = bool(session_meta.get("compass_per_prompt"))
+        own = [o for o in observations if o.model == model and o.instrument == instrument]
+        parameters = {
+            "record_mode": session_meta.get("record_mode"),
+            "replayed_share": sum(o.replayed for o in own) / len(own) if own else 0.0,
+            "factors": {
+                factor: sorted({o.factors.get(factor, "") for o in own})
+                for factor in ("paraphrase", "system_prompt", "temperature", "choice")
+            },
+            "runs": max((o.run for o in own), default=0),
+            "resamples": session_meta.get("resamples"),
+            "seed": session_meta.get("seed"),
+        }
+        version = str(session_meta.get("instruments", {}).get(instrument, "unknown"))
+        rows = placements_of(model, instrument, version, recorded_at, len(own), analysis.details, parameters)
+        try:
+            append(path, rows)
+            history = overall_history(path, model, instrument)
+        except (sqlite3.Error, OSError) as error:
+            result.notes.append(f"results store {path} not updated: {error}")
+            analysis.details["history_error"] = f"{path}: {error}"
+            continue
+        analysis.details["history"] = [placement.to_dict() for placement in history]
+        analysis.details["history_path"] = str(path)
 
 
 def check_name(model: str, instrument: str, metric: str) -> str:

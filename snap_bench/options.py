@@ -7,6 +7,7 @@ pyproject.toml [tool.pytest.ini_options]) > the YAML files under config/ > built
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,6 +179,19 @@ def add_options(parser: pytest.Parser) -> None:
         help="where to write analysis.json. Default: <snap-out>/analysis.json.",
     )
     group.addoption(
+        "--snap-history",
+        default=None,
+        metavar="PATH",
+        help="SQLite results store to which every session appends each model's compass placement. "
+        "Default: ini snap_history or <snap-out>/history.sqlite.",
+    )
+    group.addoption(
+        "--snap-compass-per-prompt",
+        action="store_true",
+        default=False,
+        help="also draw each model's placement under every system prompt in the report's compass chart.",
+    )
+    group.addoption(
         "--snap-threshold",
         action="append",
         default=[],
@@ -212,6 +226,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("snap_config", "folder holding the YAML config (relative to rootdir)", default="config")
     parser.addini("snap_cassettes", "folder of recordings (relative to rootdir)", default="cassettes")
     parser.addini("snap_out", "folder for session outputs (relative to rootdir)", default="reports")
+    parser.addini("snap_history", "SQLite results store of compass placements (relative to rootdir)", default="")
     parser.addini(
         "snap_benchmarks", "folder of the benchmark tests; running it activates snap-bench", default="benchmarks"
     )
@@ -242,6 +257,8 @@ class SessionOptions:
     baseline: str | None
     gate: bool
     json_path: Path
+    history_path: Path
+    compass_per_prompt: bool
     threshold_overrides: dict[str, tuple[float, float]]
     judge: str | None
     resamples: int
@@ -292,6 +309,8 @@ class SessionOptions:
             baseline=config.getoption("baseline"),
             gate=not config.getoption("snap_no_gate"),
             json_path=_json_path(config, folder("snap_out", "snap_out")),
+            history_path=_history_path(config, rootdir, folder("snap_out", "snap_out")),
+            compass_per_prompt=bool(config.getoption("snap_compass_per_prompt")),
             # Precedence: the command line wins over the ini file, which wins over thresholds.yaml.
             threshold_overrides={
                 **_threshold_overrides(config.getini("snap_thresholds"), "ini snap_thresholds"),
@@ -305,25 +324,38 @@ class SessionOptions:
             explicit=bool(models) or config.getoption("snap_dry_run") or any(v is not None for v in explicit_values),
         )
 
-    def selection(self, instrument: Instrument) -> Selection:
-        """The --snap-items/--snap-temperatures/--snap-prompts subset, checked against the design."""
-        levels = getattr(instrument, "factor_levels", {})
+    def selection(self, instrument: Instrument, every_instrument: Sequence[Instrument] = ()) -> Selection:
+        """The --snap-items/--snap-temperatures/--snap-prompts subset, checked against the design.
+
+        A value is checked against every instrument of the session (``every_instrument``): a level
+        only one instrument has (``t0.5``) selects nothing of the others rather than being an error.
+        """
+        designs = [*every_instrument] or [instrument]
+        known_levels: dict[str, list[str]] = {}
+        for design in designs:
+            for factor, values in getattr(design, "factor_levels", {}).items():
+                known_levels.setdefault(factor, [])
+                known_levels[factor] += [v for v in values if v not in known_levels[factor]]
         chosen: dict[str, frozenset[str]] = {}
         if self.temperatures:
             chosen["temperature"] = frozenset(
                 _checked(
                     "--snap-temperatures",
                     [_temperature_level(t) for t in self.temperatures],
-                    levels.get("temperature", []),
+                    known_levels.get("temperature", []),
                 )
             )
         if self.prompts:
             chosen["system_prompt"] = frozenset(
-                _checked("--snap-prompts", self.prompts, levels.get("system_prompt", []))
+                _checked("--snap-prompts", self.prompts, known_levels.get("system_prompt", []))
             )
-        items = getattr(instrument, "items", {})
         if self.items:
-            known = set(items) | {item.construct for item in items.values()} | {item.bank for item in items.values()}
+            known: set[str] = set()
+            for design in designs:
+                items = getattr(design, "items", {})
+                known |= (
+                    set(items) | {item.construct for item in items.values()} | {item.bank for item in items.values()}
+                )
             _checked("--snap-items", self.items, sorted(known))
         return Selection(items=frozenset(self.items), levels=chosen, runs=self.runs)
 
@@ -340,6 +372,15 @@ def _checked(option: str, wanted: list[str], known: list[str]) -> list[str]:
     if unknown:
         raise pytest.UsageError(f"{option}: unknown {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
     return wanted
+
+
+def _history_path(config: pytest.Config, rootdir: Path, out_dir: Path) -> Path:
+    """--snap-history, then ini snap_history (relative to rootdir), then <snap-out>/history.sqlite."""
+    value = config.getoption("snap_history")
+    if value:
+        return Path(value).resolve()
+    ini = str(config.getini("snap_history"))
+    return (rootdir / ini).resolve() if ini else out_dir / "history.sqlite"
 
 
 def _json_path(config: pytest.Config, out_dir: Path) -> Path:

@@ -125,6 +125,19 @@ class LikertScale:
             raise ValueError(f"no labels for a {points}-point agreement scale; use 5 or 7")
         return cls(labels=labels, low=1, high=points)
 
+    @classmethod
+    def signed_agreement(cls) -> LikertScale:
+        """The political compass's five answers, signed: Strongly agree +2 ... Strongly disagree -2."""
+        labels = {
+            "strongly disagree": -2,
+            "disagree": -1,
+            "neutral": 0,
+            "neither agree nor disagree": 0,
+            "agree": 1,
+            "strongly agree": 2,
+        }
+        return cls(labels=labels, low=-2, high=2)
+
     def contains(self, value: int) -> bool:
         return self.low <= value <= self.high
 

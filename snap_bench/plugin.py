@@ -12,6 +12,7 @@ import pytest
 from snap_bench.asking import BudgetReached, RecordingUnavailable
 from snap_bench.observation import Observation
 from snap_bench.options import SessionOptions, add_options
+from snap_bench.report.rows import QUESTION_ATTRIBUTE
 from snap_bench.session import Case, SnapSession, observation_to_report
 from snap_bench.summary import dry_run_lines
 
@@ -108,13 +109,11 @@ def pytest_runtest_makereport(
     observation_to_report(item, report, OBSERVATION_KEY)
     observation = item.stash.get(OBSERVATION_KEY, None)
     if observation is not None and report.when == "call" and item.config.getoption("htmlpath", None):
-        from pytest_html import extras
-
-        from snap_bench.report.rows import observation_html
-
-        # The prompt is shown where the answer failed (where a reader needs it); valid rows stay small,
-        # so 10 models x 2,160 rows keep the report under 20 MB. pytest-html reads `extras` off the
-        # report, and xdist carries it across like any report attribute.
-        row = observation_html(observation, with_messages=not observation.is_valid)
-        setattr(report, "extras", [*getattr(report, "extras", []), extras.html(row)])  # noqa: B010
+        # The row shows the item's text rather than the whole prompt where the answer was valid
+        # (snap_bench.report.rows); the worker knows the instrument, so it sends the text along.
+        callspec = getattr(item, "callspec", None)
+        case = callspec.params.get("case") if callspec is not None else None
+        if isinstance(case, Case):
+            question = snap_session(item.config).instrument(case.instrument).question(case.condition)
+            setattr(report, QUESTION_ATTRIBUTE, question)
     return report

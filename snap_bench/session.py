@@ -32,11 +32,11 @@ from snap_bench.local_servers import LocalServers, canonical_local_url
 from snap_bench.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.observation import Condition, Observation
 from snap_bench.options import SessionOptions
+from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, drop_links_column, row_log
 from snap_bench.summary import summary_lines
 from snap_bench.throttle import Budget, BudgetLimits, RateLimiter, SharedState
 from snap_bench.verdicts import ThresholdConfig, load_thresholds
 
-OBSERVATION_ATTRIBUTE = "snap_observation"
 LOCAL_URLS_KEY = "snap_local_urls"
 
 
@@ -138,7 +138,8 @@ class SnapSession:
         return registry.resolve(recorded)
 
     def selection(self, instrument: Instrument) -> Selection:
-        return self.options.selection(instrument)
+        every = [self.instrument(name) for name in self.active_instruments()]
+        return self.options.selection(instrument, every)
 
     def cases(self, instrument_name: str) -> list[Case]:
         instrument = self.instrument(instrument_name)
@@ -286,6 +287,7 @@ class SnapSession:
                 self.baseline,
                 self.options.json_path,
                 self.session_meta(),
+                self.options.history_path,
             )
         return result
 
@@ -311,6 +313,24 @@ class SnapSession:
                 instrument_thresholds={name: table for name, table in thresholds.items() if name != "snap"},
             )
         )
+
+    # pytest-html's per-row markup is most of a large report (see snap_bench.report.rows): a benchmark
+    # row's text goes into its log area, and the links column, always empty, is left out.
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_header(self, cells: list[str]) -> None:
+        if self.active and not self.is_worker:
+            drop_links_column(cells)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
+        if self.active and not self.is_worker:
+            drop_links_column(cells)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_html(self, report: pytest.TestReport, data: list[str]) -> None:
+        if self.active and not self.is_worker:
+            row_log(report, data)
 
     def thresholds(self, instrument: str) -> ThresholdConfig:
         if instrument not in self._thresholds:
@@ -345,6 +365,7 @@ class SnapSession:
             "judge": self.options.judge or "thresholds.yaml",
             "resamples": self.options.resamples,
             "seed": self.options.seed,
+            "compass_per_prompt": self.options.compass_per_prompt,
             "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         }
 

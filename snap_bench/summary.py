@@ -95,6 +95,20 @@ def summary_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
     return lines
 
 
+def _placement(coordinates: dict[str, Any]) -> str:
+    """ "economic -1.16 [-4.72, 6.17], social +2.00 [...]" from a compass analysis's coordinates."""
+    parts = []
+    for axis, metric in coordinates.items():
+        value = metric.get("value")
+        if value is None:
+            parts.append(f"{axis} undefined ({metric.get('undefined')})")
+            continue
+        low, high = metric.get("ci_low"), metric.get("ci_high")
+        interval = "" if low is None or high is None else f" [{low:+.2f}, {high:+.2f}]"
+        parts.append(f"{axis} {value:+.2f}{interval}")
+    return ", ".join(parts)
+
+
 VERDICT_COLOURS = {"PASS": {"green": True}, "BORDERLINE": {"yellow": True}, "FAIL": {"red": True}}
 
 
@@ -117,6 +131,12 @@ def verdict_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
                     VERDICT_COLOURS[verdict.verdict],
                 )
             )
+            analysis = gate.analyses.get((verdict.model, instrument))
+            placement = _placement(analysis.details.get("coordinates", {})) if analysis is not None else ""
+            if placement:
+                lines.append((f"     placement: {placement}", {}))
+    for note in gate.notes:
+        lines.append((f"warning: {note}", {"yellow": True}))
     if gate.baseline:
         lines.append(("baseline comparison (new - baseline, 95% interval, non-inferiority margin):", {"bold": True}))
         for comparison in gate.baseline:

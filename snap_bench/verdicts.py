@@ -180,6 +180,8 @@ def composite(analysis: ModelAnalysis, config: ThresholdConfig) -> float | None:
             continue
         if name.startswith("cv"):
             score = 1 - min(max(metric.value, 0.0), 100.0) / 100
+        elif name.startswith("coordinate_sd"):  # a spread on the compass's 20-point axes
+            score = 1 - min(max(metric.value, 0.0), 10.0) / 10
         else:
             score = min(max(metric.value, 0.0), 1.0)
         total += weight * score

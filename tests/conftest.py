@@ -27,11 +27,16 @@ def fake_server() -> Iterator[FakeOpenAIServer]:
 class BenchProject:
     """A copy of the real config and benchmark suite in a pytester folder, pointed at a fake model."""
 
-    def __init__(self, pytester: pytest.Pytester, base_url: str) -> None:
+    def __init__(
+        self, pytester: pytest.Pytester, base_url: str, test_files: tuple[str, ...] = ("test_snap.py",)
+    ) -> None:
         self.pytester = pytester
         self.root = pytester.path
         shutil.copytree(REPO / "config", self.root / "config")
-        shutil.copytree(REPO / "benchmarks", self.root / "benchmarks")
+        # Only the named instruments' test files, so that each test runs the instrument it is about.
+        (self.root / "benchmarks").mkdir()
+        for name in test_files:
+            shutil.copy(REPO / "benchmarks" / name, self.root / "benchmarks" / name)
         (self.root / "pytest.ini").write_text(
             "[pytest]\nasyncio_default_fixture_loop_scope = function\n", encoding="utf-8"
         )

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from snap_bench.observation import Condition
 from snap_bench.parsing import AnswerCode
+
+EXPERIMENT_FILE = "experiment.yaml"
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,8 @@ class Scored:
     code: AnswerCode | None
     reason: str
     construct: str | None
+    # Facts about the answer particular to the instrument (e.g. "no_opinion"), kept in Observation.extra.
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Instrument(ABC):
@@ -52,6 +60,10 @@ class Instrument(ABC):
     def score(self, condition: Condition, answer: str) -> Scored:
         """Parse ``answer`` to a score (or a code) for ``condition``."""
 
+    def question(self, condition: Condition) -> str:
+        """The part of the prompt that is this condition's own (the item's text); the report shows it per row."""
+        return self.messages(condition)[-1]["content"]
+
     @abstractmethod
     def construct(self, condition: Condition) -> str | None:
         """The construct the condition's item measures, where the instrument has constructs."""
@@ -63,9 +75,17 @@ class Instrument(ABC):
 
     @property
     def version(self) -> str:
-        """A short digest of the item bank and design files, recorded with every run."""
+        """A short digest of the item bank and design files, recorded with every run.
+
+        Of the shared experiment.yaml only the instrument's own section counts, so that editing one
+        instrument's design leaves the others' versions alone.
+        """
         digest = hashlib.sha256()
         for path in sorted(self.source_files):
             digest.update(path.name.encode())
-            digest.update(path.read_bytes())
+            if path.name == EXPERIMENT_FILE:
+                section = yaml.safe_load(path.read_text(encoding="utf-8")).get(self.name)
+                digest.update(json.dumps(section, sort_keys=True).encode())
+            else:
+                digest.update(path.read_bytes())
         return digest.hexdigest()[:12]

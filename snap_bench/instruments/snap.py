@@ -12,6 +12,7 @@ from pathlib import Path
 
 from snap_bench.config import Node, load_yaml
 from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.instruments.design import temperature_level, temperatures, texts_by_level
 from snap_bench.observation import Condition
 from snap_bench.parsing import LikertScale, parse_likert
 
@@ -29,10 +30,6 @@ class LikertItem:
     contexts: tuple[str, ...]
 
 
-def temperature_level(temperature: float) -> str:
-    return f"t{temperature:g}"
-
-
 class SnapInstrument(Instrument):
     name = "snap"
 
@@ -45,30 +42,14 @@ class SnapInstrument(Instrument):
         self.scale = LikertScale.agreement(points)
         self.runs = section.get("runs").integer(1, 100)
         self.max_tokens = section.get("max_tokens").integer(1, 4096)
-        self.temperatures = _temperatures(section.get("temperatures"))
-        self.system_prompts = self._texts_by_level(section.get("system_prompts"), config_dir)
-        self.contexts = self._texts_by_level(section.get("contexts"), config_dir)
+        self.temperatures = temperatures(section.get("temperatures"))
+        self.system_prompts = texts_by_level(section.get("system_prompts"), config_dir, self._files)
+        self.contexts = texts_by_level(section.get("contexts"), config_dir, self._files)
         instruction = section.get("answer_instruction")
         if "{statement}" not in instruction.text():
             raise instruction.error("no {statement} placeholder", "put {statement} where the item text goes")
         self.answer_instruction = instruction.text()
         self.items = self._items(section.get("item_banks"), config_dir)
-
-    def _texts_by_level(self, node: Node, config_dir: Path) -> dict[str, str | None]:
-        texts: dict[str, str | None] = {}
-        for level, file_node in node.items():
-            relative = file_node.optional_text()
-            if relative is None:
-                texts[level] = None
-                continue
-            path = config_dir / relative
-            if not path.is_file():
-                raise file_node.error(f"{relative} does not exist", f"create {path} or fix the path")
-            self._files.append(path)
-            texts[level] = path.read_text(encoding="utf-8").strip()
-        if not texts:
-            raise node.error("no levels", "list at least one level")
-        return texts
 
     def _items(self, banks: Node, config_dir: Path) -> dict[str, LikertItem]:
         items: dict[str, LikertItem] = {}
@@ -188,14 +169,8 @@ class SnapInstrument(Instrument):
             )
         return Scored(parsed.score, keyed, parsed.code, parsed.reason, item.construct)
 
+    def question(self, condition: Condition) -> str:
+        return self.items[condition.item].paraphrases[condition.level("paraphrase")]
+
     def construct(self, condition: Condition) -> str | None:
         return self.items[condition.item].construct
-
-
-def _temperatures(node: Node) -> list[float]:
-    values = [element.number(0.0, 2.0, "temperature") for element in node.elements()]
-    if not values:
-        raise node.error("no temperatures", "list at least one temperature, e.g. [0.0]")
-    if len(set(values)) != len(values):
-        raise node.error("duplicate temperature", "list each temperature once")
-    return values

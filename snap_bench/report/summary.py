@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from snap_bench.observation import Observation
 from snap_bench.report import charts, tables
 from snap_bench.report.aggregates import by_model, level_means, score_counts
 from snap_bench.report.downloads import CSV_GZIP_OVER, analysis_download, csv_download
+from snap_bench.report.figures import figure_html as _figure
 from snap_bench.report.formatting import ThresholdTable, metric_label, number, text
 from snap_bench.report.tables import mapping
 
@@ -82,7 +83,7 @@ details.snap-model>summary{cursor:pointer;font-weight:600;font-size:15px;padding
 # signature (models: Mapping[str, Mapping[str, Any]], observations: Sequence[Observation]) -> str.
 # The profile ("snap") is drawn by this module; an instrument without an entry gets the generic
 # verdicts and metric tables only.
-INSTRUMENT_SECTIONS: dict[str, str] = {}
+INSTRUMENT_SECTIONS: dict[str, str] = {"compass": "snap_bench.report.compass:compass_section"}
 INSTRUMENT_TITLES = {
     "snap": "psychometric profile",
     "compass": "political compass",
@@ -121,6 +122,7 @@ def summary_html(
     for name, entry in others:
         own = [o for o in observations if o.instrument == name]
         sections.append(_instrument_section(name, entry, own, (instrument_thresholds or {}).get(name, {})))
+    sections.append(_prompts(observations))
     sections += [
         '<h3 id="snap-downloads">Downloads</h3><ul>',
         f"<li>{csv_download(observations, csv_gzip_over).link()}</li>",
@@ -128,6 +130,52 @@ def summary_html(
         "</ul>",
     ]
     return f'<section class="snap-report" id="snap-report">{"".join(sections)}</section>'
+
+
+# Factors whose levels change the prompt's wording but not the item (listed once in "What was asked").
+PROMPT_FACTORS = ("context", "choice")
+
+
+def _prompts(observations: Sequence[Observation]) -> str:
+    """Each system prompt once, and one full question per context or choice: the texts a row's id names.
+
+    The rows of valid answers show only the item's text, so the rest of every prompt is here.
+    """
+    systems: dict[tuple[str, str], str] = {}
+    examples: dict[tuple[str, tuple[tuple[str, str], ...]], Observation] = {}
+    for observation in observations:
+        level = observation.factors.get("system_prompt", "")
+        if observation.messages and observation.messages[0].get("role") == "system":
+            systems.setdefault((observation.instrument, level), str(observation.messages[0].get("content", "")))
+        key = tuple((f, observation.factors[f]) for f in PROMPT_FACTORS if f in observation.factors)
+        examples.setdefault((observation.instrument, key), observation)
+    if not systems and not examples:
+        return ""
+    parts = [
+        '<details class="snap-model" id="snap-prompts"><summary>What was asked: the prompts a row\'s id names'
+        "</summary>",
+    ]
+    if systems:
+        rows = "".join(
+            f"<tr><td>{text(instrument)}</td><td>{text(level)}</td><td><pre>{text(content)}</pre></td></tr>"
+            for (instrument, level), content in sorted(systems.items())
+        )
+        parts.append(
+            '<table class="snap-table"><caption>System prompts</caption><thead><tr><th>instrument</th>'
+            f"<th>level</th><th>system message</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+    rows = "".join(
+        f"<tr><td>{text(instrument)}</td><td>{text(', '.join(f'{f} {v}' for f, v in key) or 'all')}</td>"
+        f"<td>{text(example.condition_id)}</td><td><pre>{text(example.messages[-1].get('content', ''))}</pre></td></tr>"
+        for (instrument, key), example in sorted(examples.items(), key=lambda entry: entry[0])
+        if example.messages
+    )
+    parts.append(
+        '<table class="snap-table"><caption>The question, one example per context or choice (the item text '
+        "varies)</caption><thead><tr><th>instrument</th><th>levels</th><th>example condition</th>"
+        f"<th>user message</th></tr></thead><tbody>{rows}</tbody></table></details>"
+    )
+    return "".join(parts)
 
 
 def _profile_sections(
@@ -238,16 +286,6 @@ def _contents(models: Sequence[tuple[str, Mapping[str, Any]]], with_baseline: bo
     links += [(f"snap-model-{index}", name) for index, (name, _) in enumerate(models, start=1)]
     links.append(("snap-downloads", "downloads"))
     return "<p>Jump to: " + " · ".join(f'<a href="#{anchor}">{text(label)}</a>' for anchor, label in links) + "</p>"
-
-
-def _figure(draw: Callable[[], str], caption: str) -> str:
-    """A chart with its caption; a chart that cannot be drawn says why instead of losing the whole report."""
-    try:
-        svg = draw()
-    except Exception as error:  # the report is written at session end: one bad chart must not lose the rest
-        logger.warning("snap-bench report: chart not drawn (%s): %s", caption, error)
-        return f'<p class="snap-chart-missing">Chart not drawn ({text(caption)}): {text(error)}</p>'
-    return f'<figure class="snap-chart">{svg}<figcaption>{text(caption)}</figcaption></figure>'
 
 
 def _radar(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: ThresholdTable) -> str:

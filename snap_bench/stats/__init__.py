@@ -29,6 +29,13 @@ from snap_bench.stats.effect_size import RESIDUAL, eta_squared
 from snap_bench.stats.errors import UndefinedStatistic
 from snap_bench.stats.icc import ICC_FORMS, ICCForm, ICCResult, icc, icc_batch
 from snap_bench.stats.krippendorff import KRIPPENDORFF_LEVELS, KrippendorffLevel, krippendorff_alpha
+from snap_bench.stats.position import (
+    COMPASS_SCALE,
+    axis_coordinate,
+    axis_coordinate_batch,
+    coordinate_spread_batch,
+    two_way_bootstrap_ci,
+)
 from snap_bench.stats.variation import (
     CoefficientOfVariation,
     coefficient_of_variation,
@@ -37,6 +44,7 @@ from snap_bench.stats.variation import (
 
 __all__ = [
     "BOOTSTRAP_METHODS",
+    "COMPASS_SCALE",
     "DEFAULT_MAX_ABS_R",
     "ICC_FORMS",
     "KRIPPENDORFF_LEVELS",
@@ -53,9 +61,12 @@ __all__ = [
     "UndefinedStatistic",
     "all_runs_agree_share",
     "all_runs_agree_share_batch",
+    "axis_coordinate",
+    "axis_coordinate_batch",
     "bootstrap_ci",
     "coefficient_of_variation",
     "coefficient_of_variation_batch",
+    "coordinate_spread_batch",
     "cronbach_alpha",
     "cronbach_alpha_batch",
     "cronbach_alpha_ci",
@@ -65,4 +76,5 @@ __all__ = [
     "krippendorff_alpha",
     "mean_pairwise_r",
     "mean_pairwise_r_batch",
+    "two_way_bootstrap_ci",
 ]

@@ -39,16 +39,14 @@ for (const name of ["alert", "confirm", "prompt"]) {
 }
 """
 # The conftest of the inner pytest run: the summary fragment in pytest-html's summary section, and the
-# poisoned observation as every test row's extra, as the snap-bench plugin attaches them.
+# poisoned observation as every test row's text, through the same pytest-html hooks as the plugin's.
 INNER_CONFTEST = """
 import json
 from pathlib import Path
 
 import pytest
-from pytest_html import extras
 
-from snap_bench.observation import Observation
-from snap_bench.report import observation_html
+from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE, drop_links_column, row_log
 
 HERE = Path(__file__).parent
 
@@ -61,9 +59,22 @@ def pytest_html_results_summary(prefix, summary, postfix):
 def pytest_runtest_makereport(item, call):
     report = yield
     if report.when == "call":
-        observation = Observation.from_dict(json.loads((HERE / "observation.json").read_text(encoding="utf-8")))
-        report.extras = [*getattr(report, "extras", []), extras.html(observation_html(observation))]
+        setattr(report, OBSERVATION_ATTRIBUTE, json.loads((HERE / "observation.json").read_text(encoding="utf-8")))
+        if item.name == "test_fake_one":  # a valid row shows the question; the failed one every message
+            setattr(report, QUESTION_ATTRIBUTE, (HERE / "question.txt").read_text(encoding="utf-8"))
     return report
+
+
+def pytest_html_results_table_header(cells):
+    drop_links_column(cells)
+
+
+def pytest_html_results_table_row(report, cells):
+    drop_links_column(cells)
+
+
+def pytest_html_results_table_html(report, data):
+    row_log(report, data)
 """
 
 
@@ -106,6 +117,7 @@ def poisoned_report() -> tuple[str, dict[str, Any], Observation]:
 def build_report(pytester: pytest.Pytester, fragment: str, row: Observation) -> Path:
     (pytester.path / "snap-summary.html").write_text(fragment, encoding="utf-8")
     (pytester.path / "observation.json").write_text(json.dumps(row.to_dict()), encoding="utf-8")
+    (pytester.path / "question.txt").write_text("\n".join(FLAG_PAYLOADS), encoding="utf-8")
     pytester.makeconftest(INNER_CONFTEST)
     pytester.makepyfile(
         test_fake_benchmark="def test_fake_one():\n    pass\n\n\ndef test_fake_two():\n    assert 1 + 1 == 3\n"
@@ -159,12 +171,15 @@ def test_the_report_renders_and_runs_no_untrusted_script(
 
             # the payloads are on the page as text, and none of them ran
             assert XSS_PAYLOADS[0] in summary.inner_text()
-            extra = page.locator(".extraHTML").first.inner_text()
-            for payload in FLAG_PAYLOADS:
-                assert payload in extra
+            logs = page.locator(".extras-row .log")
+            assert logs.count() == 2
+            for index in range(2):  # the valid row (its question) and the failed row (its messages)
+                for payload in FLAG_PAYLOADS:
+                    assert payload in logs.nth(index).inner_text()
             assert page.evaluate("window.__xss") is None
             assert page.evaluate("window.__dialogs") == []
-            assert page.locator("#snap-report script, .extraHTML script, .extraHTML img").count() == 0
+            assert page.locator("#snap-report script, .extras-row .log script, .extras-row .log img").count() == 0
+            assert page.locator("th", has_text="Links").count() == 0
 
             # the embedded analysis.json downloads as the document it was made from
             with page.expect_download() as download:

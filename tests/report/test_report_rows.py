@@ -1,4 +1,4 @@
-"""observation_html: the extra of one benchmark test's row."""
+"""observation_log: the extra of one benchmark test's row."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import html
 import pytest
 
 from snap_bench.observation import Observation
-from snap_bench.report import observation_html
+from snap_bench.report import observation_log
+from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE, drop_links_column, row_log
 from tests.report.fake_data import XSS_PAYLOADS, fake_observations
 
 
@@ -28,17 +29,15 @@ def observation() -> Observation:
 
 
 def test_the_row_shows_what_was_asked_and_what_came_back(observation: Observation) -> None:
-    markup = observation_html(observation)
+    markup = observation_log(observation)
     for expected in (
         "Fake system prompt NEU.",
         "Fake statement M01, paraphrase P1. Answer 1-5.",
         "4 - mostly agree",
-        "<b>item</b> M01 (care)",
-        "<b>score</b> 4",
-        "<b>keyed</b> 2",  # reversed item
-        "<b>code</b> scored",
-        "<b>latency</b> 1.234 s",
-        "<b>replayed</b> yes",
+        "item M01 (care)",
+        "score 4, keyed 2",  # reversed item
+        "1.234 s",
+        "replayed",
     ):
         assert expected in markup
 
@@ -54,11 +53,11 @@ def test_an_unscored_answer_shows_its_code_and_reason(observation: Observation) 
         replayed=False,
         attempts=5,
     )
-    markup = observation_html(failed)
-    assert "-3 (API error)" in markup
-    assert "timeout" in markup
+    markup = observation_log(failed)
+    assert "code -3 (API error): timeout" in markup
     assert "(no answer)" in markup
-    assert "<b>replayed</b> no, asked live" in markup
+    assert "asked live" in markup
+    assert "replayed" not in markup
     assert "after 5 attempts" in markup
 
 
@@ -72,7 +71,7 @@ def test_model_output_is_shown_as_text(observation: Observation, payload: str) -
         messages=[{"role": payload, "content": payload}],
         construct=payload,
     )
-    markup = observation_html(poisoned)
+    markup = observation_log(poisoned)
     assert payload not in markup
     assert html.escape(payload, quote=True) in markup
     assert "<script" not in markup
@@ -80,8 +79,48 @@ def test_model_output_is_shown_as_text(observation: Observation, payload: str) -
     assert "<svg" not in markup
 
 
-def test_without_messages_only_the_question_is_shown(observation: Observation) -> None:
-    markup = observation_html(observation, with_messages=False)
+def test_a_valid_answer_with_its_question_shows_only_the_question(observation: Observation) -> None:
+    markup = observation_log(observation, question="Fake statement M01 <b>as written</b>")
     assert "Fake system prompt" not in markup
-    assert html.escape(observation.messages[-1]["content"]) in markup
+    assert "asked: Fake statement M01 &lt;b&gt;as written&lt;/b&gt;" in markup
     assert "4 - mostly agree" in markup
+
+
+def test_an_unscored_answer_shows_the_whole_prompt_even_with_a_question(observation: Observation) -> None:
+    failed = dataclasses.replace(observation, score=None, keyed_score=None, code=-2, reason="no number")
+    markup = observation_log(failed, question="Fake statement M01")
+    assert "Fake system prompt NEU." in markup
+    assert "asked:" not in markup
+
+
+def test_pytest_html_rows_lose_the_links_column_and_benchmark_rows_get_their_text(
+    observation: Observation,
+) -> None:
+    header = ["<th>Result</th>", "<th>Test</th>", "<th>Duration</th>", "<th>Links</th>"]
+    row = ['<td class="col-result">Passed</td>', '<td class="col-testId">x</td>', '<td class="col-links"></td>']
+    drop_links_column(header)
+    drop_links_column(row)
+    assert header == ["<th>Result</th>", "<th>Test</th>", "<th>Duration</th>"]
+    assert row == ['<td class="col-result">Passed</td>', '<td class="col-testId">x</td>']
+
+    class FakeReport:
+        pass
+
+    benchmark = FakeReport()
+    setattr(benchmark, OBSERVATION_ATTRIBUTE, observation.to_dict())
+    setattr(benchmark, QUESTION_ATTRIBUTE, "The item's own text")
+    log = ["[gw0] linux -- Python 3"]
+    row_log(benchmark, log)
+    assert log == [observation_log(observation, question="The item's own text")]
+    other = ["a plain test's own log"]
+    row_log(FakeReport(), other)
+    assert other == ["a plain test's own log"]
+
+
+def test_no_line_of_model_text_starts_with_e(observation: Observation) -> None:
+    """pytest-html paints log lines starting with "E" as errors; model text is indented."""
+    failed = dataclasses.replace(
+        observation, raw_answer="Error: none\nEverything", code=-2, score=None, keyed_score=None
+    )
+    lines = html.unescape(observation_log(failed)).splitlines()
+    assert not [line for line in lines if line.startswith("E")]

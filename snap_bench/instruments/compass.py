@@ -1,0 +1,172 @@
+"""The political-compass instrument: signed agreement with statements on an economic and a social axis.
+
+Design: item x paraphrase x system prompt x temperature x choice x run. ``choice`` is *forced* (one
+of the five answers) or *unforced* ("No opinion" allowed). An answer is scored Strongly agree +2,
+Agree +1, Neutral 0, Disagree -1, Strongly disagree -2; a reverse item's score is negated, so the
+keyed score always points to the + end of the item's axis (economic right, social authoritarian).
+"No opinion" is a valid answer that counts 0 on its axis, as a neutral answer does in the original
+design's sum; it is flagged in ``Observation.extra["no_opinion"]`` so its rate can be reported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import product
+from pathlib import Path
+
+from snap_bench.config import Node, load_yaml
+from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.instruments.design import temperature_level, temperatures, texts_by_level
+from snap_bench.observation import Condition
+from snap_bench.parsing import LikertScale, parse_likert
+
+EXPERIMENT_FILE = "experiment.yaml"
+SECTION = "compass"
+AXES = ("economic", "social")
+CHOICES = ("forced", "unforced")
+_NO_OPINION = re.compile(r"(?<![\w-])no\s+opinion(?![\w-])", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class CompassItem:
+    id: str
+    axis: str
+    reverse: bool
+    paraphrases: dict[str, str]
+
+    @property
+    def construct(self) -> str:
+        return self.axis
+
+    @property
+    def bank(self) -> str:
+        return "compass"
+
+
+class CompassInstrument(Instrument):
+    name = "compass"
+
+    def __init__(self, config_dir: Path) -> None:
+        self._files = [config_dir / EXPERIMENT_FILE]
+        section = load_yaml(config_dir / EXPERIMENT_FILE).get(SECTION)
+        self.scale = LikertScale.signed_agreement()
+        self.runs = section.get("runs").integer(1, 100)
+        self.max_tokens = section.get("max_tokens").integer(1, 4096)
+        self.temperatures = temperatures(section.get("temperatures"))
+        self.system_prompts = texts_by_level(section.get("system_prompts"), config_dir, self._files)
+        self.choices = self._choices(section.get("choices"))
+        self.items = self._items(section.get("item_banks"), config_dir)
+
+    @staticmethod
+    def _choices(node: Node) -> dict[str, str]:
+        choices: dict[str, str] = {}
+        for level, text_node in node.items():
+            if level not in CHOICES:
+                raise text_node.error(f"unknown choice level {level!r}", f"use {' and '.join(CHOICES)}")
+            text = text_node.text()
+            if "{statement}" not in text:
+                raise text_node.error("no {statement} placeholder", "put {statement} where the item text goes")
+            choices[level] = text
+        if not choices:
+            raise node.error("no choice levels", f"give an answer instruction for {' and '.join(CHOICES)}")
+        return choices
+
+    def _items(self, banks: Node, config_dir: Path) -> dict[str, CompassItem]:
+        items: dict[str, CompassItem] = {}
+        paraphrase_levels: list[str] | None = None
+        for bank_node in banks.elements():
+            path = config_dir / bank_node.text()
+            self._files.append(path)
+            for item_node in load_yaml(path).get("items").elements():
+                id_node = item_node.get("id")
+                item_id = id_node.text()
+                if item_id in items:
+                    raise id_node.error(f"duplicate item id {item_id!r}", "give every item its own id")
+                if not item_id.isalnum():
+                    raise id_node.error(f"item id {item_id!r} is not alphanumeric", "use ids like E09")
+                axis = item_node.get("axis").choice(AXES)
+                paraphrases_node = item_node.get("paraphrases")
+                paraphrases = {level: text.text() for level, text in paraphrases_node.items()}
+                if paraphrase_levels is None:
+                    paraphrase_levels = list(paraphrases)
+                elif list(paraphrases) != paraphrase_levels:
+                    raise paraphrases_node.error(
+                        f"paraphrases {list(paraphrases)} differ from the other items' {paraphrase_levels}",
+                        f"give every item the paraphrases {', '.join(paraphrase_levels)}",
+                    )
+                items[item_id] = CompassItem(item_id, axis, item_node.get("reverse").boolean(), paraphrases)
+        for axis in AXES:
+            if not any(item.axis == axis for item in items.values()):
+                raise banks.error(f"no items on the {axis} axis", f"add items with axis: {axis}")
+        return items
+
+    @property
+    def source_files(self) -> list[Path]:
+        return list(self._files)
+
+    @property
+    def factor_levels(self) -> dict[str, list[str]]:
+        first = next(iter(self.items.values()))
+        return {
+            "paraphrase": list(first.paraphrases),
+            "system_prompt": list(self.system_prompts),
+            "temperature": [temperature_level(t) for t in self.temperatures],
+            "choice": list(self.choices),
+        }
+
+    def items_on(self, axis: str) -> list[CompassItem]:
+        return [item for item in self.items.values() if item.axis == axis]
+
+    def conditions(self, selection: Selection) -> list[Condition]:
+        runs = selection.runs or self.runs
+
+        def keep(factor: str, level: str) -> bool:
+            wanted = selection.levels.get(factor)
+            return not wanted or level in wanted
+
+        conditions: list[Condition] = []
+        for item in self.items.values():
+            if selection.items and item.id not in selection.items and item.axis not in selection.items:
+                continue
+            # The choice outside the temperature: every temperature and run of a prompt follow each
+            # other, so a llama.cpp server answers them from its prompt cache.
+            for paraphrase, prompt, choice, temperature in product(
+                item.paraphrases, self.system_prompts, self.choices, self.temperatures
+            ):
+                levels = (
+                    ("paraphrase", paraphrase),
+                    ("system_prompt", prompt),
+                    ("temperature", temperature_level(temperature)),
+                    ("choice", choice),
+                )
+                if all(keep(factor, level) for factor, level in levels):
+                    conditions.extend(
+                        Condition(self.name, item.id, levels, temperature, run) for run in range(1, runs + 1)
+                    )
+        return conditions
+
+    def messages(self, condition: Condition) -> list[dict[str, str]]:
+        item = self.items[condition.item]
+        statement = item.paraphrases[condition.level("paraphrase")]
+        user = self.choices[condition.level("choice")].format(statement=statement)
+        system = self.system_prompts[condition.level("system_prompt")]
+        messages = [{"role": "system", "content": system}] if system else []
+        messages.append({"role": "user", "content": user})
+        return messages
+
+    def score(self, condition: Condition, answer: str) -> Scored:
+        item = self.items[condition.item]
+        facts: dict[str, object] = {"axis": item.axis, "reverse": item.reverse}
+        parsed = parse_likert(answer, self.scale)
+        if parsed.score is None and _NO_OPINION.search(answer) and not self.scale.labels_named(answer):
+            # Declining is an answer here, not a failure: it counts 0, like the design's neutral.
+            return Scored(0, 0.0, None, "no opinion", item.axis, {**facts, "no_opinion": True})
+        keyed = None if parsed.score is None else float(-parsed.score if item.reverse else parsed.score)
+        return Scored(parsed.score, keyed, parsed.code, parsed.reason, item.axis, {**facts, "no_opinion": False})
+
+    def question(self, condition: Condition) -> str:
+        return self.items[condition.item].paraphrases[condition.level("paraphrase")]
+
+    def construct(self, condition: Condition) -> str | None:
+        return self.items[condition.item].axis
