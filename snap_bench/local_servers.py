@@ -9,6 +9,7 @@ server had.
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,23 @@ CACHE_DIR = Path.home() / ".cache" / "snap-bench"
 
 def canonical_local_url(name: str) -> str:
     return f"http://{name.lower()}.local-model.invalid/v1"
+
+
+THREADS_VARIABLE = "SNAP_LOCAL_THREADS"
+
+
+def server_threads() -> int:
+    """Threads per llama.cpp server: 2, or SNAP_LOCAL_THREADS.
+
+    llama.cpp's threads wait for each other at every step, so when another process holds one of two
+    cores a two-thread server crawls; SNAP_LOCAL_THREADS=1 is then several times faster.
+    """
+    value = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not value:
+        return 2
+    if not value.isdigit() or int(value) < 1:
+        raise pytest.UsageError(f"{THREADS_VARIABLE}={value!r}: give a whole number of threads, at least 1")
+    return int(value)
 
 
 class LocalServers:
@@ -78,7 +96,10 @@ class LocalServers:
                 self._options.out_dir.mkdir(parents=True, exist_ok=True)
                 weights_path = resolve_weights(model.weights, CACHE_DIR)
                 server = LlamaServer(
-                    weights_path, model.provider_id, log_path=self._options.out_dir / f"llama-server-{model.name}.log"
+                    weights_path,
+                    model.provider_id,
+                    n_threads=server_threads(),
+                    log_path=self._options.out_dir / f"llama-server-{model.name}.log",
                 )
                 self._servers.append(server)
                 urls[model.name] = server.start()

@@ -13,8 +13,9 @@ The rules, in the order they are tried (each documented case has a row in tests/
    One distinct number on the scale is the score; two different numbers are *ambiguous* and invalid
    (we never guess which one the model meant); a single number off the scale is invalid.
 4. With no number: a refusal ("I cannot answer that", "As an AI, I don't have personal opinions")
-   is coded as a refusal; a scale label ("Strongly agree", "I disagree") gives its score when only
-   one label is named; anything else is invalid.
+   is coded as a refusal; a negated label ("I don't agree", "I'm not sure I agree") is invalid; a
+   scale label ("Strongly agree", "I disagree") gives its score when only one label is named;
+   anything else is invalid.
 
 Refusal phrases are only consulted when no number was given: "As an AI I have no opinions, but I
 would say 3" is an answer of 3, because the model did choose a point on the scale.
@@ -85,6 +86,14 @@ _REFUSALS = re.compile(
         |I(?:'m|\s+am)\s+sorry,?\s+but
         |(?:no|not\s+have)\s+personal\s+(?:opinions|beliefs|views|feelings|preferences))""",
     re.IGNORECASE | re.VERBOSE,
+)
+
+
+# "I don't agree", "I'm not sure I agree", "No, I do not strongly disagree": a label under a negation
+# is not that label, and which other point it means is a guess, so such an answer is invalid.
+_NEGATED_LABEL = re.compile(
+    r"(?:\b(?:not|never|no)\b|n't)[\w\s']{0,20}?\b(?:agree|disagree)\b",
+    re.IGNORECASE,
 )
 
 
@@ -178,6 +187,8 @@ def parse_likert(text: str, scale: LikertScale) -> ParsedAnswer:
 
     if _REFUSALS.search(answer):
         return coded(AnswerCode.REFUSAL, "refusal without a score")
+    if _NEGATED_LABEL.search(answer):
+        return coded(AnswerCode.INVALID, "negated scale label (\"I don't agree\"): not guessed")
     named = scale.labels_named(answer)
     if len(named) == 1:
         value = named.pop()

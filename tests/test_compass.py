@@ -29,7 +29,7 @@ def test_the_design_multiplies_out_from_the_config(compass: CompassInstrument) -
     assert len(compass.items_on("social")) >= 8
     expected = len(compass.items) * 3 * len(levels["system_prompt"]) * len(levels["temperature"]) * 2 * compass.runs
     conditions = compass.conditions(Selection())
-    assert len(conditions) == expected == 2304
+    assert len(conditions) == expected == 1536
     assert len({c.id for c in conditions}) == len(conditions)
     assert conditions[0].id == "E01-P1-NEU-t0-forced-r1"
     assert levels["choice"] == ["forced", "unforced"]
@@ -85,6 +85,9 @@ def test_the_messages_carry_the_statement_and_the_choice(compass: CompassInstrum
         ("Agree, though many would strongly disagree", None, AnswerCode.INVALID, False),
         ("As an AI, I don't have personal opinions.", None, AnswerCode.REFUSAL, False),
         ("I cannot answer that.", None, AnswerCode.REFUSAL, False),
+        ("No, I don't agree.", None, AnswerCode.INVALID, False),  # SmolLM2: a negation is not guessed
+        ("I'm not sure I agree with the statement.", None, AnswerCode.INVALID, False),
+        ("I agree with the statement.", 1, None, False),
         ("", None, AnswerCode.INVALID, False),
         ("The statement is about markets.", None, AnswerCode.INVALID, False),
     ],

@@ -450,3 +450,16 @@ def test_real_smollm2_answers_through_llama_server(tmp_path: Path) -> None:
         assert content.strip(), response.text
 
     assert not _port_open(port)
+
+
+def test_server_threads_default_and_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    from snap_bench.local_servers import THREADS_VARIABLE, server_threads
+
+    monkeypatch.delenv(THREADS_VARIABLE, raising=False)
+    assert server_threads() == 2
+    monkeypatch.setenv(THREADS_VARIABLE, "1")
+    assert server_threads() == 1
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(THREADS_VARIABLE, bad)
+        with pytest.raises(pytest.UsageError, match=THREADS_VARIABLE):
+            server_threads()
