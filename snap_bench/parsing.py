@@ -188,7 +188,7 @@ def parse_likert(text: str, scale: LikertScale) -> ParsedAnswer:
     if _REFUSALS.search(answer):
         return coded(AnswerCode.REFUSAL, "refusal without a score")
     if _NEGATED_LABEL.search(answer):
-        return coded(AnswerCode.INVALID, "negated scale label (\"I don't agree\"): not guessed")
+        return coded(AnswerCode.INVALID, 'negated scale label ("I don\'t agree"): not guessed')
     named = scale.labels_named(answer)
     if len(named) == 1:
         value = named.pop()
