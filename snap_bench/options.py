@@ -96,6 +96,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="repetitions per cell instead of experiment.yaml's runs. Default: %(default)r.",
     )
     group.addoption(
+        "--snap-perturbation-phase2",
+        action="store_true",
+        default=False,
+        help="perturbation: also ask each model's best baseline variant with few-shot examples before "
+        "and after the prompt (needs the model's whole baseline recorded). Default: %(default)r.",
+    )
+    group.addoption(
         "--snap-dry-run",
         action="store_true",
         default=False,
@@ -232,6 +239,7 @@ class SessionOptions:
     temperatures: list[str]
     prompts: list[str]
     runs: int | None
+    phase2: bool
     dry_run: bool
     record_mode: RecordMode | None
     max_attempts: int
@@ -282,6 +290,7 @@ class SessionOptions:
             temperatures=config.getoption("snap_temperatures") or [],
             prompts=config.getoption("snap_prompts") or [],
             runs=config.getoption("snap_runs"),
+            phase2=bool(config.getoption("snap_perturbation_phase2")),
             dry_run=bool(config.getoption("snap_dry_run")),
             record_mode=config.getoption("record_mode"),
             max_attempts=config.getoption("snap_max_attempts") or _ini_int(config, "snap_max_attempts"),
@@ -302,7 +311,10 @@ class SessionOptions:
             seed=config.getoption("snap_seed")
             if config.getoption("snap_seed") is not None
             else _ini_int(config, "snap_seed"),
-            explicit=bool(models) or config.getoption("snap_dry_run") or any(v is not None for v in explicit_values),
+            explicit=bool(models)
+            or config.getoption("snap_dry_run")
+            or config.getoption("snap_perturbation_phase2")
+            or any(v is not None for v in explicit_values),
         )
 
     def selection(self, instrument: Instrument) -> Selection:
@@ -323,9 +335,12 @@ class SessionOptions:
             )
         items = getattr(instrument, "items", {})
         if self.items:
-            known = set(items) | {item.construct for item in items.values()} | {item.bank for item in items.values()}
+            # An instrument without Likert items (perturbation) names what --snap-items may select.
+            known = getattr(instrument, "selectable_items", None) or (
+                set(items) | {item.construct for item in items.values()} | {item.bank for item in items.values()}
+            )
             _checked("--snap-items", self.items, sorted(known))
-        return Selection(items=frozenset(self.items), levels=chosen, runs=self.runs)
+        return Selection(items=frozenset(self.items), levels=chosen, runs=self.runs, follow_up=self.phase2)
 
 
 def _temperature_level(value: str) -> str:

@@ -142,11 +142,15 @@ class SnapSession:
 
     def cases(self, instrument_name: str) -> list[Case]:
         instrument = self.instrument(instrument_name)
+        selection = self.selection(instrument)
         try:
-            conditions = instrument.conditions(self.selection(instrument))
+            return [
+                Case(model.name, instrument_name, condition)
+                for model in self.models
+                for condition in instrument.conditions_for(model.name, selection, self.options.cassette_dir)
+            ]
         except ConfigError as error:
             raise pytest.UsageError(str(error)) from None
-        return [Case(model.name, instrument_name, condition) for model in self.models for condition in conditions]
 
     # -- session start ------------------------------------------------------------------------
 
@@ -333,6 +337,7 @@ class SnapSession:
         if self._servers is not None:
             self._servers.stop()
         self._write_session_meta()
+        self._write_audits()
 
     def session_meta(self) -> dict[str, Any]:
         return {
@@ -351,6 +356,19 @@ class SnapSession:
     def _write_session_meta(self) -> None:
         path = self.options.out_dir / "session.json"
         path.write_text(json.dumps(self.session_meta(), indent=2) + "\n", encoding="utf-8")
+
+    def _write_audits(self) -> None:
+        """What instruments chose from the data (phase-2 examples, best variants), for a reader to check."""
+        models = [model.name for model in self.models]
+        for name in sorted({observation.instrument for observation in self.observations}):
+            instrument = self.instrument(name)
+            try:
+                audit = instrument.audit(models, self.selection(instrument), self.options.cassette_dir)
+            except ConfigError as error:  # nothing was asked in phase 2 then; say so instead of failing the run
+                audit = {"instrument": name, "error": str(error)}
+            if audit is not None:
+                path = self.options.out_dir / f"{name}-audit.json"
+                path.write_text(json.dumps(audit, indent=2) + "\n", encoding="utf-8")
 
     def missing_reports(self) -> set[str]:
         return self.expected - self.reported

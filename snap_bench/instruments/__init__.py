@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.instruments.perturbation import PerturbationInstrument
 from snap_bench.instruments.snap import SnapInstrument
 
-INSTRUMENTS: dict[str, type[Instrument]] = {"snap": SnapInstrument}
+INSTRUMENTS: dict[str, type[Instrument]] = {"snap": SnapInstrument, "perturbation": PerturbationInstrument}
 
 __all__ = ["INSTRUMENTS", "Instrument", "Scored", "Selection", "load_instrument"]
 
