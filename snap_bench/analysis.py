@@ -99,6 +99,7 @@ Analyser = Callable[[str, str, Sequence[Observation], AnalysisSettings], ModelAn
 # instrument's analysis costs nothing in a session that does not run it.
 ANALYSERS: dict[str, str] = {
     "snap": "snap_bench.analysis:analyse_profile",
+    "perturbation": "snap_bench.perturbation_analysis:analyse_perturbation",
 }
 
 

