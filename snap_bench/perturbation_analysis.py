@@ -64,8 +64,15 @@ class Answers:
 
     def units_of(self, sample_indices: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
         """The units of the (resampled, possibly repeated) samples, in that order."""
-        groups = [np.flatnonzero(self.sample_of == index) for index in sample_indices]
-        return np.concatenate(groups) if groups else np.array([], dtype=np.intp)
+        groups = self._groups()
+        return np.concatenate([groups[index] for index in sample_indices])
+
+    def _groups(self) -> list[npt.NDArray[np.intp]]:
+        cached: list[npt.NDArray[np.intp]] | None = self.__dict__.get("_cached_groups")
+        if cached is None:
+            cached = [np.flatnonzero(self.sample_of == index) for index in range(len(self.samples))]
+            object.__setattr__(self, "_cached_groups", cached)
+        return cached
 
 
 def analyse_perturbation(
