@@ -8,6 +8,7 @@ The rules, in the order they are tried (each has rows in tests/test_label_parsin
    negative", "strongly positive" are the extreme labels).
 3. A *leading* label wins: an answer whose first line is a label, alone or followed by a sentence
    ("Positive. The reviewer praises..."), is that label, whatever the explanation mentions later.
+   A comma does not end it: "negative, neutral, positive" is a list of the options, not an answer.
 4. A *keyed* label wins next: "Sentiment: Neutral", "The sentiment is negative.", "Answer - very
    positive", "I would classify it as positive", "the emotion of this text is negative". The first
    keyed label is taken.
@@ -73,7 +74,7 @@ def parse_label(text: str, labels: Sequence[str]) -> ParsedLabel:
     answer = normalise(text).strip()
 
     first_line = answer.splitlines()[0].strip() if answer else ""
-    leading = re.match(rf"^(?:{alternatives})(?=\s*(?:[.!:;,)\]]|$))", first_line)
+    leading = re.match(rf"^(?:{alternatives})(?=\s*(?:[.!:;)\]]|$))", first_line)
     if leading:
         return ParsedLabel(leading.group(0), None, f"leading label {leading.group(0)!r}")
 

@@ -7,6 +7,7 @@ pyproject.toml [tool.pytest.ini_options]) > the YAML files under config/ > built
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -317,30 +318,45 @@ class SessionOptions:
             or any(v is not None for v in explicit_values),
         )
 
-    def selection(self, instrument: Instrument) -> Selection:
-        """The --snap-items/--snap-temperatures/--snap-prompts subset, checked against the design."""
+    def selection(self, instrument: Instrument, others: Sequence[Instrument] = ()) -> Selection:
+        """The --snap-items/--snap-temperatures/--snap-prompts subset, checked against the design.
+
+        A value must be known to ``instrument`` or to one of the ``others`` in the session (else it
+        is a typo and a usage error); a value only another instrument knows selects nothing of this
+        one, so ``--snap-prompts=NEU`` runs the profile's NEU conditions and no perturbation.
+        """
         levels = getattr(instrument, "factor_levels", {})
         chosen: dict[str, frozenset[str]] = {}
+
+        def known(factor: str) -> list[str]:
+            found = dict.fromkeys(levels.get(factor, []))
+            for other in others:
+                found.update(dict.fromkeys(getattr(other, "factor_levels", {}).get(factor, [])))
+            return list(found)
+
         if self.temperatures:
             chosen["temperature"] = frozenset(
                 _checked(
                     "--snap-temperatures",
                     [_temperature_level(t) for t in self.temperatures],
-                    levels.get("temperature", []),
+                    known("temperature"),
                 )
             )
         if self.prompts:
-            chosen["system_prompt"] = frozenset(
-                _checked("--snap-prompts", self.prompts, levels.get("system_prompt", []))
-            )
-        items = getattr(instrument, "items", {})
+            chosen["system_prompt"] = frozenset(_checked("--snap-prompts", self.prompts, known("system_prompt")))
         if self.items:
-            # An instrument without Likert items (perturbation) names what --snap-items may select.
-            known = getattr(instrument, "selectable_items", None) or (
-                set(items) | {item.construct for item in items.values()} | {item.bank for item in items.values()}
-            )
-            _checked("--snap-items", self.items, sorted(known))
+            everywhere = set(known_items(instrument)).union(*(known_items(other) for other in others))
+            _checked("--snap-items", self.items, sorted(everywhere))
         return Selection(items=frozenset(self.items), levels=chosen, runs=self.runs, follow_up=self.phase2)
+
+
+def known_items(instrument: Instrument) -> list[str]:
+    """What --snap-items may name for ``instrument``: item ids, constructs and banks, or its own list."""
+    own: list[str] | None = getattr(instrument, "selectable_items", None)
+    if own is not None:
+        return own
+    items = getattr(instrument, "items", {})
+    return sorted(set(items) | {item.construct for item in items.values()} | {item.bank for item in items.values()})
 
 
 def _temperature_level(value: str) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -351,16 +352,16 @@ def _details(answers: Answers, factors: Sequence[str], metrics: dict[str, Metric
     model_consistency = consistency(answers, every)
     accuracies = variant_accuracies(answers, every)
     unscored = np.isnan(answers.values)
-    variants = []
-    for column, (name, levels) in enumerate(zip(answers.variants, answers.variant_levels, strict=True)):
+    variants: list[dict[str, Any]] = []
+    for column, (name, own_levels) in enumerate(zip(answers.variants, answers.variant_levels, strict=True)):
         own = answers.values[:, column : column + 1]
         accuracy = accuracies[column]
         variants.append(
             {
                 "id": name,
-                "levels": levels,
+                "levels": own_levels,
                 "custom_accuracy": accuracy,
-                "polarity_accuracy": _maybe(lambda own=own: polarity_accuracy(_single(answers, own), every)),
+                "polarity_accuracy": _maybe(partial(polarity_accuracy, _single(answers, own), every)),
                 "weighted_index": None
                 if accuracy is None
                 else ACCURACY_WEIGHT * accuracy + (1 - ACCURACY_WEIGHT) * model_consistency,
@@ -376,15 +377,7 @@ def _details(answers: Answers, factors: Sequence[str], metrics: dict[str, Metric
         errors = _errors(answers, every)
         per_factor[factor] = {
             "levels": levels,
-            "accuracy": {
-                level: _maybe(
-                    lambda level=level: _accuracy_of(
-                        answers,
-                        errors[:, [c for c, lv in enumerate(answers.variant_levels) if lv[factor] == level]],
-                    )
-                )
-                for level in levels
-            },
+            "accuracy": {level: _level_accuracy(answers, errors, factor, level) for level in levels},
             "accuracy_effect": metrics[f"accuracy_effect[{factor}]"].value,
             "flip_rate": metrics[f"flip_rate[{factor}]"].value,
         }
@@ -407,6 +400,14 @@ def _details(answers: Answers, factors: Sequence[str], metrics: dict[str, Metric
             for u in range(len(answers.sample_of))
         ],
     }
+
+
+def _level_accuracy(answers: Answers, errors: FloatArray, factor: str, level: str) -> float | None:
+    columns = [c for c, levels in enumerate(answers.variant_levels) if levels[factor] == level]
+    try:
+        return _accuracy_of(answers, errors[:, columns])
+    except UndefinedStatistic:
+        return None
 
 
 def _single(answers: Answers, column: FloatArray) -> Answers:
@@ -440,8 +441,8 @@ def _phase2(answers: Answers, few_shot: Sequence[Observation], metrics: dict[str
         entry: dict[str, Any] = {"n": len(rows), "unscored_rate": sum(not o.is_valid for o in rows) / len(rows)}
         if not isinstance(table, str):
             units = np.arange(len(table.sample_of), dtype=np.intp)
-            entry["custom_accuracy"] = _maybe(lambda table=table, units=units: custom_accuracy(table, units))
-            entry["polarity_accuracy"] = _maybe(lambda table=table, units=units: polarity_accuracy(table, units))
+            entry["custom_accuracy"] = _maybe(partial(custom_accuracy, table, units))
+            entry["polarity_accuracy"] = _maybe(partial(polarity_accuracy, table, units))
         positions[position] = entry
     baseline_accuracy = None
     if variant in answers.variants:
@@ -452,8 +453,10 @@ def _phase2(answers: Answers, few_shot: Sequence[Observation], metrics: dict[str
         accuracy = entry.get("custom_accuracy")
         entry["gain"] = None if accuracy is None or baseline_accuracy is None else accuracy - baseline_accuracy
     for position, entry in positions.items():
-        metrics[f"few_shot_gain[{position}]"] = Metric(entry["gain"], n=entry["n"]) if entry["gain"] is not None else (
-            Metric(None, n=entry["n"], undefined="no scored answer")
+        metrics[f"few_shot_gain[{position}]"] = (
+            Metric(entry["gain"], n=entry["n"])
+            if entry["gain"] is not None
+            else (Metric(None, n=entry["n"], undefined="no scored answer"))
         )
     return {"variant": variant, "baseline_custom_accuracy": baseline_accuracy, "positions": positions}
 

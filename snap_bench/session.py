@@ -138,7 +138,8 @@ class SnapSession:
         return registry.resolve(recorded)
 
     def selection(self, instrument: Instrument) -> Selection:
-        return self.options.selection(instrument)
+        others = [self.instrument(name) for name in self.active_instruments() if name != instrument.name]
+        return self.options.selection(instrument, others)
 
     def cases(self, instrument_name: str) -> list[Case]:
         instrument = self.instrument(instrument_name)

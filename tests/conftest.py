@@ -16,6 +16,7 @@ FAKE_KEY = "sk-fake-0123456789abcdefghijklmnopqrstuvwxyz"
 # A small slice of the design: 1 item x 3 paraphrases x 1 prompt x 1 temperature x 2 contexts x 3 runs.
 SLICE = ("--snap-items=M01", "--snap-prompts=NEU", "--snap-temperatures=0")
 SLICE_SIZE = 18
+BENCHMARK_MODULES = {"snap": "test_snap.py", "perturbation": "test_perturbation.py"}
 
 
 @pytest.fixture
@@ -27,11 +28,15 @@ def fake_server() -> Iterator[FakeOpenAIServer]:
 class BenchProject:
     """A copy of the real config and benchmark suite in a pytester folder, pointed at a fake model."""
 
-    def __init__(self, pytester: pytest.Pytester, base_url: str) -> None:
+    def __init__(self, pytester: pytest.Pytester, base_url: str, instruments: tuple[str, ...] = ("snap",)) -> None:
         self.pytester = pytester
         self.root = pytester.path
         shutil.copytree(REPO / "config", self.root / "config")
-        shutil.copytree(REPO / "benchmarks", self.root / "benchmarks")
+        # Only the named instruments' test modules: each scenario counts the tests of one design.
+        (self.root / "benchmarks").mkdir()
+        for instrument in instruments:
+            module = BENCHMARK_MODULES[instrument]
+            shutil.copy(REPO / "benchmarks" / module, self.root / "benchmarks" / module)
         (self.root / "pytest.ini").write_text(
             "[pytest]\nasyncio_default_fixture_loop_scope = function\n", encoding="utf-8"
         )

@@ -213,7 +213,9 @@ def test_dry_run_counts_conditions_without_key_or_recordings(
             "*instrument snap*1620 conditions per model over 10 items*",
             "*fake-model: 1620 conditions; estimated cost <= $*",
             "*other-model: 1620 conditions; no price in models.yaml*",
-            "total: 3240 conditions for 2 model(s)",
+            "*instrument perturbation*320 conditions per model over 20 items*",
+            "*fake-model: 320 conditions; estimated cost <= $*",
+            "total: 3880 conditions for 2 model(s)",
         ]
     )
     assert not bench.cassettes.exists()
@@ -324,5 +326,5 @@ def test_pilot_mode_runs_the_pilot_models(bench: BenchProject, monkeypatch: pyte
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     result = bench.run("--snap-mode=pilot", "--snap-dry-run")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*other-model: 1620 conditions*", "total: 1620 conditions for 1 model(s)"])
+    result.stdout.fnmatch_lines(["*other-model: 1620 conditions*", "total: 1940 conditions for 1 model(s)"])
     assert "fake-model" not in result.stdout.str()

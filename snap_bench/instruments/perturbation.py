@@ -51,7 +51,9 @@ class PerturbationInstrument(Instrument):
         section = load_yaml(experiment).get(SECTION)
         data = section.get("data")
         self.data_spec = DataSpec.from_node(data)
-        self.samples = {s.id: s for s in load_samples(self._data_path(data.get("test"), config_dir), self.data_spec, "S")}
+        self.samples = {
+            s.id: s for s in load_samples(self._data_path(data.get("test"), config_dir), self.data_spec, "S")
+        }
         examples_node = data.get("examples", None)
         self.example_pool: list[Sample] = []
         if examples_node.value is not None:
@@ -140,9 +142,7 @@ class PerturbationInstrument(Instrument):
             ]
         return conditions
 
-    def _conditions(
-        self, sample: Sample, levels: tuple[tuple[str, str], ...], selection: Selection
-    ) -> list[Condition]:
+    def _conditions(self, sample: Sample, levels: tuple[tuple[str, str], ...], selection: Selection) -> list[Condition]:
         runs = selection.runs or self.runs
         many_temperatures = len(self.temperatures) > 1
         conditions: list[Condition] = []

@@ -115,5 +115,7 @@ class PromptDesign:
 def _piece(node: Node) -> str:
     """A piece may be empty ("" for a formal level that adds no greeting), but must be text."""
     if not isinstance(node.value, str):
-        raise node.error(f"expected text, found {type(node.value).__name__} {node.value!r}", 'give a quoted string ("" for none)')
+        raise node.error(
+            f"expected text, found {type(node.value).__name__} {node.value!r}", 'give a quoted string ("" for none)'
+        )
     return node.value

@@ -117,7 +117,9 @@ def _csv_rows(path: Path) -> list[tuple[int, dict[str, str]]]:
     except UnicodeDecodeError:
         raise ConfigError(path, "", "not UTF-8 text", "save the file as UTF-8") from None
     except csv.Error as error:
-        raise ConfigError(path, "", f"malformed CSV ({error})", "write a header row and one quoted row per text") from None
+        raise ConfigError(
+            path, "", f"malformed CSV ({error})", "write a header row and one quoted row per text"
+        ) from None
     return rows
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from snap_bench.observation import Observation
@@ -49,7 +50,7 @@ def perturbation_section(models: Mapping[str, Mapping[str, Any]], observations: 
         parts.append(phase2_table(details))
         parts.append(
             _figure(
-                lambda details=details, index=index: label_heatmap(f"snap-perturbation-heatmap-{index}", details),
+                partial(label_heatmap, f"snap-perturbation-heatmap-{index}", details),
                 "Label per input (rows, with the gold and the share of variants agreeing on the modal label) "
                 "and variant (columns); grey: no label (refused or invalid).",
             )

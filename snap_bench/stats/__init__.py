@@ -18,6 +18,13 @@ from snap_bench.stats.bootstrap import (
     Statistic,
     bootstrap_ci,
 )
+from snap_bench.stats.categorical import (
+    category_counts,
+    fleiss_kappa,
+    interval_squared_errors,
+    modal_share,
+    mse_accuracy,
+)
 from snap_bench.stats.correlation import (
     DEFAULT_MAX_ABS_R,
     PairwiseCorrelation,
@@ -54,15 +61,20 @@ __all__ = [
     "all_runs_agree_share",
     "all_runs_agree_share_batch",
     "bootstrap_ci",
+    "category_counts",
     "coefficient_of_variation",
     "coefficient_of_variation_batch",
     "cronbach_alpha",
     "cronbach_alpha_batch",
     "cronbach_alpha_ci",
     "eta_squared",
+    "fleiss_kappa",
     "icc",
     "icc_batch",
+    "interval_squared_errors",
     "krippendorff_alpha",
     "mean_pairwise_r",
     "mean_pairwise_r_batch",
+    "modal_share",
+    "mse_accuracy",
 ]

@@ -89,7 +89,9 @@ def fleiss_kappa(counts: npt.ArrayLike) -> float:
     totals = matrix.sum(axis=1)
     raters = float(totals[0])
     if not np.all(totals == raters):
-        raise ValueError(f"every subject needs the same number of ratings; row totals range {totals.min():g}..{totals.max():g}")
+        raise ValueError(
+            f"every subject needs the same number of ratings; row totals range {totals.min():g}..{totals.max():g}"
+        )
     if raters < 2:
         raise ValueError(f"Fleiss' kappa needs at least 2 ratings per subject, got {raters:g}")
     subjects = matrix.shape[0]
