@@ -51,9 +51,11 @@ class PerturbationInstrument(Instrument):
         section = load_yaml(experiment).get(SECTION)
         data = section.get("data")
         self.data_spec = DataSpec.from_node(data)
-        self.samples = {
-            s.id: s for s in load_samples(self._data_path(data.get("test"), config_dir), self.data_spec, "S")
-        }
+        samples = load_samples(self._data_path(data.get("test"), config_dir), self.data_spec, "S")
+        limit = data.get("limit", None)
+        if limit.value is not None:
+            samples = samples[: limit.integer(1, len(samples))]
+        self.samples = {s.id: s for s in samples}
         examples_node = data.get("examples", None)
         self.example_pool: list[Sample] = []
         if examples_node.value is not None:
