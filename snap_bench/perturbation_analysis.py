@@ -144,7 +144,9 @@ def answers_table(observations: Sequence[Observation]) -> Answers | str:
         value = math.nan if o.keyed_score is None or not o.is_valid else float(o.keyed_score)
         units.setdefault((o.item, o.temperature, o.run), {})[variant] = value
     samples = sorted({key[0] for key in units})
-    names = list(variants)
+    # Alphabetical, whatever order the tests ran in (xdist, random order): the table, the tie-break
+    # of the best variant (as in phase 2) and which level comes first in an effect follow from it.
+    names = sorted(variants)
     keys = sorted(units)
     intervals = [gold_interval(gold_kind, _gold(golds[key[0]])) for key in keys]
     return Answers(
@@ -264,7 +266,8 @@ def _level_pairs(answers: Answers, factor: str) -> tuple[list[str], list[tuple[i
 
 
 def accuracy_effect(answers: Answers, units: npt.NDArray[np.intp], factor: str) -> float:
-    """Custom accuracy at the factor's first level minus at its second (formal - casual, ...)."""
+    """Custom accuracy at the factor's first level minus at its second, levels in alphabetical order
+    (casual - formal, imp - q, task - text, syn1 - syn2)."""
     levels, _ = _level_pairs(answers, factor)
     errors = _errors(answers, units)
     first = [c for c, lv in enumerate(answers.variant_levels) if lv[factor] == levels[0]]
@@ -370,7 +373,7 @@ def _details(answers: Answers, factors: Sequence[str], metrics: dict[str, Metric
             }
         )
     ranked = [v for v in variants if v["custom_accuracy"] is not None]
-    ranked.sort(key=lambda v: -float(v["custom_accuracy"]))
+    ranked.sort(key=lambda v: -float(v["custom_accuracy"]))  # stable: ties stay alphabetical
     per_factor: dict[str, Any] = {}
     for factor in factors:
         levels, _ = _level_pairs(answers, factor)

@@ -104,6 +104,13 @@ class SnapSession:
                 self.instrument(name)
         except (ConfigError, ValueError) as error:
             raise pytest.UsageError(str(error)) from None
+        for name in self.active_instruments():
+            self.selection(self.instrument(name))  # a typo in --snap-items is a usage error now
+        if self.options.phase2:
+            # A follow-up stage reads the recordings now, so a missing baseline is a usage error
+            # before anything runs, not a collection error in every worker.
+            for name in self.active_instruments():
+                self.cases(name)
         self.active = True
 
     def active_instruments(self) -> list[str]:

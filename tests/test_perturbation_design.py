@@ -205,8 +205,11 @@ def test_bad_jsonl_names_the_line(config_dir: Path) -> None:
         ("gold: polarity", "gold: stars", "perturbation.data.gold: 'stars' is not one of"),
         ("{fresh: positive,", "{fresh: glowing,", "label_map.fresh: 'glowing' is not one of the known values"),
         ('template: "{body}', 'template: "{bdy}', "unknown placeholder {bdy}"),
-        ("syn2: {analyze: evaluate, sentiment: emotion, classify: categorize}", "syn2: {analyze: evaluate}",
-         "sets pieces ['analyze'], the other levels set"),
+        (
+            "syn2: {analyze: evaluate, sentiment: emotion, classify: categorize}",
+            "syn2: {analyze: evaluate}",
+            "sets pieces ['analyze'], the other levels set",
+        ),
         ("max_tokens: 16 ", "max_tokens: 0 ", "perturbation.max_tokens: 0 is not a whole number"),
         ("examples_per_label: 7", "examples_per_label: 31", "examples_per_label: 31 is not a whole number"),
     ],

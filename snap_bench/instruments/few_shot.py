@@ -69,7 +69,7 @@ def best_variant_from_recordings(
     """The baseline variant with the highest weighted index (or custom accuracy) in ``model``'s recordings.
 
     Within one model the weighted index is 0.7 x accuracy + a constant, so both rules rank the
-    variants alike; ties go to the variant listed first in the design. Every baseline condition
+    variants alike; ties go to the alphabetically first variant id. Every baseline condition
     must be recorded: choosing on part of the data would choose on chance.
     """
     conditions = instrument.conditions(Selection())
@@ -105,7 +105,8 @@ def best_variant_from_recordings(
     matrix = np.array([[row.get(v.id, math.nan) for v in variants] for row in labels.values()])
     consistency = float(modal_share(matrix).mean())
     best: BestVariant | None = None
-    for variant in variants:
+    # Ties go to the alphabetically first variant id, the rule the analysis's report follows.
+    for variant in sorted(variants, key=lambda v: v.id):
         errors = by_variant[variant.id]
         accuracy = mse_accuracy(errors, max_squared_error(gold_kind)) if errors else 0.0
         index = ACCURACY_WEIGHT * accuracy + (1 - ACCURACY_WEIGHT) * consistency

@@ -189,8 +189,7 @@ def label_heatmap(chart_id: str, details: Mapping[str, Any]) -> str:
         figure = new_figure(7.0, 0.16 * len(units) + 1.6)
         axes = figure.add_subplot()
         colours = matplotlib.colormaps["RdBu"].resampled(7)
-        cmap = ListedColormap([colours(i) for i in range(7)])
-        cmap.set_bad(NO_LABEL_COLOUR)
+        cmap = ListedColormap([colours(i) for i in range(7)]).with_extremes(bad=NO_LABEL_COLOUR)
         image = axes.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=-3.5, vmax=3.5, aspect="auto")
         axes.set_xticks(range(len(variants)), variants, rotation=90, fontsize=6)
         axes.set_yticks(
