@@ -93,7 +93,8 @@ def test_headline_figures_by_hand() -> None:
     assert metrics["invalid_rate"].value == pytest.approx(1 / 48)
     for name in ("custom_accuracy", "consistency", "variant_spread"):
         metric = metrics[name]
-        assert metric.ci_low is not None and metric.ci_high is not None
+        assert metric.ci_low is not None
+        assert metric.ci_high is not None
         assert metric.ci_low <= metric.value <= metric.ci_high
 
 
@@ -153,8 +154,7 @@ def test_without_gold_the_accuracy_says_why() -> None:
 
 
 def test_report_section_escapes_names_and_draws_the_charts() -> None:
-    from snap_bench.verdicts import to_json
-    from snap_bench.verdicts import ModelVerdict
+    from snap_bench.verdicts import ModelVerdict, to_json
 
     rows = polarity_table("<b>evil</b>")
     analysis = analyse(rows, SETTINGS)[("<b>evil</b>", "perturbation")]

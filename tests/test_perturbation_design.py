@@ -226,7 +226,7 @@ def test_examples_that_repeat_a_test_text_are_refused(config_dir: Path) -> None:
     test_rows = (config_dir / "data" / "rotten_tomatoes_test.csv").read_text(encoding="utf-8").splitlines()
     examples = config_dir / "data" / "rotten_tomatoes_examples.csv"
     examples.write_text(examples.read_text(encoding="utf-8") + test_rows[1].replace("S001", "E999") + "\n")
-    with pytest.raises(ConfigError, match="example E999 repeats test sample S001.*disjoint"):
+    with pytest.raises(ConfigError, match=r"example E999 repeats test sample S001.*disjoint"):
         load_instrument("perturbation", config_dir)
 
 
