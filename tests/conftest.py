@@ -76,3 +76,11 @@ class BenchProject:
 def bench(pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> BenchProject:
     monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
     return BenchProject(pytester, fake_server.base_url)
+
+
+def set_limit(config_dir: Path, limit: int) -> None:
+    """Replace (or add) perturbation.data.limit."""
+    path = config_dir / "experiment.yaml"
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("    limit:")]
+    text = "\n".join(lines) + "\n"
+    path.write_text(text.replace("    gold: polarity\n", f"    gold: polarity\n    limit: {limit}\n"), encoding="utf-8")

@@ -14,7 +14,7 @@ from snap_bench.instruments.base import Selection
 from snap_bench.instruments.perturbation import PerturbationInstrument, read_gold
 from snap_bench.instruments.sentiment_data import LABELS, gold_interval, max_squared_error
 from snap_bench.observation import Condition
-from tests.conftest import REPO
+from tests.conftest import REPO, set_limit
 
 FIVE_CLASS_CSV = """id,text,label
 A1,"A masterpiece, pure joy from start to finish.",4
@@ -164,7 +164,7 @@ def test_jsonl_data(config_dir: Path) -> None:
 
 
 def test_limit_takes_the_first_rows(config_dir: Path) -> None:
-    edit(config_dir, "gold: polarity", "gold: polarity\n    limit: 4")
+    set_limit(config_dir, 4)
     instrument = load_instrument("perturbation", config_dir)
     assert isinstance(instrument, PerturbationInstrument)
     assert list(instrument.samples) == ["S001", "S002", "S003", "S004"]

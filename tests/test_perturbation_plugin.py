@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from snap_bench.export import read_jsonl
-from tests.conftest import FAKE_KEY, REPO, BenchProject
+from tests.conftest import FAKE_KEY, REPO, BenchProject, set_limit
 from tests.fake_openai_server import FakeOpenAIServer
 
 WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
@@ -108,11 +108,7 @@ def test_phase2_asks_the_best_variant_with_examples_and_writes_the_audit(
     bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...]
 ) -> None:
     fake_server.script.answer = formal_right_casual_neutral
-    experiment = bench.root / "config" / "experiment.yaml"
-    experiment.write_text(
-        experiment.read_text(encoding="utf-8").replace("gold: polarity", "gold: polarity\n    limit: 2"),
-        encoding="utf-8",
-    )
+    set_limit(bench.root / "config", 2)
     # the whole baseline must be recorded before phase 2 can choose the best variant
     result = bench.run("--model=fake-model", "--snap-perturbation-phase2", *workers)
     assert result.ret == pytest.ExitCode.USAGE_ERROR

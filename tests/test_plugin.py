@@ -11,9 +11,13 @@ import pytest
 
 from snap_bench.cassettes import leaked_secrets
 from snap_bench.export import read_jsonl
-from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, BenchProject
+from snap_bench.instruments import load_instrument
+from snap_bench.instruments.base import Selection
+from tests.conftest import FAKE_KEY, REPO, SLICE, SLICE_SIZE, BenchProject
 from tests.fake_openai_server import Failure, FakeOpenAIServer
 
+# The perturbation design as shipped (its sample limit decides the count): listed by the dry run too.
+PERTURBATION = len(load_instrument("perturbation", REPO / "config").conditions(Selection()))
 WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
 
 
@@ -213,9 +217,9 @@ def test_dry_run_counts_conditions_without_key_or_recordings(
             "*instrument snap*1620 conditions per model over 10 items*",
             "*fake-model: 1620 conditions; estimated cost <= $*",
             "*other-model: 1620 conditions; no price in models.yaml*",
-            "*instrument perturbation*320 conditions per model over 20 items*",
-            "*fake-model: 320 conditions; estimated cost <= $*",
-            "total: 3880 conditions for 2 model(s)",
+            f"*instrument perturbation*{PERTURBATION} conditions per model over {PERTURBATION // 16} items*",
+            f"*fake-model: {PERTURBATION} conditions; estimated cost <= $*",
+            f"total: {2 * (1620 + PERTURBATION)} conditions for 2 model(s)",
         ]
     )
     assert not bench.cassettes.exists()
@@ -326,5 +330,7 @@ def test_pilot_mode_runs_the_pilot_models(bench: BenchProject, monkeypatch: pyte
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     result = bench.run("--snap-mode=pilot", "--snap-dry-run")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*other-model: 1620 conditions*", "total: 1940 conditions for 1 model(s)"])
+    result.stdout.fnmatch_lines(
+        ["*other-model: 1620 conditions*", f"total: {1620 + PERTURBATION} conditions for 1 model(s)"]
+    )
     assert "fake-model" not in result.stdout.str()
