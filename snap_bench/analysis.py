@@ -100,6 +100,7 @@ Analyser = Callable[[str, str, Sequence[Observation], AnalysisSettings], ModelAn
 ANALYSERS: dict[str, str] = {
     "snap": "snap_bench.analysis:analyse_profile",
     "compass": "snap_bench.compass_analysis:analyse_compass",
+    "perturbation": "snap_bench.perturbation_analysis:analyse_perturbation",
 }
 
 

@@ -97,6 +97,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="repetitions per cell instead of experiment.yaml's runs. Default: %(default)r.",
     )
     group.addoption(
+        "--snap-perturbation-phase2",
+        action="store_true",
+        default=False,
+        help="perturbation: also ask each model's best baseline variant with few-shot examples before "
+        "and after the prompt (needs the model's whole baseline recorded). Default: %(default)r.",
+    )
+    group.addoption(
         "--snap-dry-run",
         action="store_true",
         default=False,
@@ -247,6 +254,7 @@ class SessionOptions:
     temperatures: list[str]
     prompts: list[str]
     runs: int | None
+    phase2: bool
     dry_run: bool
     record_mode: RecordMode | None
     max_attempts: int
@@ -299,6 +307,7 @@ class SessionOptions:
             temperatures=config.getoption("snap_temperatures") or [],
             prompts=config.getoption("snap_prompts") or [],
             runs=config.getoption("snap_runs"),
+            phase2=bool(config.getoption("snap_perturbation_phase2")),
             dry_run=bool(config.getoption("snap_dry_run")),
             record_mode=config.getoption("record_mode"),
             max_attempts=config.getoption("snap_max_attempts") or _ini_int(config, "snap_max_attempts"),
@@ -321,43 +330,51 @@ class SessionOptions:
             seed=config.getoption("snap_seed")
             if config.getoption("snap_seed") is not None
             else _ini_int(config, "snap_seed"),
-            explicit=bool(models) or config.getoption("snap_dry_run") or any(v is not None for v in explicit_values),
+            explicit=bool(models)
+            or config.getoption("snap_dry_run")
+            or config.getoption("snap_perturbation_phase2")
+            or any(v is not None for v in explicit_values),
         )
 
-    def selection(self, instrument: Instrument, every_instrument: Sequence[Instrument] = ()) -> Selection:
+    def selection(self, instrument: Instrument, others: Sequence[Instrument] = ()) -> Selection:
         """The --snap-items/--snap-temperatures/--snap-prompts subset, checked against the design.
 
-        A value is checked against every instrument of the session (``every_instrument``): a level
-        only one instrument has (``t0.5``) selects nothing of the others rather than being an error.
+        A value must be known to ``instrument`` or to one of the ``others`` in the session (else it
+        is a typo and a usage error); a value only another instrument knows selects nothing of this
+        one, so ``--snap-prompts=NEU`` runs the profile's NEU conditions and no perturbation.
         """
-        designs = [*every_instrument] or [instrument]
-        known_levels: dict[str, list[str]] = {}
-        for design in designs:
-            for factor, values in getattr(design, "factor_levels", {}).items():
-                known_levels.setdefault(factor, [])
-                known_levels[factor] += [v for v in values if v not in known_levels[factor]]
+        levels = getattr(instrument, "factor_levels", {})
         chosen: dict[str, frozenset[str]] = {}
+
+        def known(factor: str) -> list[str]:
+            found = dict.fromkeys(levels.get(factor, []))
+            for other in others:
+                found.update(dict.fromkeys(getattr(other, "factor_levels", {}).get(factor, [])))
+            return list(found)
+
         if self.temperatures:
             chosen["temperature"] = frozenset(
                 _checked(
                     "--snap-temperatures",
                     [_temperature_level(t) for t in self.temperatures],
-                    known_levels.get("temperature", []),
+                    known("temperature"),
                 )
             )
         if self.prompts:
-            chosen["system_prompt"] = frozenset(
-                _checked("--snap-prompts", self.prompts, known_levels.get("system_prompt", []))
-            )
+            chosen["system_prompt"] = frozenset(_checked("--snap-prompts", self.prompts, known("system_prompt")))
         if self.items:
-            known: set[str] = set()
-            for design in designs:
-                items = getattr(design, "items", {})
-                known |= (
-                    set(items) | {item.construct for item in items.values()} | {item.bank for item in items.values()}
-                )
-            _checked("--snap-items", self.items, sorted(known))
-        return Selection(items=frozenset(self.items), levels=chosen, runs=self.runs)
+            everywhere = set(known_items(instrument)).union(*(known_items(other) for other in others))
+            _checked("--snap-items", self.items, sorted(everywhere))
+        return Selection(items=frozenset(self.items), levels=chosen, runs=self.runs, follow_up=self.phase2)
+
+
+def known_items(instrument: Instrument) -> list[str]:
+    """What --snap-items may name for ``instrument``: item ids, constructs and banks, or its own list."""
+    own: list[str] | None = getattr(instrument, "selectable_items", None)
+    if own is not None:
+        return own
+    items = getattr(instrument, "items", {})
+    return sorted(set(items) | {item.construct for item in items.values()} | {item.bank for item in items.values()})
 
 
 def _temperature_level(value: str) -> str:

@@ -104,6 +104,13 @@ class SnapSession:
                 self.instrument(name)
         except (ConfigError, ValueError) as error:
             raise pytest.UsageError(str(error)) from None
+        for name in self.active_instruments():
+            self.selection(self.instrument(name))  # a typo in --snap-items is a usage error now
+        if self.options.phase2:
+            # A follow-up stage reads the recordings now, so a missing baseline is a usage error
+            # before anything runs, not a collection error in every worker.
+            for name in self.active_instruments():
+                self.cases(name)
         self.active = True
 
     def active_instruments(self) -> list[str]:
@@ -138,16 +145,20 @@ class SnapSession:
         return registry.resolve(recorded)
 
     def selection(self, instrument: Instrument) -> Selection:
-        every = [self.instrument(name) for name in self.active_instruments()]
-        return self.options.selection(instrument, every)
+        others = [self.instrument(name) for name in self.active_instruments() if name != instrument.name]
+        return self.options.selection(instrument, others)
 
     def cases(self, instrument_name: str) -> list[Case]:
         instrument = self.instrument(instrument_name)
+        selection = self.selection(instrument)
         try:
-            conditions = instrument.conditions(self.selection(instrument))
+            return [
+                Case(model.name, instrument_name, condition)
+                for model in self.models
+                for condition in instrument.conditions_for(model.name, selection, self.options.cassette_dir)
+            ]
         except ConfigError as error:
             raise pytest.UsageError(str(error)) from None
-        return [Case(model.name, instrument_name, condition) for model in self.models for condition in conditions]
 
     # -- session start ------------------------------------------------------------------------
 
@@ -353,6 +364,7 @@ class SnapSession:
         if self._servers is not None:
             self._servers.stop()
         self._write_session_meta()
+        self._write_audits()
 
     def session_meta(self) -> dict[str, Any]:
         return {
@@ -372,6 +384,19 @@ class SnapSession:
     def _write_session_meta(self) -> None:
         path = self.options.out_dir / "session.json"
         path.write_text(json.dumps(self.session_meta(), indent=2) + "\n", encoding="utf-8")
+
+    def _write_audits(self) -> None:
+        """What instruments chose from the data (phase-2 examples, best variants), for a reader to check."""
+        models = [model.name for model in self.models]
+        for name in sorted({observation.instrument for observation in self.observations}):
+            instrument = self.instrument(name)
+            try:
+                audit = instrument.audit(models, self.selection(instrument), self.options.cassette_dir)
+            except ConfigError as error:  # nothing was asked in phase 2 then; say so instead of failing the run
+                audit = {"instrument": name, "error": str(error)}
+            if audit is not None:
+                path = self.options.out_dir / f"{name}-audit.json"
+                path.write_text(json.dumps(audit, indent=2) + "\n", encoding="utf-8")
 
     def missing_reports(self) -> set[str]:
         return self.expected - self.reported

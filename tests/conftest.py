@@ -16,6 +16,7 @@ FAKE_KEY = "sk-fake-0123456789abcdefghijklmnopqrstuvwxyz"
 # A small slice of the design: 1 item x 3 paraphrases x 1 prompt x 1 temperature x 2 contexts x 3 runs.
 SLICE = ("--snap-items=M01", "--snap-prompts=NEU", "--snap-temperatures=0")
 SLICE_SIZE = 18
+BENCHMARK_MODULES = {"snap": "test_snap.py", "compass": "test_compass.py", "perturbation": "test_perturbation.py"}
 
 
 @pytest.fixture
@@ -27,16 +28,15 @@ def fake_server() -> Iterator[FakeOpenAIServer]:
 class BenchProject:
     """A copy of the real config and benchmark suite in a pytester folder, pointed at a fake model."""
 
-    def __init__(
-        self, pytester: pytest.Pytester, base_url: str, test_files: tuple[str, ...] = ("test_snap.py",)
-    ) -> None:
+    def __init__(self, pytester: pytest.Pytester, base_url: str, instruments: tuple[str, ...] = ("snap",)) -> None:
         self.pytester = pytester
         self.root = pytester.path
         shutil.copytree(REPO / "config", self.root / "config")
-        # Only the named instruments' test files, so that each test runs the instrument it is about.
+        # Only the named instruments' test modules: each scenario counts the tests of one design.
         (self.root / "benchmarks").mkdir()
-        for name in test_files:
-            shutil.copy(REPO / "benchmarks" / name, self.root / "benchmarks" / name)
+        for instrument in instruments:
+            module = BENCHMARK_MODULES[instrument]
+            shutil.copy(REPO / "benchmarks" / module, self.root / "benchmarks" / module)
         (self.root / "pytest.ini").write_text(
             "[pytest]\nasyncio_default_fixture_loop_scope = function\n", encoding="utf-8"
         )
@@ -76,3 +76,11 @@ class BenchProject:
 def bench(pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> BenchProject:
     monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
     return BenchProject(pytester, fake_server.base_url)
+
+
+def set_limit(config_dir: Path, limit: int) -> None:
+    """Replace (or add) perturbation.data.limit."""
+    path = config_dir / "experiment.yaml"
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("    limit:")]
+    text = "\n".join(lines) + "\n"
+    path.write_text(text.replace("    gold: polarity\n", f"    gold: polarity\n    limit: {limit}\n"), encoding="utf-8")

@@ -41,7 +41,7 @@ def compass_bench(
     pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> BenchProject:
     monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
-    return BenchProject(pytester, fake_server.base_url, test_files=("test_compass.py",))
+    return BenchProject(pytester, fake_server.base_url, instruments=("compass",))
 
 
 def analysis_of(project: BenchProject) -> dict[str, Any]:

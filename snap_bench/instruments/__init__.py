@@ -6,9 +6,14 @@ from pathlib import Path
 
 from snap_bench.instruments.base import Instrument, Scored, Selection
 from snap_bench.instruments.compass import CompassInstrument
+from snap_bench.instruments.perturbation import PerturbationInstrument
 from snap_bench.instruments.snap import SnapInstrument
 
-INSTRUMENTS: dict[str, type[Instrument]] = {"snap": SnapInstrument, "compass": CompassInstrument}
+INSTRUMENTS: dict[str, type[Instrument]] = {
+    "snap": SnapInstrument,
+    "compass": CompassInstrument,
+    "perturbation": PerturbationInstrument,
+}
 
 __all__ = ["INSTRUMENTS", "Instrument", "Scored", "Selection", "load_instrument"]
 

@@ -27,6 +27,9 @@ class Selection:
     items: frozenset[str] = frozenset()
     levels: dict[str, frozenset[str]] = field(default_factory=dict)
     runs: int | None = None
+    # Ask the stage of the design that depends on each model's recorded answers as well
+    # (perturbation: the few-shot phase 2 on the model's best baseline variant).
+    follow_up: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,17 @@ class Instrument(ABC):
     @abstractmethod
     def conditions(self, selection: Selection) -> list[Condition]:
         """The conditions of the design in a stable order, restricted to ``selection``."""
+
+    def conditions_for(self, model: str, selection: Selection, recordings: Path) -> list[Condition]:
+        """The conditions asked of ``model``: the same for every model, unless a stage of the design
+        depends on the model's earlier answers (read from ``recordings``, the cassette folder)."""
+        return self.conditions(selection)
+
+    def audit(self, models: list[str], selection: Selection, recordings: Path) -> dict[str, Any] | None:
+        """What the instrument chose from the data while building the conditions (JSON), or None.
+
+        Written to <out>/<instrument>-audit.json at the end of a session, so a reader can check it."""
+        return None
 
     @abstractmethod
     def messages(self, condition: Condition) -> list[dict[str, str]]:

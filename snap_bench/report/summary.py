@@ -83,7 +83,10 @@ details.snap-model>summary{cursor:pointer;font-weight:600;font-size:15px;padding
 # signature (models: Mapping[str, Mapping[str, Any]], observations: Sequence[Observation]) -> str.
 # The profile ("snap") is drawn by this module; an instrument without an entry gets the generic
 # verdicts and metric tables only.
-INSTRUMENT_SECTIONS: dict[str, str] = {"compass": "snap_bench.report.compass:compass_section"}
+INSTRUMENT_SECTIONS: dict[str, str] = {
+    "compass": "snap_bench.report.compass:compass_section",
+    "perturbation": "snap_bench.report.perturbation:perturbation_section",
+}
 INSTRUMENT_TITLES = {
     "snap": "psychometric profile",
     "compass": "political compass",

@@ -18,6 +18,13 @@ from snap_bench.stats.bootstrap import (
     Statistic,
     bootstrap_ci,
 )
+from snap_bench.stats.categorical import (
+    category_counts,
+    fleiss_kappa,
+    interval_squared_errors,
+    modal_share,
+    mse_accuracy,
+)
 from snap_bench.stats.correlation import (
     DEFAULT_MAX_ABS_R,
     PairwiseCorrelation,
@@ -64,6 +71,7 @@ __all__ = [
     "axis_coordinate",
     "axis_coordinate_batch",
     "bootstrap_ci",
+    "category_counts",
     "coefficient_of_variation",
     "coefficient_of_variation_batch",
     "coordinate_spread_batch",
@@ -71,10 +79,14 @@ __all__ = [
     "cronbach_alpha_batch",
     "cronbach_alpha_ci",
     "eta_squared",
+    "fleiss_kappa",
     "icc",
     "icc_batch",
+    "interval_squared_errors",
     "krippendorff_alpha",
     "mean_pairwise_r",
     "mean_pairwise_r_batch",
+    "modal_share",
+    "mse_accuracy",
     "two_way_bootstrap_ci",
 ]

@@ -1,0 +1,173 @@
+"""Phase 2 of the perturbation design: each model's best baseline variant, and the few-shot examples.
+
+The examples are chosen once, from a pool disjoint from the test samples, by a deterministic
+diversity rule, so that every model sees the same examples and a rerun picks them again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from snap_bench.cassettes import cassette_path
+from snap_bench.config import ConfigError
+from snap_bench.instruments.base import Selection
+from snap_bench.instruments.prompt_variants import Variant
+from snap_bench.instruments.sentiment_data import Sample, gold_interval, max_squared_error
+from snap_bench.stats.categorical import interval_squared_errors, modal_share, mse_accuracy
+
+if TYPE_CHECKING:
+    from snap_bench.instruments.perturbation import PerturbationInstrument
+
+EXAMPLE_POSITIONS = ("pre", "suf")
+ACCURACY_WEIGHT = 0.7  # the study's weighted index: 0.7 x variant accuracy + 0.3 x model consistency
+TOKEN = re.compile(r"[a-z0-9']+")
+
+
+@dataclass(frozen=True)
+class BestVariant:
+    variant: Variant
+    weighted_index: float
+    custom_accuracy: float
+    consistency: float
+    n_scored: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant.id,
+            "weighted_index": self.weighted_index,
+            "custom_accuracy": self.custom_accuracy,
+            "consistency": self.consistency,
+            "n_scored": self.n_scored,
+        }
+
+
+def recorded_answer(path: Path) -> str | None:
+    """The assistant's text in a cassette, or None when there is no successful exchange."""
+    try:
+        interactions = json.loads(path.read_text(encoding="utf-8"))["interactions"]
+        response = interactions[-1]["response"]
+        if response["status"]["code"] != 200:
+            return None
+        content = json.loads(response["body"]["string"])["choices"][0]["message"]["content"]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+    return content if isinstance(content, str) else None
+
+
+def best_variant_from_recordings(
+    instrument: PerturbationInstrument, model: str, recordings: Path, rule: str
+) -> BestVariant:
+    """The baseline variant with the highest weighted index (or custom accuracy) in ``model``'s recordings.
+
+    Within one model the weighted index is 0.7 x accuracy + a constant, so both rules rank the
+    variants alike; ties go to the alphabetically first variant id. Every baseline condition
+    must be recorded: choosing on part of the data would choose on chance.
+    """
+    conditions = instrument.conditions(Selection())
+    answers: dict[str, str] = {}
+    missing = 0
+    for condition in conditions:
+        text = recorded_answer(cassette_path(recordings, model, instrument.name, condition.id))
+        if text is None:
+            missing += 1
+        else:
+            answers[condition.id] = text
+    if missing:
+        raise ConfigError(
+            recordings / model / instrument.name,
+            "",
+            f"phase 2 needs {model}'s whole baseline, but {missing} of {len(conditions)} recordings are missing",
+            f"record the baseline first (pytest benchmarks/test_perturbation.py --model={model}), "
+            "then add --snap-perturbation-phase2",
+        )
+    variants = instrument.variants()
+    gold_kind = instrument.data_spec.gold_kind
+    by_variant: dict[str, list[float]] = {variant.id: [] for variant in variants}
+    labels: dict[str, dict[str, float]] = {}
+    for condition in conditions:
+        scored = instrument.score(condition, answers[condition.id])
+        variant_id = "-".join(level for factor, level in condition.levels if factor in instrument.design.factors)
+        labels.setdefault(f"{condition.item}-{condition.run}-{condition.temperature}", {})[variant_id] = (
+            math.nan if scored.keyed_score is None else scored.keyed_score
+        )
+        if scored.keyed_score is not None:
+            low, high = gold_interval(gold_kind, instrument.samples[condition.item].gold)
+            by_variant[variant_id].append(float(interval_squared_errors([scored.keyed_score], [low], [high])[0]))
+    matrix = np.array([[row.get(v.id, math.nan) for v in variants] for row in labels.values()])
+    consistency = float(modal_share(matrix).mean())
+    best: BestVariant | None = None
+    # Ties go to the alphabetically first variant id, the rule the analysis's report follows.
+    for variant in sorted(variants, key=lambda v: v.id):
+        errors = by_variant[variant.id]
+        accuracy = mse_accuracy(errors, max_squared_error(gold_kind)) if errors else 0.0
+        index = ACCURACY_WEIGHT * accuracy + (1 - ACCURACY_WEIGHT) * consistency
+        key = index if rule == "weighted_index" else accuracy
+        best_key = None if best is None else (best.weighted_index if rule == "weighted_index" else best.custom_accuracy)
+        if best_key is None or key > best_key:
+            best = BestVariant(variant, index, accuracy, consistency, len(errors))
+    assert best is not None  # a design has at least one variant
+    return best
+
+
+def tfidf(texts: list[str]) -> npt.NDArray[np.float64]:
+    """L2-normalised TF-IDF rows: raw term counts x smooth idf ln((1 + n) / (1 + df)) + 1 (scikit-learn's default)."""
+    documents = [Counter(TOKEN.findall(text.lower())) for text in texts]
+    vocabulary = sorted({term for document in documents for term in document})
+    index = {term: column for column, term in enumerate(vocabulary)}
+    counts = np.zeros((len(texts), len(vocabulary)))
+    for row, document in enumerate(documents):
+        for term, count in document.items():
+            counts[row, index[term]] = count
+    document_frequency = (counts > 0).sum(axis=0)
+    weights = counts * (np.log((1 + len(texts)) / (1 + document_frequency)) + 1)
+    norms = np.linalg.norm(weights, axis=1, keepdims=True)
+    result: npt.NDArray[np.float64] = weights / np.where(norms == 0, 1.0, norms)
+    return result
+
+
+def diverse_examples(pool: list[Sample], per_label: int) -> list[Sample]:
+    """``per_label`` examples of every gold label in ``pool``, as different from each other as possible.
+
+    Rule (deterministic): the distance of two texts is the mean of their TF-IDF cosine distance
+    (over the whole pool's vocabulary) and their length difference in characters divided by the
+    pool's length range, both in [0, 1]. Per label, the first example is the text whose length is
+    nearest the label's median length; each next one is the text farthest from those already
+    chosen (greedy farthest-point: maximise the smallest distance). Ties go to the smaller id. The
+    result is ordered label by label in the pool's label order, which alternates in the prompt.
+    """
+    if not pool:
+        raise ValueError("no examples to choose from")
+    vectors = tfidf([sample.text for sample in pool])
+    lengths = np.array([len(sample.text) for sample in pool], dtype=np.float64)
+    span = float(lengths.max() - lengths.min()) or 1.0
+    distance = 0.5 * (1.0 - vectors @ vectors.T) + 0.5 * np.abs(lengths[:, None] - lengths[None, :]) / span
+    chosen_by_label: dict[str, list[int]] = {}
+    for label in dict.fromkeys(sample.gold for sample in pool):
+        candidates = sorted((i for i, s in enumerate(pool) if s.gold == label), key=lambda i: pool[i].id)
+        if len(candidates) < per_label:
+            raise ValueError(f"only {len(candidates)} examples labelled {label!r}; {per_label} are needed")
+        median = float(np.median(lengths[candidates]))
+        chosen = [min(candidates, key=lambda i: (abs(lengths[i] - median), pool[i].id))]
+        while len(chosen) < per_label:
+            rest = [i for i in candidates if i not in chosen]
+            chosen.append(max(rest, key=lambda i: (float(distance[i, chosen].min()), _reverse_id(pool[i].id))))
+        chosen_by_label[label] = chosen
+    # Interleave the labels (pos, neg, pos, ...) so that no label owns the end of the block.
+    ordered: list[Sample] = []
+    for round_index in range(per_label):
+        ordered += [pool[chosen[round_index]] for chosen in chosen_by_label.values()]
+    return ordered
+
+
+def _reverse_id(sample_id: str) -> tuple[int, ...]:
+    """A key under which max() prefers the smaller id on a tie."""
+    return tuple(-ord(character) for character in sample_id)

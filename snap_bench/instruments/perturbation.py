@@ -1,0 +1,243 @@
+"""The prompt-perturbation instrument: 5-class sentiment asked through 16 rewordings of one task.
+
+Design: sample x variant (formality x phrasing x order x synonyms, 2 x 2 x 2 x 2) x temperature x
+run. Phase 2 (``--snap-perturbation-phase2``) asks each model's best baseline variant again with
+labelled examples before (``pre``) or after (``suf``) the prompt.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from snap_bench.config import ConfigError, Node, load_yaml
+from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.instruments.few_shot import (
+    EXAMPLE_POSITIONS,
+    BestVariant,
+    best_variant_from_recordings,
+    diverse_examples,
+)
+from snap_bench.instruments.prompt_variants import PromptDesign, Variant
+from snap_bench.instruments.sentiment_data import ENCODING, LABELS, DataSpec, Sample, load_samples
+from snap_bench.label_parsing import parse_label
+from snap_bench.observation import Condition
+
+EXPERIMENT_FILE = "experiment.yaml"
+SECTION = "perturbation"
+EXAMPLES_FACTOR = "examples"
+GOLD_PREFIX = {"five_class": "gold:", "polarity": "polarity:"}
+
+
+def gold_construct(sample: Sample, gold_kind: str) -> str:
+    """How an observation carries its gold: ``gold:very positive`` (5-class) or ``polarity:positive``."""
+    return f"{GOLD_PREFIX[gold_kind]}{sample.gold}"
+
+
+def read_gold(construct: str | None) -> tuple[str, str] | None:
+    """(gold kind, gold label) from :func:`gold_construct`'s text; None for anything else."""
+    for kind, prefix in GOLD_PREFIX.items():
+        if construct and construct.startswith(prefix):
+            return kind, construct[len(prefix) :]
+    return None
+
+
+class PerturbationInstrument(Instrument):
+    name = "perturbation"
+
+    def __init__(self, config_dir: Path) -> None:
+        experiment = config_dir / EXPERIMENT_FILE
+        self._files = [experiment]
+        section = load_yaml(experiment).get(SECTION)
+        data = section.get("data")
+        self.data_spec = DataSpec.from_node(data)
+        samples = load_samples(self._data_path(data.get("test"), config_dir), self.data_spec, "S")
+        limit = data.get("limit", None)
+        if limit.value is not None:
+            samples = samples[: limit.integer(1, len(samples))]
+        self.samples = {s.id: s for s in samples}
+        examples_node = data.get("examples", None)
+        self.example_pool: list[Sample] = []
+        if examples_node.value is not None:
+            self.example_pool = load_samples(self._data_path(examples_node, config_dir), self.data_spec, "E")
+            self._check_disjoint(examples_node)
+        self.runs = section.get("runs").integer(1, 100)
+        self.max_tokens = section.get("max_tokens").integer(1, 4096)
+        self.temperatures = _temperatures(section.get("temperatures"))
+        self.design = PromptDesign(
+            section.get("factors"),
+            section.get("template"),
+            section.get("pieces", {}),
+            {"labels": ", ".join(LABELS)},
+        )
+        phase2 = section.get("phase2")
+        self.examples_per_label = phase2.get("examples_per_label").integer(1, 20)
+        self.example_format = phase2.get("example_format").text()
+        for placeholder in ("{text}", "{label}"):
+            if placeholder not in self.example_format:
+                raise phase2.get("example_format").error(f"no {placeholder}", f"put {placeholder} in the format")
+        self.examples_header = phase2.get("examples_header").text()
+        self.best_variant_rule = phase2.get("best_variant_by").choice(("weighted_index", "custom_accuracy"))
+        self._examples: list[Sample] | None = None
+        self._best: dict[str, BestVariant] = {}
+
+    def _data_path(self, node: Node, config_dir: Path) -> Path:
+        path = config_dir / node.text()
+        if not path.is_file():
+            raise node.error(f"{node.text()} does not exist", f"create {path} or fix the path")
+        self._files.append(path)
+        return path
+
+    def _check_disjoint(self, node: Node) -> None:
+        texts = {sample.text: sample.id for sample in self.samples.values()}
+        for example in self.example_pool:
+            if example.text in texts:
+                raise node.error(
+                    f"example {example.id} repeats test sample {texts[example.text]}",
+                    "draw the few-shot examples from a split disjoint from the test samples",
+                )
+
+    # -- the design ---------------------------------------------------------------------------
+
+    @property
+    def source_files(self) -> list[Path]:
+        return list(self._files)
+
+    @property
+    def factor_levels(self) -> dict[str, list[str]]:
+        """Every factor's levels, in design order (the examples factor only in phase 2)."""
+        return {**self.design.levels(), "temperature": [_temperature_level(t) for t in self.temperatures]}
+
+    @property
+    def selectable_items(self) -> list[str]:
+        """What --snap-items may name: sample ids."""
+        return sorted(self.samples)
+
+    def variants(self) -> list[Variant]:
+        return self.design.variants()
+
+    def conditions(self, selection: Selection) -> list[Condition]:
+        """The baseline: every variant of every sample, sample by sample, so that a recording cut
+        short leaves whole samples (each asked through all variants) rather than whole variants."""
+        return [
+            condition
+            for sample in self.samples.values()
+            if not selection.items or sample.id in selection.items
+            for variant in self.variants()
+            for condition in self._conditions(sample, variant.levels, selection)
+            if self._kept(condition, selection)
+        ]
+
+    def conditions_for(self, model: str, selection: Selection, recordings: Path) -> list[Condition]:
+        conditions = self.conditions(selection)
+        if not selection.follow_up:
+            return conditions
+        best = self.best_variant(model, recordings)
+        for position in EXAMPLE_POSITIONS:
+            levels = (*best.variant.levels, (EXAMPLES_FACTOR, position))
+            conditions += [
+                condition
+                for sample in self.samples.values()
+                if not selection.items or sample.id in selection.items
+                for condition in self._conditions(sample, levels, selection)
+                if self._kept(condition, selection)
+            ]
+        return conditions
+
+    def _conditions(self, sample: Sample, levels: tuple[tuple[str, str], ...], selection: Selection) -> list[Condition]:
+        runs = selection.runs or self.runs
+        many_temperatures = len(self.temperatures) > 1
+        conditions: list[Condition] = []
+        for temperature in self.temperatures:
+            # A single temperature stays out of the id (S017-formal-imp-task-syn1-r1).
+            own = (("temperature", _temperature_level(temperature)),) if many_temperatures else ()
+            conditions += [
+                Condition(self.name, sample.id, (*levels, *own), temperature, run) for run in range(1, runs + 1)
+            ]
+        return conditions
+
+    @staticmethod
+    def _kept(condition: Condition, selection: Selection) -> bool:
+        levels = dict(condition.levels)
+        levels.setdefault("temperature", _temperature_level(condition.temperature))
+        return all(not wanted or levels.get(factor) in wanted for factor, wanted in selection.levels.items())
+
+    # -- phase 2 ------------------------------------------------------------------------------
+
+    def examples(self) -> list[Sample]:
+        """The few-shot examples, chosen once from the pool (see :func:`diverse_examples`)."""
+        if self._examples is None:
+            if not self.example_pool:
+                raise ConfigError(
+                    self._files[0],
+                    f"{SECTION}.data.examples",
+                    "phase 2 needs a pool of labelled examples",
+                    "name a CSV or JSONL file disjoint from the test samples",
+                )
+            self._examples = diverse_examples(self.example_pool, self.examples_per_label)
+        return self._examples
+
+    def best_variant(self, model: str, recordings: Path) -> BestVariant:
+        if model not in self._best:
+            self._best[model] = best_variant_from_recordings(self, model, recordings, self.best_variant_rule)
+        return self._best[model]
+
+    def audit(self, models: list[str], selection: Selection, recordings: Path) -> dict[str, Any] | None:
+        if not selection.follow_up:
+            return None
+        return {
+            "instrument": self.name,
+            "rule": (
+                f"best variant per model by {self.best_variant_rule} on its baseline recordings; "
+                f"{self.examples_per_label} examples per label present in the pool, chosen by "
+                "few_shot.diverse_examples (greedy farthest point on TF-IDF cosine distance and length)"
+            ),
+            "best_variants": {model: self.best_variant(model, recordings).to_json() for model in models},
+            "examples": [
+                {"id": s.id, "label": s.gold, "raw_label": s.raw_label, "chars": len(s.text), "text": s.text}
+                for s in self.examples()
+            ],
+            "test_ids": sorted(self.samples),
+        }
+
+    # -- asking and scoring -------------------------------------------------------------------
+
+    def prompt(self, condition: Condition) -> str:
+        variant = Variant(tuple((f, level) for f, level in condition.levels if f in self.design.factors))
+        prompt = self.design.render(variant, self.samples[condition.item].text)
+        position = dict(condition.levels).get(EXAMPLES_FACTOR)
+        if position is None:
+            return prompt
+        block = "\n\n".join(
+            [self.examples_header]
+            + [self.example_format.replace("{label}", s.gold).replace("{text}", s.text) for s in self.examples()]
+        )
+        return f"{block}\n\n{prompt}" if position == "pre" else f"{prompt}\n\n{block}"
+
+    def messages(self, condition: Condition) -> list[dict[str, str]]:
+        return [{"role": "user", "content": self.prompt(condition)}]
+
+    def score(self, condition: Condition, answer: str) -> Scored:
+        parsed = parse_label(answer, LABELS)
+        construct = self.construct(condition)
+        if parsed.label is None:
+            return Scored(None, None, parsed.code, parsed.reason, construct)
+        value = ENCODING[parsed.label]
+        return Scored(value, float(value), None, parsed.reason, construct)
+
+    def construct(self, condition: Condition) -> str | None:
+        """The sample's gold label (the analysis reads it back with :func:`read_gold`)."""
+        return gold_construct(self.samples[condition.item], self.data_spec.gold_kind)
+
+
+def _temperature_level(temperature: float) -> str:
+    return f"t{temperature:g}"
+
+
+def _temperatures(node: Node) -> list[float]:
+    values = [element.number(0.0, 2.0, "temperature") for element in node.elements()]
+    if not values:
+        raise node.error("no temperatures", "list at least one temperature, e.g. [0.0]")
+    if len(set(values)) != len(values):
+        raise node.error("duplicate temperature", "list each temperature once")
+    return values

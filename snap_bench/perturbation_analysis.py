@@ -1,0 +1,470 @@
+"""Observations of the perturbation instrument -> accuracy, consistency and agreement across rewordings.
+
+Units: a *sample* is one labelled text; an *occasion* is one (temperature, run); a *variant* is one
+rewording (formality-phrasing-order-synonyms). Every interval resamples samples, the independent
+units, keeping all their variants and occasions together.
+
+Accuracy rule (the study's MSE-based custom accuracy, on the polarity-weighted encoding
+-3, -2, 0, +2, +3): accuracy = 1 - MSE / worst penalty. With five-class gold the error is the
+ordinary squared difference and the worst penalty 36. With binary (polarity) gold a positive text
+accepts both positive labels, so the error is the squared distance to the nearer of +2 and +3 (a
+negative text: -2 and -3), and the worst penalty is 25 (-3 for a positive text). Unscored answers
+(refusals, invalid, API errors) have no error: they are left out of the accuracy, counted in
+``n_left_out`` and judged on their own through ``unscored_rate``; in the consistency they count
+as disagreeing with the modal label.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from snap_bench.analysis import AnalysisSettings, Metric, ModelAnalysis, proportion
+from snap_bench.instruments.perturbation import EXAMPLES_FACTOR, read_gold
+from snap_bench.instruments.sentiment_data import ENCODING, LABELS, gold_interval, max_squared_error
+from snap_bench.observation import Observation
+from snap_bench.parsing import AnswerCode
+from snap_bench.stats import UndefinedStatistic, bootstrap_ci
+from snap_bench.stats.categorical import (
+    category_counts,
+    fleiss_kappa,
+    interval_squared_errors,
+    modal_share,
+    mse_accuracy,
+)
+
+FloatArray = npt.NDArray[np.float64]
+VARIANT_FACTORS = ("formality", "phrasing", "order", "synonyms")
+ACCURACY_WEIGHT = 0.7  # the study's weighted index: 0.7 x accuracy + 0.3 x consistency
+LABEL_OF = {value: label for label, value in ENCODING.items()}
+NOT_FIVE_CLASS = "not applicable: the data have polarity gold only (e.g. fresh/rotten), not five classes"
+
+
+@dataclass(frozen=True)
+class Answers:
+    """One model's baseline as arrays: ``values[u, v]`` is the encoding unit u got from variant v (NaN: none).
+
+    A unit is a (sample, occasion); ``sample_of[u]`` indexes ``samples``.
+    """
+
+    samples: list[str]
+    variants: list[str]
+    variant_levels: list[dict[str, str]]
+    sample_of: npt.NDArray[np.intp]
+    values: FloatArray
+    gold_low: FloatArray  # per unit
+    gold_high: FloatArray
+    gold_kind: str
+    gold_labels: list[str]  # per unit
+
+    def units_of(self, sample_indices: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+        """The units of the (resampled, possibly repeated) samples, in that order."""
+        groups = self._groups()
+        return np.concatenate([groups[index] for index in sample_indices])
+
+    def _groups(self) -> list[npt.NDArray[np.intp]]:
+        cached: list[npt.NDArray[np.intp]] | None = self.__dict__.get("_cached_groups")
+        if cached is None:
+            cached = [np.flatnonzero(self.sample_of == index) for index in range(len(self.samples))]
+            object.__setattr__(self, "_cached_groups", cached)
+        return cached
+
+
+def analyse_perturbation(
+    model: str, instrument: str, observations: Sequence[Observation], settings: AnalysisSettings
+) -> ModelAnalysis:
+    """The robustness figures of one model: see the module docstring for the rules."""
+    baseline = [o for o in observations if EXAMPLES_FACTOR not in o.factors]
+    few_shot = [o for o in observations if EXAMPLES_FACTOR in o.factors]
+    result = ModelAnalysis(model, instrument, len(observations), sum(o.is_valid for o in observations))
+    metrics = result.metrics
+    for name, code in (
+        ("refusal_rate", AnswerCode.REFUSAL),
+        ("invalid_rate", AnswerCode.INVALID),
+        ("api_error_rate", AnswerCode.API_ERROR),
+    ):
+        metrics[name] = proportion(sum(o.code == int(code) for o in baseline), len(baseline), settings.confidence)
+    metrics["unscored_rate"] = proportion(sum(not o.is_valid for o in baseline), len(baseline), settings.confidence)
+
+    answers = answers_table(baseline)
+    if isinstance(answers, str):
+        for name in ("custom_accuracy", "polarity_accuracy", "exact_accuracy", "consistency", "weighted_index"):
+            metrics[name] = Metric(None, undefined=answers)
+        return result
+
+    metrics["custom_accuracy"] = _bootstrapped(answers, custom_accuracy, settings)
+    metrics["polarity_accuracy"] = _bootstrapped(answers, polarity_accuracy, settings)
+    metrics["exact_accuracy"] = (
+        _bootstrapped(answers, exact_accuracy, settings)
+        if answers.gold_kind == "five_class"
+        else Metric(None, undefined=NOT_FIVE_CLASS)
+    )
+    metrics["consistency"] = _bootstrapped(answers, consistency, settings, left_out=False)
+    metrics["weighted_index"] = _bootstrapped(answers, weighted_index, settings)
+    metrics["fleiss_kappa"] = _bootstrapped(answers, kappa, settings, complete_only=True)
+    metrics["variant_spread"] = _bootstrapped(answers, variant_spread, settings)
+    factors = [f for f in VARIANT_FACTORS if len({levels.get(f) for levels in answers.variant_levels}) == 2]
+    for factor in factors:
+        metrics[f"accuracy_effect[{factor}]"] = _bootstrapped(answers, _effect(factor), settings)
+        metrics[f"flip_rate[{factor}]"] = _bootstrapped(answers, _flips(factor), settings, left_out=False)
+    metrics["max_flip_rate"] = _bootstrapped(answers, max_flip_rate(factors), settings, left_out=False)
+
+    result.effects = {
+        factor: value for factor in factors if (value := metrics[f"accuracy_effect[{factor}]"].value) is not None
+    }
+    result.details = _details(answers, factors, metrics)
+    if few_shot:
+        result.details["phase2"] = _phase2(answers, few_shot, metrics)
+    return result
+
+
+def answers_table(observations: Sequence[Observation]) -> Answers | str:
+    """The baseline as arrays, or the reason it cannot be analysed (no gold, mixed gold kinds)."""
+    if not observations:
+        return "no baseline observations"
+    golds = {o.item: read_gold(o.construct) for o in observations}
+    if any(gold is None for gold in golds.values()):
+        return "no gold label recorded with the answers"
+    kinds = {gold[0] for gold in golds.values() if gold is not None}
+    if len(kinds) != 1:
+        return f"mixed kinds of gold {sorted(kinds)}"
+    gold_kind = kinds.pop()
+    variants: dict[str, dict[str, str]] = {}
+    units: dict[tuple[str, float, int], dict[str, float]] = {}
+    for o in observations:
+        levels = {f: o.factors[f] for f in VARIANT_FACTORS if f in o.factors}
+        variant = "-".join(levels.values())
+        variants.setdefault(variant, levels)
+        value = math.nan if o.keyed_score is None or not o.is_valid else float(o.keyed_score)
+        units.setdefault((o.item, o.temperature, o.run), {})[variant] = value
+    samples = sorted({key[0] for key in units})
+    # Alphabetical, whatever order the tests ran in (xdist, random order): the table, the tie-break
+    # of the best variant (as in phase 2) and which level comes first in an effect follow from it.
+    names = sorted(variants)
+    keys = sorted(units)
+    intervals = [gold_interval(gold_kind, _gold(golds[key[0]])) for key in keys]
+    return Answers(
+        samples=samples,
+        variants=names,
+        variant_levels=[variants[name] for name in names],
+        sample_of=np.array([samples.index(key[0]) for key in keys], dtype=np.intp),
+        values=np.array([[units[key].get(name, math.nan) for name in names] for key in keys]),
+        gold_low=np.array([low for low, _ in intervals]),
+        gold_high=np.array([high for _, high in intervals]),
+        gold_kind=gold_kind,
+        gold_labels=[_gold(golds[key[0]]) for key in keys],
+    )
+
+
+def _gold(gold: tuple[str, str] | None) -> str:
+    if gold is None:  # answers_table returns early before this can happen
+        raise ValueError("no gold")
+    return gold[1]
+
+
+# -- statistics of a set of units (the bootstrap passes the units of resampled samples) -------------
+
+
+def _errors(answers: Answers, units: npt.NDArray[np.intp]) -> FloatArray:
+    """Squared errors, units x variants, NaN where unscored."""
+    values = answers.values[units]
+    errors = np.full(values.shape, np.nan)
+    scored = ~np.isnan(values)
+    if scored.any():
+        low = np.broadcast_to(answers.gold_low[units][:, None], values.shape)[scored]
+        high = np.broadcast_to(answers.gold_high[units][:, None], values.shape)[scored]
+        errors[scored] = interval_squared_errors(values[scored], low, high)
+    return errors
+
+
+def _accuracy_of(answers: Answers, errors: FloatArray) -> float:
+    present = errors[~np.isnan(errors)]
+    if not present.size:
+        raise UndefinedStatistic("custom accuracy", "no scored answer")
+    return mse_accuracy(present, max_squared_error(answers.gold_kind))
+
+
+def custom_accuracy(answers: Answers, units: npt.NDArray[np.intp]) -> float:
+    return _accuracy_of(answers, _errors(answers, units))
+
+
+def variant_accuracies(answers: Answers, units: npt.NDArray[np.intp]) -> list[float | None]:
+    errors = _errors(answers, units)
+    result: list[float | None] = []
+    for column in range(errors.shape[1]):
+        try:
+            result.append(_accuracy_of(answers, errors[:, column]))
+        except UndefinedStatistic:
+            result.append(None)
+    return result
+
+
+def polarity_accuracy(answers: Answers, units: npt.NDArray[np.intp]) -> float:
+    """Share of scored answers on the gold's side of neutral (neutral is right only for neutral gold)."""
+    values = answers.values[units]
+    gold_sign = np.sign(answers.gold_low[units] + answers.gold_high[units])[:, None]
+    scored = ~np.isnan(values)
+    if not scored.any():
+        raise UndefinedStatistic("polarity accuracy", "no scored answer")
+    return float((np.sign(values) == gold_sign)[scored].mean())
+
+
+def exact_accuracy(answers: Answers, units: npt.NDArray[np.intp]) -> float:
+    """Share of scored answers naming the five-class gold label exactly."""
+    values = answers.values[units]
+    scored = ~np.isnan(values)
+    if not scored.any():
+        raise UndefinedStatistic("exact accuracy", "no scored answer")
+    return float((values == answers.gold_low[units][:, None])[scored].mean())
+
+
+def consistency(answers: Answers, units: npt.NDArray[np.intp]) -> float:
+    """Mean over units of the share of variants giving the unit's modal label."""
+    return float(modal_share(answers.values[units]).mean())
+
+
+def weighted_index(answers: Answers, units: npt.NDArray[np.intp]) -> float:
+    """0.7 x custom accuracy (over all variants) + 0.3 x consistency, the study's ranking figure."""
+    return ACCURACY_WEIGHT * custom_accuracy(answers, units) + (1 - ACCURACY_WEIGHT) * consistency(answers, units)
+
+
+def kappa(answers: Answers, units: npt.NDArray[np.intp]) -> float:
+    """Fleiss' kappa with units as subjects and variants as raters, on units every variant labelled."""
+    values = answers.values[units]
+    complete = values[~np.isnan(values).any(axis=1)]
+    if complete.shape[0] < 1:
+        raise UndefinedStatistic("Fleiss' kappa", "no unit with a label from every variant")
+    counts, _ = category_counts(complete)
+    return fleiss_kappa(counts)
+
+
+def variant_spread(answers: Answers, units: npt.NDArray[np.intp]) -> float:
+    """Best minus worst variant's custom accuracy."""
+    accuracies = [a for a in variant_accuracies(answers, units) if a is not None]
+    if len(accuracies) < 2:
+        raise UndefinedStatistic("variant spread", "fewer than two variants with a scored answer")
+    return max(accuracies) - min(accuracies)
+
+
+def _level_pairs(answers: Answers, factor: str) -> tuple[list[str], list[tuple[int, int]]]:
+    """The factor's two levels, and the pairs of variant columns that differ only in it."""
+    levels = list(dict.fromkeys(levels[factor] for levels in answers.variant_levels))
+    index = {tuple(sorted(levels.items())): column for column, levels in enumerate(answers.variant_levels)}
+    pairs = []
+    for column, own in enumerate(answers.variant_levels):
+        if own[factor] == levels[0]:
+            twin = tuple(sorted({**own, factor: levels[1]}.items()))
+            if twin in index:
+                pairs.append((column, index[twin]))
+    return levels, pairs
+
+
+def accuracy_effect(answers: Answers, units: npt.NDArray[np.intp], factor: str) -> float:
+    """Custom accuracy at the factor's first level minus at its second, levels in alphabetical order
+    (casual - formal, imp - q, task - text, syn1 - syn2)."""
+    levels, _ = _level_pairs(answers, factor)
+    errors = _errors(answers, units)
+    first = [c for c, lv in enumerate(answers.variant_levels) if lv[factor] == levels[0]]
+    second = [c for c, lv in enumerate(answers.variant_levels) if lv[factor] == levels[1]]
+    return _accuracy_of(answers, errors[:, first]) - _accuracy_of(answers, errors[:, second])
+
+
+def flip_rate(answers: Answers, units: npt.NDArray[np.intp], factor: str) -> float:
+    """Share of (unit, variant pair differing only in ``factor``) whose labels differ.
+
+    A pair where one side is unscored counts as a change (the rewording lost the answer); a pair
+    where both are unscored does not count at all.
+    """
+    _, pairs = _level_pairs(answers, factor)
+    values = answers.values[units]
+    changed = total = 0
+    for first, second in pairs:
+        a, b = values[:, first], values[:, second]
+        counted = ~(np.isnan(a) & np.isnan(b))
+        total += int(counted.sum())
+        changed += int((counted & ~((a == b) & ~np.isnan(a))).sum())
+    if total == 0:
+        raise UndefinedStatistic("flip rate", "no pair of variants with an answer")
+    return changed / total
+
+
+def max_flip_rate(factors: Sequence[str]) -> Callable[[Answers, npt.NDArray[np.intp]], float]:
+    def statistic(answers: Answers, units: npt.NDArray[np.intp]) -> float:
+        if not factors:
+            raise UndefinedStatistic("largest flip rate", "no two-level factor")
+        return max(flip_rate(answers, units, factor) for factor in factors)
+
+    return statistic
+
+
+def _effect(factor: str) -> Callable[[Answers, npt.NDArray[np.intp]], float]:
+    return lambda answers, units: accuracy_effect(answers, units, factor)
+
+
+def _flips(factor: str) -> Callable[[Answers, npt.NDArray[np.intp]], float]:
+    return lambda answers, units: flip_rate(answers, units, factor)
+
+
+def _bootstrapped(
+    answers: Answers,
+    statistic: Callable[[Answers, npt.NDArray[np.intp]], float],
+    settings: AnalysisSettings,
+    *,
+    left_out: bool = True,
+    complete_only: bool = False,
+) -> Metric:
+    """The statistic on every unit, with a percentile interval over resampled samples."""
+    every = np.arange(len(answers.sample_of), dtype=np.intp)
+    unscored = np.isnan(answers.values)
+    if complete_only:
+        n, n_left_out = int((~unscored.any(axis=1)).sum()), int(unscored.any(axis=1).sum())
+    else:
+        n = int((~unscored).sum()) if left_out else unscored.size
+        n_left_out = int(unscored.sum()) if left_out else 0
+    try:
+        value = statistic(answers, every)
+    except UndefinedStatistic as error:
+        return Metric(None, n=n, n_left_out=n_left_out, undefined=error.reason)
+    if len(answers.samples) < 2:
+        return Metric(value, n=n, n_left_out=n_left_out, note="no interval: one sample")
+    samples = np.arange(len(answers.samples), dtype=np.float64).reshape(-1, 1)
+    try:
+        interval = bootstrap_ci(
+            lambda rows: statistic(answers, answers.units_of(rows[:, 0].astype(np.intp))),
+            samples,
+            n_resamples=settings.n_resamples,
+            confidence=settings.confidence,
+            seed=settings.seed,
+        )
+    except UndefinedStatistic as error:
+        return Metric(value, n=n, n_left_out=n_left_out, note=f"no interval: {error.reason}")
+    return Metric(value, interval.low, interval.high, n=n, n_left_out=n_left_out)
+
+
+# -- what the report draws -------------------------------------------------------------------
+
+
+def _details(answers: Answers, factors: Sequence[str], metrics: dict[str, Metric]) -> dict[str, Any]:
+    every = np.arange(len(answers.sample_of), dtype=np.intp)
+    model_consistency = consistency(answers, every)
+    accuracies = variant_accuracies(answers, every)
+    unscored = np.isnan(answers.values)
+    variants: list[dict[str, Any]] = []
+    for column, (name, own_levels) in enumerate(zip(answers.variants, answers.variant_levels, strict=True)):
+        own = answers.values[:, column : column + 1]
+        accuracy = accuracies[column]
+        variants.append(
+            {
+                "id": name,
+                "levels": own_levels,
+                "custom_accuracy": accuracy,
+                "polarity_accuracy": _maybe(partial(polarity_accuracy, _single(answers, own), every)),
+                "weighted_index": None
+                if accuracy is None
+                else ACCURACY_WEIGHT * accuracy + (1 - ACCURACY_WEIGHT) * model_consistency,
+                "unscored_rate": float(unscored[:, column].mean()),
+                "n": int((~unscored[:, column]).sum()),
+            }
+        )
+    ranked = [v for v in variants if v["custom_accuracy"] is not None]
+    ranked.sort(key=lambda v: -float(v["custom_accuracy"]))  # stable: ties stay alphabetical
+    per_factor: dict[str, Any] = {}
+    for factor in factors:
+        levels, _ = _level_pairs(answers, factor)
+        errors = _errors(answers, every)
+        per_factor[factor] = {
+            "levels": levels,
+            "accuracy": {level: _level_accuracy(answers, errors, factor, level) for level in levels},
+            "accuracy_effect": metrics[f"accuracy_effect[{factor}]"].value,
+            "flip_rate": metrics[f"flip_rate[{factor}]"].value,
+        }
+    shares = modal_share(answers.values)
+    return {
+        "gold_kind": answers.gold_kind,
+        "labels": list(LABELS),
+        "encoding": dict(ENCODING),
+        "variants": variants,
+        "best_variant": ranked[0]["id"] if ranked else None,
+        "worst_variant": ranked[-1]["id"] if ranked else None,
+        "factors": per_factor,
+        "units": [
+            {
+                "sample": answers.samples[answers.sample_of[u]],
+                "gold": answers.gold_labels[u],
+                "consistency": float(shares[u]),
+                "labels": [None if math.isnan(v) else LABEL_OF.get(int(v)) for v in answers.values[u]],
+            }
+            for u in range(len(answers.sample_of))
+        ],
+    }
+
+
+def _level_accuracy(answers: Answers, errors: FloatArray, factor: str, level: str) -> float | None:
+    columns = [c for c, levels in enumerate(answers.variant_levels) if levels[factor] == level]
+    try:
+        return _accuracy_of(answers, errors[:, columns])
+    except UndefinedStatistic:
+        return None
+
+
+def _single(answers: Answers, column: FloatArray) -> Answers:
+    return Answers(
+        answers.samples,
+        answers.variants[:1],
+        answers.variant_levels[:1],
+        answers.sample_of,
+        column,
+        answers.gold_low,
+        answers.gold_high,
+        answers.gold_kind,
+        answers.gold_labels,
+    )
+
+
+def _maybe(compute: Callable[[], float]) -> float | None:
+    try:
+        return compute()
+    except UndefinedStatistic:
+        return None
+
+
+def _phase2(answers: Answers, few_shot: Sequence[Observation], metrics: dict[str, Metric]) -> dict[str, Any]:
+    """Few-shot prefix and suffix against the same variant's baseline, on the same samples."""
+    positions: dict[str, Any] = {}
+    variant = "-".join(few_shot[0].factors.get(f, "") for f in VARIANT_FACTORS)
+    for position in sorted({o.factors[EXAMPLES_FACTOR] for o in few_shot}):
+        rows = [o for o in few_shot if o.factors[EXAMPLES_FACTOR] == position]
+        table = answers_table([_as_baseline(o) for o in rows])
+        entry: dict[str, Any] = {"n": len(rows), "unscored_rate": sum(not o.is_valid for o in rows) / len(rows)}
+        if not isinstance(table, str):
+            units = np.arange(len(table.sample_of), dtype=np.intp)
+            entry["custom_accuracy"] = _maybe(partial(custom_accuracy, table, units))
+            entry["polarity_accuracy"] = _maybe(partial(polarity_accuracy, table, units))
+        positions[position] = entry
+    baseline_accuracy = None
+    if variant in answers.variants:
+        baseline_accuracy = variant_accuracies(answers, np.arange(len(answers.sample_of), dtype=np.intp))[
+            answers.variants.index(variant)
+        ]
+    for entry in positions.values():
+        accuracy = entry.get("custom_accuracy")
+        entry["gain"] = None if accuracy is None or baseline_accuracy is None else accuracy - baseline_accuracy
+    for position, entry in positions.items():
+        metrics[f"few_shot_gain[{position}]"] = (
+            Metric(entry["gain"], n=entry["n"])
+            if entry["gain"] is not None
+            else (Metric(None, n=entry["n"], undefined="no scored answer"))
+        )
+    return {"variant": variant, "baseline_custom_accuracy": baseline_accuracy, "positions": positions}
+
+
+def _as_baseline(observation: Observation) -> Observation:
+    """A few-shot observation seen as a one-variant baseline, to reuse the same accuracy code."""
+    factors = {f: level for f, level in observation.factors.items() if f != EXAMPLES_FACTOR}
+    return Observation.from_dict({**observation.to_dict(), "factors": factors})

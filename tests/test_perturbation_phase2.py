@@ -1,0 +1,140 @@
+"""Phase 2: the diverse few-shot examples, the best variant read from recordings, the audit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from snap_bench.cassettes import cassette_path
+from snap_bench.config import ConfigError
+from snap_bench.instruments import load_instrument
+from snap_bench.instruments.base import Selection
+from snap_bench.instruments.few_shot import best_variant_from_recordings, diverse_examples, recorded_answer, tfidf
+from snap_bench.instruments.perturbation import PerturbationInstrument
+from snap_bench.instruments.sentiment_data import Sample
+from tests.conftest import REPO
+
+
+def instrument() -> PerturbationInstrument:
+    loaded = load_instrument("perturbation", REPO / "config")
+    assert isinstance(loaded, PerturbationInstrument)
+    return loaded
+
+
+def write_cassette(path: Path, answer: str, status: int = 200) -> None:
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": answer}}]}
+    cassette = {
+        "version": 1,
+        "interactions": [
+            {
+                "request": {"method": "POST", "uri": "http://x.invalid/v1/chat/completions", "body": "{}"},
+                "response": {"status": {"code": status, "message": ""}, "body": {"string": json.dumps(body)}},
+            }
+        ],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(cassette), encoding="utf-8")
+
+
+def record_baseline(root: Path, design: PerturbationInstrument, answer_for: dict[str, str]) -> None:
+    """Every baseline condition recorded: the right polarity where answer_for says "right", else wrong."""
+    for condition in design.conditions(Selection()):
+        gold = design.samples[condition.item].gold
+        variant = "-".join(level for _, level in condition.levels)
+        right = answer_for.get(variant, "wrong") == "right"
+        answer = gold if right else ("negative" if gold == "positive" else "positive")
+        write_cassette(cassette_path(root, "m", "perturbation", condition.id), f"The sentiment is {answer}.")
+
+
+def test_tfidf_rows_are_unit_length_and_weigh_rare_words_up() -> None:
+    vectors = tfidf(["good film", "good good plot", "awful"])
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    # "film" (in one text) outweighs "good" (in two) within the first text
+    vocabulary = sorted({"good", "film", "plot", "awful"})
+    assert vectors[0, vocabulary.index("film")] > vectors[0, vocabulary.index("good")]
+
+
+def test_diverse_examples_are_balanced_deterministic_and_spread() -> None:
+    pool = instrument().example_pool
+    chosen = diverse_examples(pool, 7)
+    assert chosen == diverse_examples(list(pool), 7)
+    assert len(chosen) == 14
+    # the labels alternate, in the pool's order (its first row is fresh)
+    assert [s.gold for s in chosen] == ["positive", "negative"] * 7
+    assert len({s.id for s in chosen}) == 14
+    # diversity: the chosen lengths spread wider than the first seven of each label in the pool would
+    for label in ("positive", "negative"):
+        mine = [len(s.text) for s in chosen if s.gold == label]
+        first = [len(s.text) for s in pool if s.gold == label][:7]
+        assert max(mine) - min(mine) >= max(first) - min(first)
+
+
+def test_diverse_examples_start_at_the_median_length_and_then_go_far() -> None:
+    pool = [
+        Sample("E1", "short good", "positive", "fresh"),
+        Sample("E2", "a medium length positive review of a film", "positive", "fresh"),
+        Sample("E3", "a medium length positive review of a movie", "positive", "fresh"),
+        Sample(
+            "E4", "an extremely long and winding review that praises everything about the picture", "positive", "fresh"
+        ),
+        Sample("E5", "bad", "negative", "rotten"),
+    ]
+    chosen = diverse_examples(pool[:4], 2)
+    # the median length of E1..E4 (41.5) lies half-way between E2 (41) and E3 (42): the tie goes to
+    # E2 by id; the farthest from E2 in length and words is E4 (E3 differs from E2 in one word only)
+    assert [s.id for s in chosen] == ["E2", "E4"]
+    with pytest.raises(ValueError, match="only 1 examples labelled 'negative'; 2 are needed"):
+        diverse_examples(pool, 2)
+
+
+def test_best_variant_is_read_from_the_recordings(tmp_path: Path) -> None:
+    design = instrument()
+    record_baseline(tmp_path, design, {"casual-q-text-syn2": "right", "formal-q-task-syn1": "right"})
+    best = best_variant_from_recordings(design, "m", tmp_path, "weighted_index")
+    # two variants are perfect; the tie goes to the alphabetically first id
+    assert best.variant.id == "casual-q-text-syn2"
+    assert best.custom_accuracy == 1.0
+    assert best.n_scored == len(design.samples)
+    # all variants agree on each input only when all are wrong or right together: here 14 of 16 wrong
+    assert best.consistency == pytest.approx(14 / 16)
+    assert best.weighted_index == pytest.approx(0.7 * 1.0 + 0.3 * 14 / 16)
+
+
+def test_phase2_conditions_use_each_models_best_variant(tmp_path: Path) -> None:
+    design = instrument()
+    record_baseline(tmp_path, design, {"casual-imp-task-syn1": "right"})
+    conditions = design.conditions_for("m", Selection(follow_up=True), tmp_path)
+    extra = conditions[len(design.conditions(Selection())) :]
+    assert len(extra) == 2 * len(design.samples)
+    assert {c.id.rsplit("-", 2)[0].split("-", 1)[1] for c in extra} == {"casual-imp-task-syn1"}
+    assert {c.level("examples") for c in extra} == {"pre", "suf"}
+    assert extra[0].id == "S001-casual-imp-task-syn1-pre-r1"
+    # without the flag the design is the baseline only
+    assert design.conditions_for("m", Selection(), tmp_path) == design.conditions(Selection())
+    audit = design.audit(["m"], Selection(follow_up=True), tmp_path)
+    assert audit is not None
+    assert audit["best_variants"]["m"]["variant"] == "casual-imp-task-syn1"
+    assert len(audit["examples"]) == 14
+    assert not {e["text"] for e in audit["examples"]} & {s.text for s in design.samples.values()}
+    assert design.audit(["m"], Selection(), tmp_path) is None
+
+
+def test_phase2_without_the_whole_baseline_says_what_to_record(tmp_path: Path) -> None:
+    design = instrument()
+    record_baseline(tmp_path, design, {})
+    next((tmp_path / "m" / "perturbation").glob("*.json")).unlink()
+    with pytest.raises(ConfigError, match=r"1 of \d+ recordings are missing.*--model=m.*--snap-perturbation-phase2"):
+        design.conditions_for("m", Selection(follow_up=True), tmp_path)
+
+
+def test_recorded_answer_ignores_failed_and_malformed_cassettes(tmp_path: Path) -> None:
+    write_cassette(tmp_path / "ok.json", "Positive")
+    write_cassette(tmp_path / "failed.json", "Positive", status=500)
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    assert recorded_answer(tmp_path / "ok.json") == "Positive"
+    assert recorded_answer(tmp_path / "failed.json") is None
+    assert recorded_answer(tmp_path / "broken.json") is None
+    assert recorded_answer(tmp_path / "missing.json") is None
