@@ -78,9 +78,11 @@ def bench(pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch:
     return BenchProject(pytester, fake_server.base_url)
 
 
-def set_limit(config_dir: Path, limit: int) -> None:
-    """Replace (or add) perturbation.data.limit."""
+def set_limit(config_dir: Path, limit: int | None) -> None:
+    """Replace (or add, or with None remove) perturbation.data.limit."""
     path = config_dir / "experiment.yaml"
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("    limit:")]
     text = "\n".join(lines) + "\n"
-    path.write_text(text.replace("    gold: polarity\n", f"    gold: polarity\n    limit: {limit}\n"), encoding="utf-8")
+    if limit is not None:
+        text = text.replace("    gold: polarity\n", f"    gold: polarity\n    limit: {limit}\n")
+    path.write_text(text, encoding="utf-8")

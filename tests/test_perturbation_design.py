@@ -29,6 +29,7 @@ A5,"An insult to the audience {and} to cinema.",0
 def config_dir(tmp_path: Path) -> Path:
     target = tmp_path / "config"
     shutil.copytree(REPO / "config", target)
+    set_limit(target, None)  # the whole shipped sample, not just its recorded part
     return target
 
 
@@ -125,8 +126,10 @@ def test_several_temperatures_enter_the_id(config_dir: Path) -> None:
     assert ids[:2] == ["S001-formal-imp-task-syn1-t0-r1", "S001-formal-imp-task-syn1-t0.7-r1"]
 
 
-def test_the_shipped_sample_is_balanced_and_disjoint_from_the_examples() -> None:
-    instrument = shipped()
+def test_the_shipped_sample_is_balanced_and_disjoint_from_the_examples(config_dir: Path) -> None:
+    instrument = load_instrument("perturbation", config_dir)
+    assert isinstance(instrument, PerturbationInstrument)
+    assert len(instrument.samples) == 20
     golds = [s.gold for s in instrument.samples.values()]
     assert golds.count("positive") == golds.count("negative")
     test_texts = {s.text for s in instrument.samples.values()}
