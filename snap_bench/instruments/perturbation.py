@@ -12,6 +12,7 @@ from typing import Any
 
 from snap_bench.config import ConfigError, Node, load_yaml
 from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.instruments.design import temperature_level, temperatures
 from snap_bench.instruments.few_shot import (
     EXAMPLE_POSITIONS,
     BestVariant,
@@ -63,7 +64,7 @@ class PerturbationInstrument(Instrument):
             self._check_disjoint(examples_node)
         self.runs = section.get("runs").integer(1, 100)
         self.max_tokens = section.get("max_tokens").integer(1, 4096)
-        self.temperatures = _temperatures(section.get("temperatures"))
+        self.temperatures = temperatures(section.get("temperatures"))
         self.design = PromptDesign(
             section.get("factors"),
             section.get("template"),
@@ -106,7 +107,7 @@ class PerturbationInstrument(Instrument):
     @property
     def factor_levels(self) -> dict[str, list[str]]:
         """Every factor's levels, in design order (the examples factor only in phase 2)."""
-        return {**self.design.levels(), "temperature": [_temperature_level(t) for t in self.temperatures]}
+        return {**self.design.levels(), "temperature": [temperature_level(t) for t in self.temperatures]}
 
     @property
     def selectable_items(self) -> list[str]:
@@ -150,7 +151,7 @@ class PerturbationInstrument(Instrument):
         conditions: list[Condition] = []
         for temperature in self.temperatures:
             # A single temperature stays out of the id (S017-formal-imp-task-syn1-r1).
-            own = (("temperature", _temperature_level(temperature)),) if many_temperatures else ()
+            own = (("temperature", temperature_level(temperature)),) if many_temperatures else ()
             conditions += [
                 Condition(self.name, sample.id, (*levels, *own), temperature, run) for run in range(1, runs + 1)
             ]
@@ -159,7 +160,7 @@ class PerturbationInstrument(Instrument):
     @staticmethod
     def _kept(condition: Condition, selection: Selection) -> bool:
         levels = dict(condition.levels)
-        levels.setdefault("temperature", _temperature_level(condition.temperature))
+        levels.setdefault("temperature", temperature_level(condition.temperature))
         return all(not wanted or levels.get(factor) in wanted for factor, wanted in selection.levels.items())
 
     # -- phase 2 ------------------------------------------------------------------------------
@@ -228,16 +229,3 @@ class PerturbationInstrument(Instrument):
     def construct(self, condition: Condition) -> str | None:
         """The sample's gold label (the analysis reads it back with :func:`read_gold`)."""
         return gold_construct(self.samples[condition.item], self.data_spec.gold_kind)
-
-
-def _temperature_level(temperature: float) -> str:
-    return f"t{temperature:g}"
-
-
-def _temperatures(node: Node) -> list[float]:
-    values = [element.number(0.0, 2.0, "temperature") for element in node.elements()]
-    if not values:
-        raise node.error("no temperatures", "list at least one temperature, e.g. [0.0]")
-    if len(set(values)) != len(values):
-        raise node.error("duplicate temperature", "list each temperature once")
-    return values
