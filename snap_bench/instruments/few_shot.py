@@ -22,7 +22,6 @@ from snap_bench.config import ConfigError
 from snap_bench.instruments.base import Selection
 from snap_bench.instruments.prompt_variants import Variant
 from snap_bench.instruments.sentiment_data import Sample, gold_interval, max_squared_error
-from snap_bench.stats.categorical import interval_squared_errors, modal_share, mse_accuracy
 
 if TYPE_CHECKING:
     from snap_bench.instruments.perturbation import PerturbationInstrument
@@ -72,6 +71,10 @@ def best_variant_from_recordings(
     variants alike; ties go to the alphabetically first variant id. Every baseline condition
     must be recorded: choosing on part of the data would choose on chance.
     """
+    # Imported here: the stats package loads scipy, which importing the instrument registry (at
+    # plugin import, in every worker) must not pay for.
+    from snap_bench.stats.categorical import interval_squared_errors, modal_share, mse_accuracy
+
     conditions = instrument.conditions(Selection())
     answers: dict[str, str] = {}
     missing = 0
