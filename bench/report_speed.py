@@ -5,9 +5,11 @@ whole: a throw-away project runs one trivial test per observation (the same row 
 messages and pytest-html hooks as the plugin; the real instrument's prompts and question texts), once
 without and once with ``--html``. The report's cost is the difference in wall time; its size is the
 file's. The summary fragment alone, and a bare ``pandas.DataFrame.to_html`` of the same observations
-(the baseline), are measured in the same run. Targets: under 15 s, under 20 MB.
+(the baseline), are measured in the same run. Each timing is the median of ``--repeat`` runs (the
+pytest runs with and without the report alternate), because a 2-core machine's timings move with
+whatever else it runs. Targets: under 15 s, under 20 MB.
 
-    .venv/bin/python -m bench.report_speed [--models 10] [--resamples 1000]
+    .venv/bin/python -m bench.report_speed [--models 10] [--resamples 1000] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ import dataclasses
 import os
 import pickle
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +75,10 @@ PROJECT_CONFTEST = """
 import json, pickle, os
 import pytest
 from snap_bench.observation import Observation
-from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE, drop_links_column, row_log
+from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
+
+# The rows as the plugin's session shows them: the observation's text, no links column.
+pytest_plugins = ["snap_bench.report.row_hooks"]
 
 DATA = pickle.loads(open(os.environ["REPORT_BENCH_DATA"], "rb").read())
 OBSERVATIONS = DATA["observations"]
@@ -96,17 +103,6 @@ def pytest_runtest_makereport(item, call):
 def pytest_html_results_summary(prefix, summary, postfix, session):
     summary.append(DATA["summary"])
 
-
-def pytest_html_results_table_header(cells):
-    drop_links_column(cells)
-
-
-def pytest_html_results_table_row(report, cells):
-    drop_links_column(cells)
-
-
-def pytest_html_results_table_html(report, data):
-    row_log(report, data)
 """
 
 PROJECT_TEST = """
@@ -134,10 +130,21 @@ def run_project(folder: Path, *extra: str) -> float:
     return time.perf_counter() - started
 
 
+def median_seconds(measure: Callable[[], float], repeat: int) -> float:
+    return statistics.median(measure() for _ in range(repeat))
+
+
+def timed(work: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, default=10)
     parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per timing; the median is shown")
     parser.add_argument("--keep", type=Path, default=None, metavar="PATH", help="copy the report here")
     arguments = parser.parse_args()
     # The configured models' names, so that the test ids are as long as a real run's.
@@ -153,15 +160,16 @@ def main() -> None:
     questions.update({key.replace("-C0-", "-C1-"): value for key, value in questions.items() if "-C0-" in key})
     import pandas
 
-    started = time.perf_counter()
-    baseline = pandas.DataFrame([o.to_dict() for o in observations]).to_html()
-    baseline_s = time.perf_counter() - started
+    rows = [o.to_dict() for o in observations]
+    baseline = pandas.DataFrame(rows).to_html()
+    baseline_s = median_seconds(lambda: timed(lambda: pandas.DataFrame(rows).to_html()), arguments.repeat)
 
     from snap_bench.report import summary_html
 
-    started = time.perf_counter()
     summary = summary_html(document, observations, thresholds)
-    summary_s = time.perf_counter() - started
+    summary_s = median_seconds(
+        lambda: timed(lambda: summary_html(document, observations, thresholds)), arguments.repeat
+    )
 
     with tempfile.TemporaryDirectory(prefix="snap-report-bench-") as temporary:
         folder = Path(temporary)
@@ -171,15 +179,19 @@ def main() -> None:
         (folder / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n", "utf-8")
         data = {"observations": observations, "questions": questions, "summary": summary}
         (folder / "data.pickle").write_bytes(pickle.dumps(data))
-        bare_s = run_project(folder)
-        with_report_s = run_project(folder, "--html=report.html", "--self-contained-html")
+        pairs = [
+            (run_project(folder), run_project(folder, "--html=report.html", "--self-contained-html"))
+            for _ in range(arguments.repeat)
+        ]
+        bare_s = statistics.median(bare for bare, _ in pairs)
+        with_report_s = statistics.median(with_report for _, with_report in pairs)
         report = folder / "report.html"
         megabytes = report.stat().st_size / 1e6 if report.exists() else float("nan")
         if arguments.keep is not None and report.exists():
             shutil.copyfile(report, arguments.keep)
 
     report_s = summary_s + max(with_report_s - bare_s, 0.0)
-    print(f"observations: {len(observations):,} ({arguments.models} models)")
+    print(f"observations: {len(observations):,} ({arguments.models} models); median of {arguments.repeat} runs each")
     print(f"baseline DataFrame.to_html:      {baseline_s:.2f} s, {len(baseline.encode()) / 1e6:.1f} MB")
     print(f"summary fragment:                {summary_s:.2f} s, {len(summary.encode()) / 1e6:.1f} MB")
     print(f"pytest run without / with --html: {bare_s:.2f} s / {with_report_s:.2f} s")

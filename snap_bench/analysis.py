@@ -138,7 +138,7 @@ def analyse_profile(
     paraphrase_index = [f for f in ("item", "system_prompt", "temperature", "context", "run")]
     paraphrases = wide(table, index=paraphrase_index, columns="paraphrase", values="keyed")
     metrics["inter_paraphrase_r"] = interval_metric(
-        paraphrases, _mean_r, mean_pairwise_r_batch, settings, min_columns=2
+        paraphrases, mean_pairwise_r_value, mean_pairwise_r_batch, settings, min_columns=2
     )
 
     occasion = ["paraphrase", "system_prompt", "temperature", "context", "run"]
@@ -184,7 +184,7 @@ def retest_metrics(table: Any, settings: AnalysisSettings, *, with_cv: bool) -> 
     runs = wide(table, index=["cell"], columns="run", values="keyed")
     raw_runs = wide(table, index=["cell"], columns="run", values="score")
     metrics = {
-        "test_retest_r": interval_metric(runs, _mean_r, mean_pairwise_r_batch, settings, min_columns=2),
+        "test_retest_r": interval_metric(runs, mean_pairwise_r_value, mean_pairwise_r_batch, settings, min_columns=2),
         "icc2_1": interval_metric(runs, _icc21, partial(icc_batch, form="2,1"), settings, min_columns=2),
     }
     if with_cv:
@@ -199,7 +199,7 @@ def _breakdown(rows: Any) -> dict[str, float | None]:
     """Point values of the headline figures within one level of a factor (no intervals: a table, not a test)."""
     level_runs = wide(rows, ["cell"], "run", "keyed")
     return {
-        "test_retest_r": point_metric(level_runs, _mean_r, 2).value,
+        "test_retest_r": point_metric(level_runs, mean_pairwise_r_value, 2).value,
         "icc2_1": point_metric(level_runs, _icc21, 2).value,
         "mean_score": float(rows["keyed"].mean()) if rows["keyed"].notna().any() else None,
         "unscored_rate": float((rows["code"] != 0).mean()),
@@ -254,7 +254,7 @@ def complete_rows(wide: Any) -> tuple[FloatArray, int]:
     return matrix[keep], int((~keep).sum())
 
 
-def _mean_r(matrix: FloatArray) -> float:
+def mean_pairwise_r_value(matrix: FloatArray) -> float:
     return mean_pairwise_r(matrix).value
 
 

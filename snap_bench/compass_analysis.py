@@ -23,6 +23,7 @@ from snap_bench.analysis import (
     answer_rates,
     factor_effects,
     interval_metric,
+    mean_pairwise_r_value,
     observation_table,
     proportion,
     retest_metrics,
@@ -32,7 +33,6 @@ from snap_bench.observation import Observation
 from snap_bench.stats import (
     UndefinedStatistic,
     coordinate_spread_batch,
-    mean_pairwise_r,
     mean_pairwise_r_batch,
     two_way_bootstrap_ci,
 )
@@ -56,7 +56,9 @@ def analyse_compass(
     metrics["no_opinion_rate"] = proportion(int(table["no_opinion"].sum()), len(table), settings.confidence)
     metrics.update(retest_metrics(table, settings, with_cv=False))
     paraphrases = wide(table, ["item", *CONDITION_FACTORS, "run"], "paraphrase", "keyed")
-    metrics["inter_paraphrase_r"] = interval_metric(paraphrases, _mean_r, mean_pairwise_r_batch, settings, 2)
+    metrics["inter_paraphrase_r"] = interval_metric(
+        paraphrases, mean_pairwise_r_value, mean_pairwise_r_batch, settings, 2
+    )
 
     details: dict[str, Any] = {"coordinates": {}, "per_run": {}, "per_system_prompt": {}, "per_choice": {}}
     spreads: list[Metric] = []
@@ -77,10 +79,6 @@ def analyse_compass(
     result.effects = factor_effects(valid, COMPASS_FACTORS)
     result.construct_means = {axis: float(v) for axis, v in valid.groupby("axis")["keyed"].mean().items()}
     return result
-
-
-def _mean_r(matrix: Any) -> float:
-    return mean_pairwise_r(matrix).value
 
 
 def _point(keyed: Any) -> float | None:

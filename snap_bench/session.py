@@ -32,7 +32,8 @@ from snap_bench.local_servers import LocalServers, canonical_local_url
 from snap_bench.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.observation import Condition, Observation
 from snap_bench.options import SessionOptions
-from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, drop_links_column, row_log
+from snap_bench.report import row_hooks
+from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 from snap_bench.summary import summary_lines
 from snap_bench.throttle import Budget, BudgetLimits, RateLimiter, SharedState
 from snap_bench.verdicts import ThresholdConfig, load_thresholds
@@ -112,6 +113,9 @@ class SnapSession:
             for name in self.active_instruments():
                 self.cases(name)
         self.active = True
+        if not self.is_worker and not self.config.pluginmanager.is_registered(row_hooks):
+            # Under its module's name, so that a project's `pytest_plugins` naming it too is no clash.
+            self.config.pluginmanager.register(row_hooks, row_hooks.__name__)
 
     def active_instruments(self) -> list[str]:
         """The instruments this session may run: every known one (a test module picks its own)."""
@@ -324,24 +328,6 @@ class SnapSession:
                 instrument_thresholds={name: table for name, table in thresholds.items() if name != "snap"},
             )
         )
-
-    # pytest-html's per-row markup is most of a large report (see snap_bench.report.rows): a benchmark
-    # row's text goes into its log area, and the links column, always empty, is left out.
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_table_header(self, cells: list[str]) -> None:
-        if self.active and not self.is_worker:
-            drop_links_column(cells)
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
-        if self.active and not self.is_worker:
-            drop_links_column(cells)
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_table_html(self, report: pytest.TestReport, data: list[str]) -> None:
-        if self.active and not self.is_worker:
-            row_log(report, data)
 
     def thresholds(self, instrument: str) -> ThresholdConfig:
         if instrument not in self._thresholds:

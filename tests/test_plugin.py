@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections import deque
@@ -342,3 +343,29 @@ def test_pilot_mode_runs_the_pilot_models(bench: BenchProject, monkeypatch: pyte
     result.stdout.fnmatch_lines(["*other-model: 1620 conditions*", "total: * conditions for 1 model(s)"])
     assert dry_run_total(result) == sum(dry_run_per_model(result).values())
     assert "fake-model" not in result.stdout.str()
+
+
+def report_rows(report: Path) -> dict[str, list[dict[str, Any]]]:
+    """pytest-html's per-test data, as the report's script reads it from the data container."""
+    blob = re.search(r'id="data-container" data-jsonblob="([^"]*)"', report.read_text(encoding="utf-8"))
+    assert blob is not None, "no data container in the report"
+    tests: dict[str, list[dict[str, Any]]] = json.loads(html.unescape(blob.group(1)))["tests"]
+    return tests
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_report_rows_carry_the_observation_and_no_links_column(
+    bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...]
+) -> None:
+    fake_server.script.answer = lambda request: "4 & more"
+    bench.run("--model=fake-model", *SLICE, *workers).assert_outcomes(passed=SLICE_SIZE)
+    rows = report_rows(bench.out / "report.html")
+    benchmark_rows = [entry for node, entries in rows.items() if "test_likert[" in node for entry in entries]
+    assert len(benchmark_rows) == SLICE_SIZE
+    for row in benchmark_rows:
+        assert not any("col-links" in cell for cell in row["resultsTableRow"])
+        (log,) = row["log"] if isinstance(row["log"], list) else [row["log"]]
+        assert log.startswith("item M01 (")
+        assert "score 4, keyed " in log
+        assert "asked: " in log  # a valid answer shows the item's text, not every message
+        assert log.endswith("answer: 4 &amp; more")  # escaped: pytest-html sets the log area as innerHTML

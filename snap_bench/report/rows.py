@@ -5,6 +5,8 @@ as ``<img src=x onerror=...>`` would run in the reader's browser: the text is es
 plain text, not markup, because a full run has one per test (21,600 for ten models) and every tag
 and quote costs several characters once pytest-html has encoded it into its data blob. The same
 economy drops the links column, which benchmark rows never fill.
+
+The pytest-html hooks that put this text in place are in :mod:`snap_bench.report.row_hooks`.
 """
 
 from __future__ import annotations

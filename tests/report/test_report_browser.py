@@ -46,7 +46,10 @@ from pathlib import Path
 
 import pytest
 
-from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE, drop_links_column, row_log
+from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
+
+# The rows as the plugin's session shows them: the observation's text, no links column.
+pytest_plugins = ["snap_bench.report.row_hooks"]
 
 HERE = Path(__file__).parent
 
@@ -64,17 +67,6 @@ def pytest_runtest_makereport(item, call):
             setattr(report, QUESTION_ATTRIBUTE, (HERE / "question.txt").read_text(encoding="utf-8"))
     return report
 
-
-def pytest_html_results_table_header(cells):
-    drop_links_column(cells)
-
-
-def pytest_html_results_table_row(report, cells):
-    drop_links_column(cells)
-
-
-def pytest_html_results_table_html(report, data):
-    row_log(report, data)
 """
 
 
