@@ -120,7 +120,7 @@ def analyse_perturbation(
     }
     result.details = _details(answers, factors, metrics)
     if few_shot:
-        result.details["phase2"] = _phase2(answers, few_shot, metrics)
+        result.details["phase2"] = _phase2(answers, baseline, few_shot, metrics)
     return result
 
 
@@ -434,10 +434,20 @@ def _maybe(compute: Callable[[], float]) -> float | None:
         return None
 
 
-def _phase2(answers: Answers, few_shot: Sequence[Observation], metrics: dict[str, Metric]) -> dict[str, Any]:
-    """Few-shot prefix and suffix against the same variant's baseline, on the same samples."""
+def _phase2(
+    answers: Answers, baseline: Sequence[Observation], few_shot: Sequence[Observation], metrics: dict[str, Metric]
+) -> dict[str, Any]:
+    """Few-shot prefix and suffix against the same variant's baseline.
+
+    Each position's accuracy is over its own scored answers; its gain is paired: both accuracies on
+    the (sample, occasion) units that the variant scored with and without examples, so that a
+    position whose answers are mostly unscored is not compared with a baseline on other samples.
+    """
     positions: dict[str, Any] = {}
-    variant = "-".join(few_shot[0].factors.get(f, "") for f in VARIANT_FACTORS)
+    variant = _variant_of(few_shot[0])
+    without: dict[tuple[str, float, int], Observation] = {
+        _unit(o): o for o in baseline if _variant_of(o) == variant and o.is_valid
+    }
     for position in sorted({o.factors[EXAMPLES_FACTOR] for o in few_shot}):
         rows = [o for o in few_shot if o.factors[EXAMPLES_FACTOR] == position]
         table = answers_table([_as_baseline(o) for o in rows])
@@ -446,22 +456,43 @@ def _phase2(answers: Answers, few_shot: Sequence[Observation], metrics: dict[str
             units = np.arange(len(table.sample_of), dtype=np.intp)
             entry["custom_accuracy"] = _maybe(partial(custom_accuracy, table, units))
             entry["polarity_accuracy"] = _maybe(partial(polarity_accuracy, table, units))
+        pairs = [(without[_unit(o)], o) for o in rows if o.is_valid and _unit(o) in without]
+        entry["n_paired"] = len(pairs)
+        entry["gain"] = _paired_gain(pairs)
         positions[position] = entry
+        metrics[f"few_shot_gain[{position}]"] = (
+            Metric(entry["gain"], n=len(pairs), n_left_out=len(rows) - len(pairs))
+            if entry["gain"] is not None
+            else Metric(
+                None, n=0, n_left_out=len(rows), undefined="no sample has a scored answer with and without examples"
+            )
+        )
     baseline_accuracy = None
     if variant in answers.variants:
         baseline_accuracy = variant_accuracies(answers, np.arange(len(answers.sample_of), dtype=np.intp))[
             answers.variants.index(variant)
         ]
-    for entry in positions.values():
-        accuracy = entry.get("custom_accuracy")
-        entry["gain"] = None if accuracy is None or baseline_accuracy is None else accuracy - baseline_accuracy
-    for position, entry in positions.items():
-        metrics[f"few_shot_gain[{position}]"] = (
-            Metric(entry["gain"], n=entry["n"])
-            if entry["gain"] is not None
-            else (Metric(None, n=entry["n"], undefined="no scored answer"))
-        )
     return {"variant": variant, "baseline_custom_accuracy": baseline_accuracy, "positions": positions}
+
+
+def _paired_gain(pairs: Sequence[tuple[Observation, Observation]]) -> float | None:
+    """Custom accuracy with examples minus without, on the same scored units."""
+    if not pairs:
+        return None
+    without = answers_table([before for before, _ in pairs])
+    with_examples = answers_table([_as_baseline(after) for _, after in pairs])
+    if isinstance(without, str) or isinstance(with_examples, str):
+        return None
+    units = np.arange(len(pairs), dtype=np.intp)
+    return custom_accuracy(with_examples, units) - custom_accuracy(without, units)
+
+
+def _variant_of(observation: Observation) -> str:
+    return "-".join(observation.factors.get(f, "") for f in VARIANT_FACTORS)
+
+
+def _unit(observation: Observation) -> tuple[str, float, int]:
+    return (observation.item, observation.temperature, observation.run)
 
 
 def _as_baseline(observation: Observation) -> Observation:

@@ -141,7 +141,11 @@ def test_phase2_is_compared_with_the_same_variant() -> None:
     assert phase2["baseline_custom_accuracy"] == 1.0
     assert phase2["positions"]["pre"]["custom_accuracy"] == 1.0
     assert phase2["positions"]["suf"]["custom_accuracy"] == pytest.approx(1 - 16 / 75)
-    assert analysis.metrics["few_shot_gain[suf]"].value == pytest.approx(-16 / 75)
+    # The gain is paired: S1 has no scored baseline answer in this variant, so it is compared on S2 and
+    # S3 only, where the suffix misses S2 (16 of the worst 25) and the prefix gets both right.
+    gain = analysis.metrics["few_shot_gain[suf]"]
+    assert (gain.value, gain.n, gain.n_left_out) == (pytest.approx(-8 / 25), 2, 1)
+    assert analysis.metrics["few_shot_gain[pre]"].value == 0.0
     # the baseline figures do not see the few-shot answers
     assert analysis.metrics["custom_accuracy"].value == pytest.approx(1 - 28 / 1175)
 
@@ -165,3 +169,17 @@ def test_report_section_escapes_names_and_draws_the_charts() -> None:
     assert html.count("<svg") == 3
     assert "casual-q-text-syn2 (best)" in html
     assert "Chart not drawn" not in html
+
+
+def test_a_few_shot_position_without_scored_answers_has_no_gain() -> None:
+    rows = polarity_table()
+    best = VARIANTS[0]
+    golds = {"S1": "polarity:positive", "S2": "polarity:negative", "S3": "polarity:positive"}
+    rows += [observation(s, {**best, "examples": "pre"}, None, gold, code=-2) for s, gold in golds.items()]
+    rows += [observation("S2", {**best, "examples": "suf"}, -2, "polarity:negative")]
+    analysis = analyse(rows, SETTINGS)[("m", "perturbation")]
+    assert analysis.metrics["few_shot_gain[pre]"].value is None
+    assert "no sample has a scored answer" in str(analysis.metrics["few_shot_gain[pre]"].undefined)
+    assert analysis.details["phase2"]["positions"]["pre"]["unscored_rate"] == 1.0
+    suffix = analysis.metrics["few_shot_gain[suf]"]
+    assert (suffix.value, suffix.n, suffix.n_left_out) == (0.0, 1, 0)

@@ -84,7 +84,7 @@ def variant_table(details: Mapping[str, Any]) -> str:
             f"<td>{format_value('accuracy', entry.get('polarity_accuracy'))}</td>"
             f"<td>{format_value('index', entry.get('weighted_index'))}</td>"
             f"<td>{format_value('unscored_rate', entry.get('unscored_rate'))}</td>"
-            f"<td>{text(entry.get('n', ''))}</td></tr>"
+            f"<td>{text(entry.get('n', ''))}</td><td>{text(entry.get('n_paired', ''))}</td></tr>"
         )
     gold = "five-class" if details.get("gold_kind") == "five_class" else "polarity (binary)"
     return (
@@ -101,7 +101,8 @@ def phase2_table(details: Mapping[str, Any]) -> str:
         return ""
     rows = [
         f"<tr><td>baseline ({text(phase2.get('variant'))})</td>"
-        f"<td>{format_value('accuracy', phase2.get('baseline_custom_accuracy'))}</td><td></td><td></td><td></td></tr>"
+        f"<td>{format_value('accuracy', phase2.get('baseline_custom_accuracy'))}</td><td></td><td></td><td></td>"
+        "<td></td></tr>"
     ]
     names = {"pre": "examples before the prompt", "suf": "examples after the prompt"}
     for position, values in mapping(phase2.get("positions")).items():
@@ -111,13 +112,15 @@ def phase2_table(details: Mapping[str, Any]) -> str:
             f"<td>{format_value('accuracy', entry.get('custom_accuracy'))}</td>"
             f"<td>{format_value('gain', entry.get('gain'))}</td>"
             f"<td>{format_value('unscored_rate', entry.get('unscored_rate'))}</td>"
-            f"<td>{text(entry.get('n', ''))}</td></tr>"
+            f"<td>{text(entry.get('n', ''))}</td><td>{text(entry.get('n_paired', ''))}</td></tr>"
         )
     return (
         "<p>Phase 2: the best baseline variant with few-shot examples (the chosen examples are in "
-        "perturbation-audit.json).</p>"
+        "perturbation-audit.json). Each accuracy is over that prompt's scored answers; the gain compares "
+        "both prompts on the samples scored with and without examples (paired).</p>"
         '<table class="snap-table"><thead><tr><th>prompt</th><th>custom accuracy</th><th>gain over baseline</th>'
-        f"<th>unscored</th><th>n</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        "<th>unscored</th><th>n</th><th>paired n</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
     )
 
 
