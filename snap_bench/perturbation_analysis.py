@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from snap_bench.analysis import AnalysisSettings, Metric, ModelAnalysis, proportion
+from snap_bench.instruments.few_shot import ACCURACY_WEIGHT, answered_accuracy, variant_index
 from snap_bench.instruments.perturbation import EXAMPLES_FACTOR, read_gold
 from snap_bench.instruments.sentiment_data import ENCODING, LABELS, gold_interval, max_squared_error
 from snap_bench.observation import Observation
@@ -41,7 +42,6 @@ from snap_bench.stats.categorical import (
 
 FloatArray = npt.NDArray[np.float64]
 VARIANT_FACTORS = ("formality", "phrasing", "order", "synonyms")
-ACCURACY_WEIGHT = 0.7  # the study's weighted index: 0.7 x accuracy + 0.3 x consistency
 LABEL_OF = {value: label for label, value in ENCODING.items()}
 NOT_FIVE_CLASS = "not applicable: the data have polarity gold only (e.g. fresh/rotten), not five classes"
 
@@ -120,7 +120,7 @@ def analyse_perturbation(
     }
     result.details = _details(answers, factors, metrics)
     if few_shot:
-        result.details["phase2"] = _phase2(answers, baseline, few_shot, metrics)
+        result.details["phase2"] = _phase2(answers, baseline, few_shot, metrics, settings)
     return result
 
 
@@ -359,21 +359,21 @@ def _details(answers: Answers, factors: Sequence[str], metrics: dict[str, Metric
     for column, (name, own_levels) in enumerate(zip(answers.variants, answers.variant_levels, strict=True)):
         own = answers.values[:, column : column + 1]
         accuracy = accuracies[column]
+        n_scored = int((~unscored[:, column]).sum())
         variants.append(
             {
                 "id": name,
                 "levels": own_levels,
                 "custom_accuracy": accuracy,
+                "answered_accuracy": answered_accuracy(accuracy, n_scored, len(answers.sample_of)),
                 "polarity_accuracy": _maybe(partial(polarity_accuracy, _single(answers, own), every)),
-                "weighted_index": None
-                if accuracy is None
-                else ACCURACY_WEIGHT * accuracy + (1 - ACCURACY_WEIGHT) * model_consistency,
+                "weighted_index": variant_index(accuracy, n_scored, len(answers.sample_of), model_consistency),
                 "unscored_rate": float(unscored[:, column].mean()),
-                "n": int((~unscored[:, column]).sum()),
+                "n": n_scored,
             }
         )
-    ranked = [v for v in variants if v["custom_accuracy"] is not None]
-    ranked.sort(key=lambda v: -float(v["custom_accuracy"]))  # stable: ties stay alphabetical
+    # Ranked as phase 2 chooses its variant: unscored answers count as the worst (few_shot.answered_accuracy).
+    ranked = sorted(variants, key=lambda v: -float(v["answered_accuracy"]))  # stable: ties stay alphabetical
     per_factor: dict[str, Any] = {}
     for factor in factors:
         levels, _ = _level_pairs(answers, factor)
@@ -435,7 +435,11 @@ def _maybe(compute: Callable[[], float]) -> float | None:
 
 
 def _phase2(
-    answers: Answers, baseline: Sequence[Observation], few_shot: Sequence[Observation], metrics: dict[str, Metric]
+    answers: Answers,
+    baseline: Sequence[Observation],
+    few_shot: Sequence[Observation],
+    metrics: dict[str, Metric],
+    settings: AnalysisSettings,
 ) -> dict[str, Any]:
     """Few-shot prefix and suffix against the same variant's baseline.
 
@@ -457,16 +461,11 @@ def _phase2(
             entry["custom_accuracy"] = _maybe(partial(custom_accuracy, table, units))
             entry["polarity_accuracy"] = _maybe(partial(polarity_accuracy, table, units))
         pairs = [(without[_unit(o)], o) for o in rows if o.is_valid and _unit(o) in without]
+        gain = _paired_gain(pairs, len(rows), settings)
         entry["n_paired"] = len(pairs)
-        entry["gain"] = _paired_gain(pairs)
+        entry["gain"] = gain.value
         positions[position] = entry
-        metrics[f"few_shot_gain[{position}]"] = (
-            Metric(entry["gain"], n=len(pairs), n_left_out=len(rows) - len(pairs))
-            if entry["gain"] is not None
-            else Metric(
-                None, n=0, n_left_out=len(rows), undefined="no sample has a scored answer with and without examples"
-            )
-        )
+        metrics[f"few_shot_gain[{position}]"] = gain
     baseline_accuracy = None
     if variant in answers.variants:
         baseline_accuracy = variant_accuracies(answers, np.arange(len(answers.sample_of), dtype=np.intp))[
@@ -475,16 +474,41 @@ def _phase2(
     return {"variant": variant, "baseline_custom_accuracy": baseline_accuracy, "positions": positions}
 
 
-def _paired_gain(pairs: Sequence[tuple[Observation, Observation]]) -> float | None:
-    """Custom accuracy with examples minus without, on the same scored units."""
+def _paired_gain(pairs: Sequence[tuple[Observation, Observation]], n_asked: int, settings: AnalysisSettings) -> Metric:
+    """Custom accuracy with examples minus without, on the same scored units, with an interval over samples.
+
+    The gain is (sum of squared errors without - with) / units / worst penalty; the bootstrap resamples
+    samples with all their units, as the baseline's intervals do.
+    """
+    n_left_out = n_asked - len(pairs)
+    undefined = "no sample has a scored answer with and without examples"
     if not pairs:
-        return None
+        return Metric(None, n=0, n_left_out=n_left_out, undefined=undefined)
     without = answers_table([before for before, _ in pairs])
     with_examples = answers_table([_as_baseline(after) for _, after in pairs])
     if isinstance(without, str) or isinstance(with_examples, str):
-        return None
+        return Metric(None, n=0, n_left_out=n_asked, undefined=without if isinstance(without, str) else undefined)
     units = np.arange(len(pairs), dtype=np.intp)
-    return custom_accuracy(with_examples, units) - custom_accuracy(without, units)
+    before, after = _errors(without, units)[:, 0], _errors(with_examples, units)[:, 0]
+    per_sample = np.array(
+        [
+            [before[mask].sum(), after[mask].sum(), mask.sum()]
+            for mask in (without.sample_of == index for index in range(len(without.samples)))
+        ],
+        dtype=np.float64,
+    )
+    worst = max_squared_error(without.gold_kind)
+
+    def gain(rows: FloatArray) -> float:
+        return float((rows[:, 0].sum() - rows[:, 1].sum()) / rows[:, 2].sum() / worst)
+
+    value = gain(per_sample)
+    if len(per_sample) < 2:
+        return Metric(value, n=len(pairs), n_left_out=n_left_out, note="no interval: one sample")
+    interval = bootstrap_ci(
+        gain, per_sample, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed
+    )
+    return Metric(value, interval.low, interval.high, n=len(pairs), n_left_out=n_left_out)
 
 
 def _variant_of(observation: Observation) -> str:

@@ -103,7 +103,13 @@ def test_details_carry_what_the_report_draws() -> None:
     json.dumps(details, allow_nan=False)
     assert details["gold_kind"] == "polarity"
     assert [v["id"] for v in details["variants"]][:2] == ["casual-imp-task-syn1", "casual-imp-task-syn2"]
-    assert details["best_variant"] == "casual-q-text-syn2"  # perfect on S2 and S3, S1 unscored; first of the ties
+    # casual-q-text-syn2 is perfect on S2 and S3 but gives S1 no label, which counts as the worst answer
+    # in the ranking; the formal variants are perfect on all three, and the first of those ties wins.
+    best = next(v for v in details["variants"] if v["id"] == details["best_variant"])
+    unscored = next(v for v in details["variants"] if v["id"] == "casual-q-text-syn2")
+    assert details["best_variant"] == "formal-imp-task-syn1"
+    assert (best["custom_accuracy"], best["answered_accuracy"]) == (1.0, 1.0)
+    assert (unscored["custom_accuracy"], unscored["answered_accuracy"]) == (1.0, pytest.approx(2 / 3))
     assert details["worst_variant"].startswith("casual")
     assert details["factors"]["formality"]["accuracy"] == {"formal": 1.0, "casual": pytest.approx(1 - 28 / 575)}
     invalid = next(v for v in details["variants"] if v["id"] == "casual-q-text-syn2")
@@ -145,6 +151,8 @@ def test_phase2_is_compared_with_the_same_variant() -> None:
     # S3 only, where the suffix misses S2 (16 of the worst 25) and the prefix gets both right.
     gain = analysis.metrics["few_shot_gain[suf]"]
     assert (gain.value, gain.n, gain.n_left_out) == (pytest.approx(-8 / 25), 2, 1)
+    # resampling the two samples: both S2 (-32 / 2 / 25), one of each (-16 / 2 / 25) or both S3 (0)
+    assert (gain.ci_low, gain.ci_high) == (pytest.approx(-0.64), pytest.approx(0.0))
     assert analysis.metrics["few_shot_gain[pre]"].value == 0.0
     # the baseline figures do not see the few-shot answers
     assert analysis.metrics["custom_accuracy"].value == pytest.approx(1 - 28 / 1175)
@@ -167,7 +175,7 @@ def test_report_section_escapes_names_and_draws_the_charts() -> None:
     assert "<b>evil</b>" not in html
     assert "&lt;b&gt;evil&lt;/b&gt;" in html
     assert html.count("<svg") == 3
-    assert "casual-q-text-syn2 (best)" in html
+    assert "formal-imp-task-syn1 (best)" in html
     assert "Chart not drawn" not in html
 
 

@@ -40,13 +40,22 @@ def write_cassette(path: Path, answer: str, status: int = 200) -> None:
 
 
 def record_baseline(root: Path, design: PerturbationInstrument, answer_for: dict[str, str]) -> None:
-    """Every baseline condition recorded: the right polarity where answer_for says "right", else wrong."""
+    """Every baseline condition recorded, per variant as answer_for says (default "wrong"): "right" (the
+    gold polarity), "wrong" (the other one), "right-then-silent" (right on the first 5 samples, no label
+    after), "wrong-first-2" (wrong on the first 2 samples, right after)."""
+    order = sorted(design.samples)
     for condition in design.conditions(Selection()):
         gold = design.samples[condition.item].gold
+        other = "negative" if gold == "positive" else "positive"
         variant = "-".join(level for _, level in condition.levels)
-        right = answer_for.get(variant, "wrong") == "right"
-        answer = gold if right else ("negative" if gold == "positive" else "positive")
-        write_cassette(cassette_path(root, "m", "perturbation", condition.id), f"The sentiment is {answer}.")
+        position = order.index(condition.item)
+        answer = {
+            "right": f"The sentiment is {gold}.",
+            "wrong": f"The sentiment is {other}.",
+            "right-then-silent": f"The sentiment is {gold}." if position < 5 else "Hard to say.",
+            "wrong-first-2": f"The sentiment is {other if position < 2 else gold}.",
+        }[answer_for.get(variant, "wrong")]
+        write_cassette(cassette_path(root, "m", "perturbation", condition.id), answer)
 
 
 def test_tfidf_rows_are_unit_length_and_weigh_rare_words_up() -> None:
@@ -101,6 +110,20 @@ def test_best_variant_is_read_from_the_recordings(tmp_path: Path) -> None:
     # all variants agree on each input only when all are wrong or right together: here 14 of 16 wrong
     assert best.consistency == pytest.approx(14 / 16)
     assert best.weighted_index == pytest.approx(0.7 * 1.0 + 0.3 * 14 / 16)
+
+
+@pytest.mark.parametrize("rule", ["weighted_index", "custom_accuracy"])
+def test_a_variant_that_rarely_gives_a_label_is_not_the_best(tmp_path: Path, rule: str) -> None:
+    design = instrument()
+    record_baseline(
+        tmp_path, design, {"casual-imp-task-syn1": "right-then-silent", "formal-q-text-syn2": "wrong-first-2"}
+    )
+    best = best_variant_from_recordings(design, "m", tmp_path, rule)
+    # casual-imp-task-syn1 is right on every answer it labels, but labels 5 of 20: over all its answers
+    # (unscored as the worst) 0.25; formal-q-text-syn2 misses 2 of 20 by 16 of the worst 25
+    assert best.variant.id == "formal-q-text-syn2"
+    assert best.custom_accuracy == pytest.approx(1 - 2 * 16 / 20 / 25)
+    assert (best.n_scored, best.n_asked) == (20, 20)
 
 
 def test_phase2_conditions_use_each_models_best_variant(tmp_path: Path) -> None:

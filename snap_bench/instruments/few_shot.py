@@ -31,13 +31,31 @@ ACCURACY_WEIGHT = 0.7  # the study's weighted index: 0.7 x variant accuracy + 0.
 TOKEN = re.compile(r"[a-z0-9']+")
 
 
+def answered_accuracy(accuracy: float | None, n_scored: int, n_asked: int) -> float:
+    """A variant's custom accuracy over every answer asked of it, an unscored answer counted as the worst.
+
+    The worst answer scores 0 on the MSE accuracy, so this is the scored answers' accuracy times their
+    share. It ranks the variants (the best one is phase 2's prompt): a variant that gives a label to
+    one input in three must not come first for being right on those few.
+    """
+    if accuracy is None or n_asked == 0:
+        return 0.0
+    return accuracy * n_scored / n_asked
+
+
+def variant_index(accuracy: float | None, n_scored: int, n_asked: int, model_consistency: float) -> float:
+    """The study's weighted index of one variant: 0.7 x its accuracy + 0.3 x the model's consistency."""
+    return ACCURACY_WEIGHT * answered_accuracy(accuracy, n_scored, n_asked) + (1 - ACCURACY_WEIGHT) * model_consistency
+
+
 @dataclass(frozen=True)
 class BestVariant:
     variant: Variant
     weighted_index: float
-    custom_accuracy: float
+    custom_accuracy: float | None  # over its scored answers
     consistency: float
     n_scored: int
+    n_asked: int
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +64,7 @@ class BestVariant:
             "custom_accuracy": self.custom_accuracy,
             "consistency": self.consistency,
             "n_scored": self.n_scored,
+            "n_asked": self.n_asked,
         }
 
 
@@ -95,10 +114,12 @@ def best_variant_from_recordings(
     variants = instrument.variants()
     gold_kind = instrument.data_spec.gold_kind
     by_variant: dict[str, list[float]] = {variant.id: [] for variant in variants}
+    asked: Counter[str] = Counter()
     labels: dict[str, dict[str, float]] = {}
     for condition in conditions:
         scored = instrument.score(condition, answers[condition.id])
         variant_id = "-".join(level for factor, level in condition.levels if factor in instrument.design.factors)
+        asked[variant_id] += 1
         labels.setdefault(f"{condition.item}-{condition.run}-{condition.temperature}", {})[variant_id] = (
             math.nan if scored.keyed_score is None else scored.keyed_score
         )
@@ -108,15 +129,16 @@ def best_variant_from_recordings(
     matrix = np.array([[row.get(v.id, math.nan) for v in variants] for row in labels.values()])
     consistency = float(modal_share(matrix).mean())
     best: BestVariant | None = None
+    best_key = -math.inf
     # Ties go to the alphabetically first variant id, the rule the analysis's report follows.
     for variant in sorted(variants, key=lambda v: v.id):
         errors = by_variant[variant.id]
-        accuracy = mse_accuracy(errors, max_squared_error(gold_kind)) if errors else 0.0
-        index = ACCURACY_WEIGHT * accuracy + (1 - ACCURACY_WEIGHT) * consistency
-        key = index if rule == "weighted_index" else accuracy
-        best_key = None if best is None else (best.weighted_index if rule == "weighted_index" else best.custom_accuracy)
-        if best_key is None or key > best_key:
-            best = BestVariant(variant, index, accuracy, consistency, len(errors))
+        accuracy = mse_accuracy(errors, max_squared_error(gold_kind)) if errors else None
+        index = variant_index(accuracy, len(errors), asked[variant.id], consistency)
+        key = index if rule == "weighted_index" else answered_accuracy(accuracy, len(errors), asked[variant.id])
+        if best is None or key > best_key:
+            best = BestVariant(variant, index, accuracy, consistency, len(errors), asked[variant.id])
+            best_key = key
     assert best is not None  # a design has at least one variant
     return best
 

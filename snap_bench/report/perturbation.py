@@ -81,16 +81,19 @@ def variant_table(details: Mapping[str, Any]) -> str:
         rows.append(
             f"<tr><td>{text(entry.get('id'))}{text(mark)}</td>{cells}"
             f"<td>{format_value('accuracy', entry.get('custom_accuracy'))}</td>"
+            f"<td>{format_value('accuracy', entry.get('answered_accuracy'))}</td>"
             f"<td>{format_value('accuracy', entry.get('polarity_accuracy'))}</td>"
             f"<td>{format_value('index', entry.get('weighted_index'))}</td>"
             f"<td>{format_value('unscored_rate', entry.get('unscored_rate'))}</td>"
-            f"<td>{text(entry.get('n', ''))}</td><td>{text(entry.get('n_paired', ''))}</td></tr>"
+            f"<td>{text(entry.get('n', ''))}</td></tr>"
         )
     gold = "five-class" if details.get("gold_kind") == "five_class" else "polarity (binary)"
     return (
-        f"<p>Gold: {text(gold)}.</p>"
+        f"<p>Gold: {text(gold)}. Custom accuracy is over a variant's scored answers; over all answers, an "
+        "unscored one counts as the worst answer, and that figure (in the weighted index) ranks the variants.</p>"
         f'<table class="snap-table"><thead><tr><th>variant</th>{head}<th>custom accuracy</th>'
-        "<th>polarity accuracy</th><th>weighted index</th><th>unscored</th><th>n scored</th></tr></thead>"
+        "<th>over all answers</th><th>polarity accuracy</th><th>weighted index</th><th>unscored</th>"
+        "<th>n scored</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
 
