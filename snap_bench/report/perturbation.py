@@ -31,7 +31,9 @@ def perturbation_section(models: Mapping[str, Mapping[str, Any]], observations: 
         _figure(
             lambda: variant_accuracy_chart("snap-perturbation-variants", entries),
             "Custom accuracy (1 - MSE / worst penalty, polarity-weighted encoding) of each of the 16 prompt "
-            "variants, per model. Variant = formality-phrasing-order-synonyms.",
+            "variants, per model: solid over all its answers, an unscored one counted as the worst (the figure "
+            "that ranks the variants), light over its scored answers only. Variant = "
+            "formality-phrasing-order-synonyms.",
         ),
         _figure(
             lambda: factor_effect_chart("snap-perturbation-factors", entries),
@@ -136,16 +138,22 @@ def variant_accuracy_chart(chart_id: str, entries: Sequence[tuple[str, Mapping[s
         axes = figure.add_subplot()
         height = 0.8 / len(entries)
         for series, (name, details) in enumerate(entries):
-            values = {str(mapping(v).get("id")): number(mapping(v).get("custom_accuracy")) for v in details["variants"]}
+            by_id = {str(mapping(v).get("id")): mapping(v) for v in details["variants"]}
             positions = [row + series * height for row in range(len(variants))]
-            widths = [values.get(variant) or 0.0 for variant in variants]
-            axes.barh(
-                positions, widths, height=height, label=short(name), color=EFFECT_COLOURS[series % len(EFFECT_COLOURS)]
-            )
+            colour = EFFECT_COLOURS[series % len(EFFECT_COLOURS)]
+            scored = [number(by_id.get(variant, {}).get("custom_accuracy")) or 0.0 for variant in variants]
+            # analysis.json files written before answered_accuracy existed fall back to the scored figure
+            answered = [
+                number(by_id.get(variant, {}).get("answered_accuracy", by_id.get(variant, {}).get("custom_accuracy")))
+                or 0.0
+                for variant in variants
+            ]
+            axes.barh(positions, scored, height=height, color=colour, alpha=0.3)
+            axes.barh(positions, answered, height=height, label=short(name), color=colour)
         axes.set_yticks([row + 0.4 - height / 2 for row in range(len(variants))], variants)
         axes.set_xlim(0, 1)
         axes.invert_yaxis()
-        axes.set_xlabel("custom accuracy")
+        axes.set_xlabel("custom accuracy: solid over all answers (unscored as the worst), light over scored ones")
         axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         return to_svg(figure, chart_id)
 
