@@ -17,7 +17,14 @@ from pathlib import Path
 
 from snap_bench.config import Node, load_yaml
 from snap_bench.instruments.base import Instrument, Scored, Selection
-from snap_bench.instruments.design import temperature_level, temperatures, texts_by_level
+from snap_bench.instruments.design import (
+    item_id,
+    paraphrases,
+    selected,
+    temperature_level,
+    temperatures,
+    texts_by_level,
+)
 from snap_bench.observation import Condition
 from snap_bench.parsing import LikertScale, parse_likert
 
@@ -79,23 +86,11 @@ class CompassInstrument(Instrument):
             path = config_dir / bank_node.text()
             self._files.append(path)
             for item_node in load_yaml(path).get("items").elements():
-                id_node = item_node.get("id")
-                item_id = id_node.text()
-                if item_id in items:
-                    raise id_node.error(f"duplicate item id {item_id!r}", "give every item its own id")
-                if not item_id.isalnum():
-                    raise id_node.error(f"item id {item_id!r} is not alphanumeric", "use ids like E09")
+                item = item_id(item_node.get("id"), items, "E09")
                 axis = item_node.get("axis").choice(AXES)
-                paraphrases_node = item_node.get("paraphrases")
-                paraphrases = {level: text.text() for level, text in paraphrases_node.items()}
-                if paraphrase_levels is None:
-                    paraphrase_levels = list(paraphrases)
-                elif list(paraphrases) != paraphrase_levels:
-                    raise paraphrases_node.error(
-                        f"paraphrases {list(paraphrases)} differ from the other items' {paraphrase_levels}",
-                        f"give every item the paraphrases {', '.join(paraphrase_levels)}",
-                    )
-                items[item_id] = CompassItem(item_id, axis, item_node.get("reverse").boolean(), paraphrases)
+                texts = paraphrases(item_node.get("paraphrases"), paraphrase_levels)
+                paraphrase_levels = list(texts)
+                items[item] = CompassItem(item, axis, item_node.get("reverse").boolean(), texts)
         for axis in AXES:
             if not any(item.axis == axis for item in items.values()):
                 raise banks.error(f"no items on the {axis} axis", f"add items with axis: {axis}")
@@ -120,11 +115,6 @@ class CompassInstrument(Instrument):
 
     def conditions(self, selection: Selection) -> list[Condition]:
         runs = selection.runs or self.runs
-
-        def keep(factor: str, level: str) -> bool:
-            wanted = selection.levels.get(factor)
-            return not wanted or level in wanted
-
         conditions: list[Condition] = []
         for item in self.items.values():
             if selection.items and item.id not in selection.items and item.axis not in selection.items:
@@ -140,7 +130,7 @@ class CompassInstrument(Instrument):
                     ("temperature", temperature_level(temperature)),
                     ("choice", choice),
                 )
-                if all(keep(factor, level) for factor, level in levels):
+                if selected(selection, levels):
                     conditions.extend(
                         Condition(self.name, item.id, levels, temperature, run) for run in range(1, runs + 1)
                     )

@@ -12,7 +12,7 @@ from typing import Any
 
 from snap_bench.config import ConfigError, Node, load_yaml
 from snap_bench.instruments.base import Instrument, Scored, Selection
-from snap_bench.instruments.design import temperature_level, temperatures
+from snap_bench.instruments.design import selected, temperature_level, temperatures
 from snap_bench.instruments.few_shot import (
     EXAMPLE_POSITIONS,
     BestVariant,
@@ -161,7 +161,7 @@ class PerturbationInstrument(Instrument):
     def _kept(condition: Condition, selection: Selection) -> bool:
         levels = dict(condition.levels)
         levels.setdefault("temperature", temperature_level(condition.temperature))
-        return all(not wanted or levels.get(factor) in wanted for factor, wanted in selection.levels.items())
+        return selected(selection, levels.items())
 
     # -- phase 2 ------------------------------------------------------------------------------
 

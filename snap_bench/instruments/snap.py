@@ -12,7 +12,14 @@ from pathlib import Path
 
 from snap_bench.config import Node, load_yaml
 from snap_bench.instruments.base import Instrument, Scored, Selection
-from snap_bench.instruments.design import temperature_level, temperatures, texts_by_level
+from snap_bench.instruments.design import (
+    item_id,
+    paraphrases,
+    selected,
+    temperature_level,
+    temperatures,
+    texts_by_level,
+)
 from snap_bench.observation import Condition
 from snap_bench.parsing import LikertScale, parse_likert
 
@@ -68,32 +75,15 @@ class SnapInstrument(Instrument):
                         f"use a context defined in {EXPERIMENT_FILE}: {', '.join(self.contexts)}",
                     )
             for item_node in bank.get("items").elements():
-                item_id_node = item_node.get("id")
-                item_id = item_id_node.text()
-                if item_id in items:
-                    raise item_id_node.error(f"duplicate item id {item_id!r}", "give every item its own id")
-                if not item_id.isalnum():
-                    raise item_id_node.error(f"item id {item_id!r} is not alphanumeric", "use ids like M06")
-                paraphrases_node = item_node.get("paraphrases")
-                paraphrases = {level: text.text() for level, text in paraphrases_node.items()}
-                if paraphrase_levels is None:
-                    paraphrase_levels = list(paraphrases)
-                elif list(paraphrases) != paraphrase_levels:
-                    missing = sorted(set(paraphrase_levels) - set(paraphrases))
-                    problem = (
-                        f"missing paraphrase {', '.join(missing)}"
-                        if missing
-                        else (f"paraphrases {list(paraphrases)} differ from the other items' {paraphrase_levels}")
-                    )
-                    raise paraphrases_node.error(
-                        problem, f"give every item the paraphrases {', '.join(paraphrase_levels)}"
-                    )
-                items[item_id] = LikertItem(
-                    id=item_id,
+                item = item_id(item_node.get("id"), items, "M06")
+                texts = paraphrases(item_node.get("paraphrases"), paraphrase_levels)
+                paraphrase_levels = list(texts)
+                items[item] = LikertItem(
+                    id=item,
                     bank=bank_name,
                     construct=item_node.get("construct").text(),
                     reverse_scored=item_node.get("reverse_scored").boolean(),
-                    paraphrases=paraphrases,
+                    paraphrases=texts,
                     contexts=contexts,
                 )
         if not items:
@@ -117,11 +107,6 @@ class SnapInstrument(Instrument):
 
     def conditions(self, selection: Selection) -> list[Condition]:
         runs = selection.runs or self.runs
-
-        def keep(factor: str, level: str) -> bool:
-            wanted = selection.levels.get(factor)
-            return not wanted or level in wanted
-
         conditions: list[Condition] = []
         for item in self.items.values():
             if (
@@ -143,7 +128,7 @@ class SnapInstrument(Instrument):
                     ("temperature", temperature_level(temperature)),
                     ("context", context),
                 )
-                if not all(keep(factor, level) for factor, level in levels):
+                if not selected(selection, levels):
                     continue
                 conditions.extend(Condition(self.name, item.id, levels, temperature, run) for run in range(1, runs + 1))
         return conditions
