@@ -129,7 +129,7 @@ def test_several_temperatures_enter_the_id(config_dir: Path) -> None:
 def test_the_shipped_sample_is_balanced_and_disjoint_from_the_examples(config_dir: Path) -> None:
     instrument = load_instrument("perturbation", config_dir)
     assert isinstance(instrument, PerturbationInstrument)
-    assert len(instrument.samples) == 20
+    assert len(instrument.samples) == 50
     golds = [s.gold for s in instrument.samples.values()]
     assert golds.count("positive") == golds.count("negative")
     test_texts = {s.text for s in instrument.samples.values()}

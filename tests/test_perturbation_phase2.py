@@ -119,11 +119,12 @@ def test_a_variant_that_rarely_gives_a_label_is_not_the_best(tmp_path: Path, rul
         tmp_path, design, {"casual-imp-task-syn1": "right-then-silent", "formal-q-text-syn2": "wrong-first-2"}
     )
     best = best_variant_from_recordings(design, "m", tmp_path, rule)
-    # casual-imp-task-syn1 is right on every answer it labels, but labels 5 of 20: over all its answers
-    # (unscored as the worst) 0.25; formal-q-text-syn2 misses 2 of 20 by 16 of the worst 25
+    n = len(design.samples)
+    # casual-imp-task-syn1 is right on every answer it labels, but labels only 5: over all its answers
+    # (unscored as the worst) 5 / n; formal-q-text-syn2 misses 2 of n by 16 of the worst 25
     assert best.variant.id == "formal-q-text-syn2"
-    assert best.custom_accuracy == pytest.approx(1 - 2 * 16 / 20 / 25)
-    assert (best.n_scored, best.n_asked) == (20, 20)
+    assert best.custom_accuracy == pytest.approx(1 - 2 * 16 / n / 25)
+    assert (best.n_scored, best.n_asked) == (n, n)
 
 
 def test_phase2_conditions_use_each_models_best_variant(tmp_path: Path) -> None:

