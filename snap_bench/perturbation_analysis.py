@@ -238,8 +238,12 @@ def kappa(answers: Answers, units: npt.NDArray[np.intp]) -> float:
     """Fleiss' kappa with units as subjects and variants as raters, on units every variant labelled."""
     values = answers.values[units]
     complete = values[~np.isnan(values).any(axis=1)]
-    if complete.shape[0] < 1:
-        raise UndefinedStatistic("Fleiss' kappa", "no unit with a label from every variant")
+    # On a single subject kappa is at most 0 whatever the raters do (its P-bar never exceeds its P_e),
+    # so a figure from one input would read as "no agreement" when it says nothing.
+    if complete.shape[0] < 2:
+        raise UndefinedStatistic(
+            "Fleiss' kappa", f"{complete.shape[0]} input(s) labelled by every variant; it needs at least 2"
+        )
     counts, _ = category_counts(complete)
     return fleiss_kappa(counts)
 

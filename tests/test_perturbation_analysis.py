@@ -64,6 +64,21 @@ def metrics_of(rows: list[Observation]) -> dict[str, object]:
     return {name: metric for name, metric in analysis.metrics.items()}
 
 
+def test_kappa_on_a_single_complete_input_is_undefined_not_a_figure() -> None:
+    # One variant leaves S3 unlabelled: only S2 has a label from every variant. Kappa's formula on one
+    # subject is at most 0 whatever the variants say, so it must not be reported as disagreement.
+    rows = [
+        o
+        if not (o.item == "S3" and o.condition_id.startswith("S3-formal-imp-task-syn1"))
+        else observation("S3", dict(o.factors), None, "polarity:positive", code=-2)
+        for o in polarity_table()
+    ]
+    kappa = metrics_of(rows)["fleiss_kappa"]
+    assert kappa.value is None
+    assert kappa.undefined is not None
+    assert "1 input(s) labelled by every variant" in kappa.undefined
+
+
 def test_headline_figures_by_hand() -> None:
     analysis = analyse(polarity_table(), SETTINGS)[("m", "perturbation")]
     metrics = analysis.metrics
