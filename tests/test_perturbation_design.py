@@ -215,6 +215,7 @@ def test_bad_jsonl_names_the_line(config_dir: Path) -> None:
         ),
         ("max_tokens: 16 ", "max_tokens: 0 ", "perturbation.max_tokens: 0 is not a whole number"),
         ("examples_per_label: 7", "examples_per_label: 31", "examples_per_label: 31 is not a whole number"),
+        ("example_order_seed: 20261122", "example_order_seed: -1", "example_order_seed: -1 is not a whole number"),
     ],
 )
 def test_bad_config_names_key_and_fix(config_dir: Path, old: str, new: str, expected: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,13 @@ from snap_bench.cassettes import cassette_path
 from snap_bench.config import ConfigError
 from snap_bench.instruments import load_instrument
 from snap_bench.instruments.base import Selection
-from snap_bench.instruments.few_shot import best_variant_from_recordings, diverse_examples, recorded_answer, tfidf
+from snap_bench.instruments.few_shot import (
+    best_variant_from_recordings,
+    diverse_examples,
+    recorded_answer,
+    seeded_order,
+    tfidf,
+)
 from snap_bench.instruments.perturbation import PerturbationInstrument
 from snap_bench.instruments.sentiment_data import Sample
 from tests.conftest import REPO
@@ -97,6 +104,30 @@ def test_diverse_examples_start_at_the_median_length_and_then_go_far() -> None:
     assert [s.id for s in chosen] == ["E2", "E4"]
     with pytest.raises(ValueError, match="only 1 examples labelled 'negative'; 2 are needed"):
         diverse_examples(pool, 2)
+
+
+def test_seeded_order_is_a_fixed_permutation() -> None:
+    chosen = diverse_examples(instrument().example_pool, 7)
+    shown = seeded_order(chosen, 20261122)
+    assert sorted(s.id for s in shown) == sorted(s.id for s in chosen)
+    assert seeded_order(list(chosen), 20261122) == shown
+    assert seeded_order(chosen, 1) != shown
+
+
+def test_the_prompt_shows_the_examples_in_the_seeded_order_not_alternating(tmp_path: Path) -> None:
+    design = instrument()
+    record_baseline(tmp_path, design, {"casual-imp-task-syn1": "right"})
+    follow_up = design.conditions_for("m", Selection(follow_up=True), tmp_path)[-1]
+    prompt = design.prompt(follow_up)
+    expected = seeded_order(diverse_examples(design.example_pool, 7), design.example_order_seed)
+    # the example texts appear in the prompt in the seeded order, and the audit lists them so
+    assert [prompt.index(s.text) for s in expected] == sorted(prompt.index(s.text) for s in expected)
+    audit = design.audit(["m"], Selection(follow_up=True), tmp_path)
+    assert audit is not None
+    assert [e["id"] for e in audit["examples"]] == [s.id for s in expected]
+    # a block of strictly alternating labels is a pattern a model continues (see seeded_order)
+    labels = [s.gold for s in expected]
+    assert any(first == second for first, second in pairwise(labels))
 
 
 def test_best_variant_is_read_from_the_recordings(tmp_path: Path) -> None:

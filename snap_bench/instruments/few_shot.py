@@ -167,7 +167,8 @@ def diverse_examples(pool: list[Sample], per_label: int) -> list[Sample]:
     pool's length range, both in [0, 1]. Per label, the first example is the text whose length is
     nearest the label's median length; each next one is the text farthest from those already
     chosen (greedy farthest-point: maximise the smallest distance). Ties go to the smaller id. The
-    result is ordered label by label in the pool's label order, which alternates in the prompt.
+    result comes in rounds of the pool's label order (pos, neg, pos, ...); the prompt shows the
+    examples in :func:`seeded_order` instead.
     """
     if not pool:
         raise ValueError("no examples to choose from")
@@ -186,11 +187,20 @@ def diverse_examples(pool: list[Sample], per_label: int) -> list[Sample]:
             rest = [i for i in candidates if i not in chosen]
             chosen.append(max(rest, key=lambda i: (float(distance[i, chosen].min()), _reverse_id(pool[i].id))))
         chosen_by_label[label] = chosen
-    # Interleave the labels (pos, neg, pos, ...) so that no label owns the end of the block.
     ordered: list[Sample] = []
     for round_index in range(per_label):
         ordered += [pool[chosen[round_index]] for chosen in chosen_by_label.values()]
     return ordered
+
+
+def seeded_order(examples: list[Sample], seed: int) -> list[Sample]:
+    """``examples`` in a random order that ``seed`` fixes (numpy's PCG64): the same for every model and input.
+
+    Not the label rounds of :func:`diverse_examples`: labels that strictly alternate are a pattern a
+    model can continue instead of reading the input, and the gain would then measure that pattern.
+    """
+    permutation = np.random.default_rng(seed).permutation(len(examples))
+    return [examples[int(index)] for index in permutation]
 
 
 def _reverse_id(sample_id: str) -> tuple[int, ...]:

@@ -18,6 +18,7 @@ from snap_bench.instruments.few_shot import (
     BestVariant,
     best_variant_from_recordings,
     diverse_examples,
+    seeded_order,
 )
 from snap_bench.instruments.prompt_variants import PromptDesign, Variant
 from snap_bench.instruments.sentiment_data import ENCODING, LABELS, DataSpec, Sample, load_samples
@@ -78,6 +79,7 @@ class PerturbationInstrument(Instrument):
             if placeholder not in self.example_format:
                 raise phase2.get("example_format").error(f"no {placeholder}", f"put {placeholder} in the format")
         self.examples_header = phase2.get("examples_header").text()
+        self.example_order_seed = phase2.get("example_order_seed").integer(0, 2**32 - 1)
         self.best_variant_rule = phase2.get("best_variant_by").choice(("weighted_index", "custom_accuracy"))
         self._examples: list[Sample] | None = None
         self._best: dict[str, BestVariant] = {}
@@ -166,7 +168,8 @@ class PerturbationInstrument(Instrument):
     # -- phase 2 ------------------------------------------------------------------------------
 
     def examples(self) -> list[Sample]:
-        """The few-shot examples, chosen once from the pool (see :func:`diverse_examples`)."""
+        """The few-shot examples in the prompt's order: chosen once from the pool (:func:`diverse_examples`),
+        then shown in the order ``example_order_seed`` fixes (:func:`seeded_order`)."""
         if self._examples is None:
             if not self.example_pool:
                 raise ConfigError(
@@ -175,7 +178,8 @@ class PerturbationInstrument(Instrument):
                     "phase 2 needs a pool of labelled examples",
                     "name a CSV or JSONL file disjoint from the test samples",
                 )
-            self._examples = diverse_examples(self.example_pool, self.examples_per_label)
+            chosen = diverse_examples(self.example_pool, self.examples_per_label)
+            self._examples = seeded_order(chosen, self.example_order_seed)
         return self._examples
 
     def best_variant(self, model: str, recordings: Path) -> BestVariant:
@@ -191,7 +195,8 @@ class PerturbationInstrument(Instrument):
             "rule": (
                 f"best variant per model by {self.best_variant_rule} on its baseline recordings; "
                 f"{self.examples_per_label} examples per label present in the pool, chosen by "
-                "few_shot.diverse_examples (greedy farthest point on TF-IDF cosine distance and length)"
+                "few_shot.diverse_examples (greedy farthest point on TF-IDF cosine distance and length), "
+                f"listed here in the prompt's order (few_shot.seeded_order, seed {self.example_order_seed})"
             ),
             "best_variants": {model: self.best_variant(model, recordings).to_json() for model in models},
             "examples": [
