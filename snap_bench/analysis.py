@@ -89,6 +89,9 @@ class ModelAnalysis:
     effects: dict[str, float] = field(default_factory=dict)
     construct_means: dict[str, float] = field(default_factory=dict)
     breakdowns: dict[str, dict[str, dict[str, float | None]]] = field(default_factory=dict)
+    # The share of scored answers among the observations the judged metrics rest on, where that is not
+    # all of them (the perturbation judges its baseline, not phase 2's few-shot answers); None: all.
+    judged_scored_share: float | None = None
     # Results particular to an instrument (coordinates, per-variant accuracy): JSON-serialisable,
     # written to analysis.json as they are and read by that instrument's report section.
     details: dict[str, Any] = field(default_factory=dict)

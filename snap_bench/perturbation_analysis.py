@@ -83,6 +83,8 @@ def analyse_perturbation(
     baseline = [o for o in observations if EXAMPLES_FACTOR not in o.factors]
     few_shot = [o for o in observations if EXAMPLES_FACTOR in o.factors]
     result = ModelAnalysis(model, instrument, len(observations), sum(o.is_valid for o in observations))
+    # The metrics are judged on the baseline; phase 2 is reported beside them, not folded into the composite.
+    result.judged_scored_share = sum(o.is_valid for o in baseline) / len(baseline) if baseline else 0.0
     metrics = result.metrics
     for name, code in (
         ("refusal_rate", AnswerCode.REFUSAL),

@@ -171,7 +171,9 @@ def composite(analysis: ModelAnalysis, config: ThresholdConfig) -> float | None:
 
     Undefined metrics leave the weighting. The factor matters: the correlations rest only on cells
     whose every answer was scored, so a model that answers one question in four could otherwise rank
-    first on the few cells where it did answer.
+    first on the few cells where it did answer. The share is over the observations the judged metrics
+    rest on (``judged_scored_share`` where an instrument sets it), so a follow-up stage asked in the same
+    session does not move the verdict's composite.
     """
     total = weight_sum = 0.0
     for name, weight in config.composite_weights.items():
@@ -188,7 +190,9 @@ def composite(analysis: ModelAnalysis, config: ThresholdConfig) -> float | None:
         weight_sum += weight
     if not weight_sum:
         return None
-    scored_share = analysis.n_valid / analysis.n_observations if analysis.n_observations else 0.0
+    scored_share = analysis.judged_scored_share
+    if scored_share is None:
+        scored_share = analysis.n_valid / analysis.n_observations if analysis.n_observations else 0.0
     return total / weight_sum * scored_share
 
 

@@ -206,3 +206,22 @@ def test_a_few_shot_position_without_scored_answers_has_no_gain() -> None:
     assert analysis.details["phase2"]["positions"]["pre"]["unscored_rate"] == 1.0
     suffix = analysis.metrics["few_shot_gain[suf]"]
     assert (suffix.value, suffix.n, suffix.n_left_out) == (0.0, 1, 0)
+
+
+def test_unscored_few_shot_answers_do_not_move_the_composite() -> None:
+    from snap_bench.verdicts import judge, load_thresholds
+    from tests.conftest import REPO
+
+    config = load_thresholds(REPO / "config", "perturbation", {}, None)
+    baseline = analyse(polarity_table(), SETTINGS)[("m", "perturbation")]
+    rows = polarity_table()
+    best = VARIANTS[0]
+    golds = {"S1": "polarity:positive", "S2": "polarity:negative", "S3": "polarity:positive"}
+    rows += [observation(s, {**best, "examples": "suf"}, None, gold, code=-2) for s, gold in golds.items()]
+    with_phase2 = analyse(rows, SETTINGS)[("m", "perturbation")]
+    assert (with_phase2.n_observations, with_phase2.n_valid) == (51, 47)
+    # the composite is scaled by the baseline's scored share (47 of 48), which phase 2 does not change
+    assert baseline.judged_scored_share == with_phase2.judged_scored_share == pytest.approx(47 / 48)
+    composite = judge(baseline, config).composite
+    assert composite is not None
+    assert judge(with_phase2, config).composite == pytest.approx(composite)
