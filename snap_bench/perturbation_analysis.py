@@ -83,8 +83,9 @@ def analyse_perturbation(
     baseline = [o for o in observations if EXAMPLES_FACTOR not in o.factors]
     few_shot = [o for o in observations if EXAMPLES_FACTOR in o.factors]
     result = ModelAnalysis(model, instrument, len(observations), sum(o.is_valid for o in observations))
+    n_unscored = sum(not o.is_valid for o in baseline)
     # The metrics are judged on the baseline; phase 2 is reported beside them, not folded into the composite.
-    result.judged_scored_share = sum(o.is_valid for o in baseline) / len(baseline) if baseline else 0.0
+    result.judged_scored_share = 1 - n_unscored / len(baseline) if baseline else 0.0
     metrics = result.metrics
     for name, code in (
         ("refusal_rate", AnswerCode.REFUSAL),
@@ -92,7 +93,7 @@ def analyse_perturbation(
         ("api_error_rate", AnswerCode.API_ERROR),
     ):
         metrics[name] = proportion(sum(o.code == int(code) for o in baseline), len(baseline), settings.confidence)
-    metrics["unscored_rate"] = proportion(sum(not o.is_valid for o in baseline), len(baseline), settings.confidence)
+    metrics["unscored_rate"] = proportion(n_unscored, len(baseline), settings.confidence)
 
     answers = answers_table(baseline)
     if isinstance(answers, str):

@@ -1,4 +1,5 @@
-"""The shipped recordings cover the shipped design, so that the offline command replays every condition.
+"""The shipped recordings cover the shipped design, and nothing else: the offline command replays every
+condition, and no recording ships that no condition asks for.
 
 A prompt, template, item or parameter changed in ``config/`` without recording again leaves conditions
 whose cassettes are missing or hold another request (stale); ``make benchmark`` would fail them. This
