@@ -79,7 +79,7 @@ class Asker:
         self._runner.close()
 
     def record_mode(self, endpoint: Endpoint) -> RecordMode:
-        """The explicit --record-mode, else record what is missing where we can, replay only where not."""
+        """The explicit --snap-record-mode, else record what is missing where we can, replay only where not."""
         if self._explicit_mode is not None:
             return self._explicit_mode
         return RecordMode.ONCE if endpoint.live else RecordMode.NONE
@@ -131,15 +131,15 @@ class Asker:
         if state is CassetteState.STALE and mode in (RecordMode.NONE, RecordMode.ONCE):
             raise RecordingUnavailable(
                 f"stale recording {path}: {why}. It is not replayed for the new request. Re-record it with "
-                f"--record-mode=all (or new_episodes to keep the old exchange), or restore the old prompt."
+                f"--snap-record-mode=all (or new_episodes to keep the old exchange), or restore the old prompt."
             )
         needs_network = mode is RecordMode.ALL or state is not CassetteState.MATCHES
         if not needs_network:
             return
         if mode is RecordMode.NONE:
             raise RecordingUnavailable(
-                f"no recording for {name} {condition.id} ({path}) and --record-mode=none. "
-                f"Run without --record-mode=none{'' if endpoint.live else ' once ' + endpoint.offline_reason} "
+                f"no recording for {name} {condition.id} ({path}) and --snap-record-mode=none. "
+                f"Run without --snap-record-mode=none{'' if endpoint.live else ' once ' + endpoint.offline_reason} "
                 f"to record it."
             )
         if not endpoint.live:

@@ -47,8 +47,17 @@ def _batch_statistic(metric: str) -> Batch:
 
 @dataclass(frozen=True)
 class BaselineSpec:
+    """What the new model is compared with.
+
+    ``model`` names the baseline's observations in the session; ``saved`` is a saved analysis.json
+    entry (point values only); ``observations`` are a baseline file's per-condition results, which the
+    session analyses like a model's and pairs with the new model's on the shared conditions.
+    """
+
     model: str
     saved: dict[str, Any] | None = None
+    observations: tuple[Observation, ...] = ()
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -78,9 +87,19 @@ def parse_baseline(value: str, known_models: list[str]) -> BaselineSpec:
     path = Path(value)
     if value.endswith(".json") or path.is_file():
         if not path.is_file():
-            raise ValueError(f"--baseline {value}: no such file")
+            raise ValueError(
+                f"--baseline {value}: no such file. Fix: write one with --snap-save-baseline={value}, or name a "
+                f"model with recordings ({', '.join(known_models)})"
+            )
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as error:
+            raise ValueError(
+                f"--baseline {value}: not JSON ({error}); write it again with --snap-save-baseline"
+            ) from None
+        if isinstance(document, dict) and document.get("format") == BASELINE_FORMAT:
+            return read_baseline_file(path, document)
+        try:
             models = [name for name, entry in document["models"].items() if entry.get("verdict")]
         except (ValueError, KeyError, AttributeError) as error:
             raise ValueError(f"--baseline {value}: not an analysis.json written by snap-bench ({error})") from None
@@ -90,6 +109,77 @@ def parse_baseline(value: str, known_models: list[str]) -> BaselineSpec:
     if value not in known_models:
         raise ValueError(f"--baseline {value!r} is neither a known model ({', '.join(known_models)}) nor a file")
     return BaselineSpec(value)
+
+
+BASELINE_FORMAT = "snap-bench-baseline"
+BASELINE_VERSION = 1
+BASELINE_SUFFIX = "@baseline"
+# What a baseline keeps of each observation: the condition and how it scored (not the prompt or answer).
+_KEPT_FIELDS = (
+    "instrument",
+    "condition_id",
+    "cell",
+    "item",
+    "construct",
+    "factors",
+    "temperature",
+    "run",
+    "score",
+    "keyed_score",
+    "code",
+    "extra",
+)
+
+
+def baseline_document(model: str, observations: list[Observation], versions: dict[str, str]) -> dict[str, Any]:
+    """One model's per-condition results for every instrument, as --snap-save-baseline writes them."""
+    own = sorted((o for o in observations if o.model == model), key=lambda o: (o.instrument, o.condition_id))
+    return {
+        "format": BASELINE_FORMAT,
+        "version": BASELINE_VERSION,
+        "model": model,
+        "instruments": {name: versions.get(name, "unknown") for name in sorted({o.instrument for o in own})},
+        "observations": [{name: getattr(o, name) for name in _KEPT_FIELDS} for o in own],
+    }
+
+
+def baseline_path(template: str, model: str) -> Path:
+    return Path(template.replace("{model}", model))
+
+
+def write_baseline(path: Path, document: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # One observation per line: a committed baseline diffs line by line when a result moves.
+    lines = ",\n".join(json.dumps(row, sort_keys=True, allow_nan=False) for row in document["observations"])
+    head = {key: value for key, value in document.items() if key != "observations"}
+    text = json.dumps(head, indent=1, sort_keys=True)[:-2] + ',\n "observations": [\n' + lines + "\n ]\n}\n"
+    path.write_text(text, encoding="utf-8")
+
+
+def read_baseline_file(path: Path, document: dict[str, Any]) -> BaselineSpec:
+    try:
+        if document["version"] != BASELINE_VERSION:
+            raise ValueError(f"version {document['version']}, this snap-bench reads {BASELINE_VERSION}")
+        model = str(document["model"])
+        label = f"{model}{BASELINE_SUFFIX}"
+        observations = tuple(
+            Observation(
+                model=label,
+                messages=[],
+                raw_answer=None,
+                reason="",
+                **{name: row.get(name) for name in _KEPT_FIELDS if name not in ("extra", "construct")},
+                construct=row.get("construct"),
+                extra=row.get("extra") or {},
+            )
+            for row in document["observations"]
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(
+            f"--baseline {path}: not a baseline file this snap-bench can read ({type(error).__name__}: {error}). "
+            "Fix: write it again with --snap-save-baseline"
+        ) from None
+    return BaselineSpec(label, None, observations, str(path))
 
 
 @dataclass(frozen=True)
@@ -121,6 +211,8 @@ def compare_with_baseline(
             question = Question(model, baseline.model, instrument, metric, margin, better)
             if baseline.saved is None and old_rows is not None and metric in PAIRED_METRICS:
                 comparisons.append(_paired(question, rows, old_rows, settings))
+            elif baseline.saved is None and old_rows is not None and metric == "unscored_rate":
+                comparisons.append(_paired_unscored(question, rows, old_rows, settings))
             else:
                 comparisons.append(_unpaired(question, baseline.saved or {}, rows, settings))
     return comparisons
@@ -138,7 +230,7 @@ def _paired(
     batch = _batch_statistic(question.metric)
     new_wide = wide(observation_table(new_rows), index, columns, values)
     old_wide = wide(observation_table(old_rows), index, columns, values)
-    joined = new_wide.join(old_wide, how="inner", lsuffix="_new", rsuffix="_old")
+    joined = new_wide.add_suffix("_new").join(old_wide.add_suffix("_old"), how="inner")
     matrix, _ = complete_rows(joined)
     k = new_wide.shape[1]
     n = int(matrix.shape[0])
@@ -155,6 +247,31 @@ def _paired(
     except (UndefinedStatistic, ValueError) as error:
         return _undecided(question, paired=True, n=n, why=str(error))
     return _decide(question, new_value, old_value, (interval.estimate, interval.low, interval.high), True, n)
+
+
+def _paired_unscored(
+    question: Question, new_rows: list[Observation], old_rows: list[Observation], settings: AnalysisSettings
+) -> Comparison:
+    """The unscored rate on the conditions both models were asked, the difference bootstrapped over them."""
+    import numpy as np
+
+    old = {o.condition_id: o.code is not None for o in old_rows}
+    shared = [(float(o.code is not None), float(old[o.condition_id])) for o in new_rows if o.condition_id in old]
+    if not shared:
+        return _undecided(question, paired=True, n=0, why="no condition asked of both models")
+    matrix = np.asarray(shared, dtype=float)
+
+    def difference(data: FloatArray, counts: FloatArray) -> FloatArray:
+        result: FloatArray = counts @ (data[:, 0] - data[:, 1]) / counts.sum(axis=1)
+        return result
+
+    new_value, old_value = float(matrix[:, 0].mean()), float(matrix[:, 1].mean())
+    estimate = new_value - old_value
+    if not np.any(matrix[:, 0] != matrix[:, 1]):
+        # The same conditions went unscored on both sides: the paired difference is 0 in every resample.
+        return _decide(question, new_value, old_value, (estimate, 0.0, 0.0), True, len(shared))
+    interval = settings.interval(difference, matrix)
+    return _decide(question, new_value, old_value, (estimate, interval.low, interval.high), True, len(shared))
 
 
 def _unpaired(

@@ -31,7 +31,7 @@ REDACTED = "<redacted>"
 
 
 class RecordMode(StrEnum):
-    """vcrpy's record modes, as offered by ``--record-mode``."""
+    """vcrpy's record modes, as offered by ``--snap-record-mode``."""
 
     NONE = "none"  # replay only; a missing or stale recording fails its test
     ONCE = "once"  # replay what is recorded, record what is missing (resume)
@@ -91,6 +91,45 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
+TEMPORARY_SUFFIX = ".tmp"
+
+
+def remove_stale_temporaries(root: Path) -> list[Path]:
+    """Delete the temporary files that writers killed mid-write (kill -9) left under ``root``.
+
+    They never count as recordings (a cassette is ``*.json``); they are removed so that they do not pile
+    up. A file whose writer (the pid in its name) is still alive belongs to a session running now and is
+    kept; one without a pid predates the naming and has no live writer to ask.
+    """
+    removed: list[Path] = []
+    if not root.is_dir():
+        return removed
+    for path in root.rglob(f".*{TEMPORARY_SUFFIX}"):
+        if _writer_alive(path.name):
+            continue
+        try:
+            path.unlink()
+        except OSError:
+            continue  # gone already, or not ours to delete: it still never counts as a recording
+        removed.append(path)
+    return removed
+
+
+def _writer_alive(name: str) -> bool:
+    # ".<cassette>.json.<pid>.<random>.tmp"
+    _, _, after = name.partition(".json.")
+    pid_text = after.split(".", 1)[0]
+    if not pid_text.isdigit():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def atomic_persister() -> type:
     """A vcrpy persister that writes through a temporary file and os.replace."""
     from vcr.persisters.filesystem import FilesystemPersister
@@ -102,7 +141,10 @@ def atomic_persister() -> type:
             data = serialize(cassette_dict, serializer)
             target = Path(cassette_path)
             target.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            # The writer's pid in the name lets a later session tell a kill -9's leftover from a live write.
+            handle, temporary = tempfile.mkstemp(
+                dir=target.parent, prefix=f".{target.name}.{os.getpid()}.", suffix=TEMPORARY_SUFFIX
+            )
             try:
                 with os.fdopen(handle, "w", encoding="utf-8") as file:
                     file.write(data)

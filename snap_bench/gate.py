@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from snap_bench.observation import Observation
+from snap_bench.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_GATED
 from snap_bench.verdicts import to_json
 
 THRESHOLD_FILE = "snap-bench"
@@ -35,6 +36,8 @@ class GateResult:
     document: dict[str, Any] = field(default_factory=dict)
     # Problems the session should hear of that cost no answer (e.g. the results store was not written).
     notes: list[str] = field(default_factory=list)
+    failed_thresholds: list[str] = field(default_factory=list)
+    failed_comparisons: list[str] = field(default_factory=list)
 
 
 def run_gate(
@@ -46,7 +49,12 @@ def run_gate(
     json_path: Path,
     session_meta: dict[str, Any],
     history_path: Path | None = None,
+    *,
+    gated: tuple[bool, bool] = (True, True),
+    session: pytest.Session | None = None,
 ) -> GateResult:
+    """Analyse, judge and emit every check as a test outcome; ``gated`` says which kinds (thresholds,
+    baseline comparisons) may fail the run: the others are reported as ``ungated``."""
     # Imported here: pandas and the stats are needed on the controller at the end, never in workers.
     from snap_bench.analysis import analyse
     from snap_bench.baseline import compare_with_baseline
@@ -68,16 +76,23 @@ def run_gate(
     if baseline is not None:
         result.baseline = compare_with_baseline(observations, baseline, settings, thresholds)
 
+    gate_thresholds, gate_baseline = gated
+    if session is not None:
+        # The checks are outcomes the progress counter did not know of at collection: count them in,
+        # so that it ends at 100 %.
+        checks = sum(len(verdict.checks) for verdict in result.verdicts.values()) + len(result.baseline)
+        session.testscollected += checks
     for (_, instrument), verdict in result.verdicts.items():
         for check in verdict.checks:
-            _emit(config, check_name(verdict.model, instrument, check.metric), check.passed, check.message)
+            name = check_name(verdict.model, instrument, check.metric)
+            _emit(config, name, check.passed, check.message, gate_thresholds)
+            if not check.passed:
+                result.failed_thresholds.append(name)
     for comparison in result.baseline:
-        _emit(
-            config,
-            f"{comparison.model}-vs-{comparison.baseline}-{comparison.metric}",
-            not comparison.regressed,
-            comparison.message,
-        )
+        name = f"{comparison.model}-vs-{comparison.baseline}-{comparison.metric}"
+        _emit(config, name, not comparison.regressed, comparison.message, gate_baseline)
+        if comparison.regressed:
+            result.failed_comparisons.append(name)
 
     document: dict[str, Any] = {
         "session": session_meta,
@@ -158,20 +173,23 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
-def _emit(config: pytest.Config, name: str, passed: bool, message: str) -> None:
+def _emit(config: pytest.Config, name: str, passed: bool, message: str, gated: bool) -> None:
     nodeid = f"{THRESHOLD_FILE}::thresholds[{name}]"
     location = (THRESHOLD_FILE, None, f"thresholds[{name}]")
     config.hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
+    fails_run = not passed and gated
     report = pytest.TestReport(
         nodeid=nodeid,
         location=location,
         keywords={"thresholds": 1},
-        outcome="passed" if passed else "failed",
-        longrepr=None if passed else message,
+        outcome="failed" if fails_run else "passed",
+        longrepr=message if fails_run else None,
         when="call",
-        sections=[("snap-bench threshold", message)] if passed else [],
+        sections=[] if fails_run else [("snap-bench threshold", message)],
         duration=0.0,
         user_properties=[("threshold", message)],
     )
+    if not passed and not gated:
+        setattr(report, CHECK_CATEGORY_ATTRIBUTE, NOT_GATED)
     config.hook.pytest_runtest_logreport(report=report)
     config.hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)

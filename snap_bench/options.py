@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from snap_bench.cassettes import RecordMode
+from snap_bench.exit_status import GATE_MODES
 from snap_bench.instruments.base import Instrument, Selection
 
 MODES = ("full", "pilot")
@@ -111,7 +112,7 @@ def add_options(parser: pytest.Parser) -> None:
         "Needs neither a key nor recordings.",
     )
     group.addoption(
-        "--record-mode",
+        "--snap-record-mode",
         type=record_mode,
         default=None,
         metavar="MODE",
@@ -171,6 +172,28 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="MODEL|FILE",
         help="gate against a baseline: a model with recordings (replayed and compared on the same "
         "conditions) or a saved analysis.json. Default: no baseline.",
+    )
+    group.addoption(
+        "--snap-gate",
+        choices=GATE_MODES,
+        default=None,
+        metavar="WHAT",
+        help="what the exit status follows: thresholds (thresholds.yaml), baseline (the comparison with "
+        "--baseline) or both; checks outside it are reported as 'ungated'. Default: thresholds, "
+        "both when --baseline is given.",
+    )
+    group.addoption(
+        "--snap-save-baseline",
+        default=None,
+        metavar="PATH",
+        help="write each model's per-condition results for every instrument to PATH (a model's name in "
+        "it, {model}, makes one file per model), for a later --baseline=PATH. Default: not written.",
+    )
+    group.addoption(
+        "--snap-show-unscored",
+        action="store_true",
+        default=False,
+        help="list every unscored answer (condition, code, reason) in the terminal summary. Default: counted only.",
     )
     group.addoption(
         "--snap-no-gate",
@@ -264,6 +287,9 @@ class SessionOptions:
     max_cost_usd: float | None
     baseline: str | None
     gate: bool
+    gate_mode: str
+    save_baseline: str | None
+    show_unscored: bool
     json_path: Path
     history_path: Path
     compass_per_prompt: bool
@@ -291,7 +317,7 @@ class SessionOptions:
                 "snap_temperatures",
                 "snap_prompts",
                 "snap_runs",
-                "record_mode",
+                "snap_record_mode",
                 "baseline",
             )
         ]
@@ -309,7 +335,7 @@ class SessionOptions:
             runs=config.getoption("snap_runs"),
             phase2=bool(config.getoption("snap_perturbation_phase2")),
             dry_run=bool(config.getoption("snap_dry_run")),
-            record_mode=config.getoption("record_mode"),
+            record_mode=config.getoption("snap_record_mode"),
             max_attempts=config.getoption("snap_max_attempts") or _ini_int(config, "snap_max_attempts"),
             timeout_s=float(config.getini("snap_timeout")),
             rate_limit_per_minute=config.getoption("snap_rate_limit"),
@@ -317,6 +343,9 @@ class SessionOptions:
             max_cost_usd=config.getoption("snap_max_cost"),
             baseline=config.getoption("baseline"),
             gate=not config.getoption("snap_no_gate"),
+            gate_mode=_gate_mode(config),
+            save_baseline=config.getoption("snap_save_baseline"),
+            show_unscored=bool(config.getoption("snap_show_unscored")),
             json_path=_json_path(config, folder("snap_out", "snap_out")),
             history_path=_history_path(config, rootdir, folder("snap_out", "snap_out")),
             compass_per_prompt=bool(config.getoption("snap_compass_per_prompt")),
@@ -389,6 +418,19 @@ def _checked(option: str, wanted: list[str], known: list[str]) -> list[str]:
     if unknown:
         raise pytest.UsageError(f"{option}: unknown {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
     return wanted
+
+
+def _gate_mode(config: pytest.Config) -> str:
+    mode: str | None = config.getoption("snap_gate")
+    baseline = config.getoption("baseline")
+    if mode is None:
+        return "both" if baseline else "thresholds"
+    if mode != "thresholds" and not baseline:
+        raise pytest.UsageError(
+            f"--snap-gate={mode}: the exit status would follow a comparison with a baseline, but no --baseline "
+            "was given. Fix: add --baseline=MODEL or --baseline=PATH, or use --snap-gate=thresholds."
+        )
+    return mode
 
 
 def _history_path(config: pytest.Config, rootdir: Path, out_dir: Path) -> Path:

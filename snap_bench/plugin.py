@@ -6,18 +6,22 @@ The work is done by :class:`snap_bench.session.SnapSession`; this module only co
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from typing import Any
 
 import pytest
 
 from snap_bench.asking import BudgetReached, RecordingUnavailable
 from snap_bench.observation import Observation
 from snap_bench.options import SessionOptions, add_options
+from snap_bench.outcomes import NOT_MEASURED_ATTRIBUTE, mark_unscored, teststatus
 from snap_bench.report.rows import QUESTION_ATTRIBUTE
 from snap_bench.session import Case, SnapSession, observation_to_report
 from snap_bench.summary import dry_run_lines
 
 SESSION_KEY = pytest.StashKey[SnapSession]()
 OBSERVATION_KEY = pytest.StashKey[Observation]()
+# Why a benchmark test produced no observation (no recording, budget spent): the condition was not measured.
+NOT_MEASURED_KEY = pytest.StashKey[str]()
 
 Ask = Callable[[Case], Observation]
 
@@ -49,7 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(session, "snap-bench-session")
     # The HTML report is the deliverable: a benchmark session writes one without being asked
     # (before pytest-html's own configure hook reads the option; --html still wins).
-    if session.wanted() and hasattr(config.option, "htmlpath") and not config.option.htmlpath:
+    if session.wanted() and session.runs_tests() and hasattr(config.option, "htmlpath") and not config.option.htmlpath:
         config.option.htmlpath = str(session.options.out_dir / "report.html")
         config.option.self_contained_html = True
 
@@ -82,23 +86,32 @@ def ask(request: pytest.FixtureRequest) -> Ask:
         try:
             observation = session.asker().ask(case.model, session.instrument(case.instrument), case.condition)
         except RecordingUnavailable as error:
+            request.node.stash[NOT_MEASURED_KEY] = "no recording"
             pytest.fail(str(error), pytrace=False)
         except BudgetReached as error:
+            request.node.stash[NOT_MEASURED_KEY] = "budget spent"
             pytest.skip(str(error))
         request.node.stash[OBSERVATION_KEY] = observation
+        if not observation.is_valid:
+            # Visible in the JUnit XML too: pytest writes an item's user properties as <properties>.
+            mark_unscored(request.node.user_properties, observation)
         return observation
 
     return ask_case
 
 
 def expect_valid(observation: Observation) -> None:
-    """Fail the test when the answer has no score, showing the raw answer; it stays recorded."""
-    if observation.is_valid:
-        return
-    kind = {-1: "refusal", -2: "invalid answer", -3: "API error"}.get(observation.code or 0, "no score")
-    pytest.fail(
-        f"{kind} ({observation.code}): {observation.reason}\nraw answer: {observation.raw_answer!r}", pytrace=False
-    )
+    """Kept for benchmark modules written before unscored answers had an outcome of their own.
+
+    An answer without a score is now reported as ``unscored`` (not a failure) by the plugin itself,
+    counted and judged through the unscored rate; this does nothing.
+    """
+    del observation
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, Any] | None:
+    """A benchmark test whose answer has no score is ``unscored`` (u), not passed and not failed."""
+    return teststatus(report)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -107,6 +120,9 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     observation_to_report(item, report, OBSERVATION_KEY)
+    not_measured = item.stash.get(NOT_MEASURED_KEY, None)
+    if not_measured is not None and report.when == "call":
+        setattr(report, NOT_MEASURED_ATTRIBUTE, not_measured)
     observation = item.stash.get(OBSERVATION_KEY, None)
     if observation is not None and report.when == "call" and item.config.getoption("htmlpath", None):
         # The row shows the item's text rather than the whole prompt where the answer was valid

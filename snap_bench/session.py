@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+from collections import Counter
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,20 +22,23 @@ import pytest
 
 from snap_bench.asking import Asker, Endpoint
 from snap_bench.baseline import BaselineSpec, parse_baseline
-from snap_bench.cassettes import recorded_models
+from snap_bench.cassettes import recorded_models, remove_stale_temporaries
 from snap_bench.client import RetryPolicy
 from snap_bench.config import ConfigError
 from snap_bench.credentials import api_key
+from snap_bench.exit_status import ExitDecision, ExitFindings, decide, gates
 from snap_bench.export import ObservationWriter
-from snap_bench.gate import GateResult, run_gate
+from snap_bench.gate import THRESHOLD_FILE, GateResult, run_gate
 from snap_bench.instruments import INSTRUMENTS, Instrument, Selection, load_instrument
 from snap_bench.local_servers import LocalServers, canonical_local_url
 from snap_bench.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.observation import Condition, Observation
 from snap_bench.options import SessionOptions
+from snap_bench.outcomes import NOT_MEASURED_ATTRIBUTE
+from snap_bench.parsing import AnswerCode
 from snap_bench.report import row_hooks
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
-from snap_bench.summary import summary_lines
+from snap_bench.summary import summary_lines, verdict_block
 from snap_bench.throttle import Budget, BudgetLimits, RateLimiter, SharedState
 from snap_bench.verdicts import ThresholdConfig, load_thresholds
 
@@ -67,6 +71,12 @@ class SnapSession:
         self.observations: list[Observation] = []
         self.expected: set[str] = set()
         self.reported: set[str] = set()
+        self.observed: set[str] = set()
+        # nodeid -> why a benchmark test produced no observation (no recording, budget spent, errored)
+        self.not_measured: dict[str, str] = {}
+        self.other_failures = 0
+        self.exit_decision: ExitDecision | None = None
+        self.saved_baselines: list[Path] = []
         self._instruments: dict[str, Instrument] = {}
         self._asker: Asker | None = None
         self._writer: ObservationWriter | None = None
@@ -89,6 +99,21 @@ class SnapSession:
                 return True
         return False
 
+    def runs_tests(self) -> bool:
+        """False for the commands that only look (--collect-only, --help, --version, --snap-dry-run):
+        they write nothing under the output folder."""
+        option = self.config.option
+        looking = (
+            getattr(option, "collectonly", False)
+            or getattr(option, "help", False)
+            or getattr(option, "version", False)
+            or getattr(option, "snap_dry_run", False)
+            or getattr(option, "showfixtures", False)
+            or getattr(option, "show_fixtures_per_test", False)
+            or getattr(option, "markers", False)
+        )
+        return not looking
+
     def activate(self) -> None:
         """Read the config and choose the models; a problem becomes a usage error, not a traceback."""
         if self.active:
@@ -98,11 +123,19 @@ class SnapSession:
             self.models = self._choose_models(self.registry)
             if self.options.baseline:
                 self.baseline = parse_baseline(self.options.baseline, sorted(self.registry.models))
-                if self.baseline.saved is None and self.baseline.model not in [m.name for m in self.models]:
+                replayed = self.baseline.saved is None and not self.baseline.observations
+                if replayed and self.baseline.model not in [m.name for m in self.models]:
                     # The baseline model is replayed from its recordings like any other model.
                     self.models.append(self.registry.models[self.baseline.model])
             for name in self.active_instruments():
                 self.instrument(name)
+            save = self.options.save_baseline
+            if save and "{model}" not in save and len(self.models) > 1:
+                raise ValueError(
+                    f"--snap-save-baseline={save}: a baseline file holds one model, and this session runs "
+                    f"{len(self.models)} ({', '.join(m.name for m in self.models)}). Fix: put {{model}} in the path "
+                    "(e.g. baselines/{model}.json) or choose one --model"
+                )
         except (ConfigError, ValueError) as error:
             raise pytest.UsageError(str(error)) from None
         for name in self.active_instruments():
@@ -183,6 +216,7 @@ class SnapSession:
         self.endpoints = {model.name: self._endpoint(model, local_urls.get(model.name)) for model in self.models}
         self._local_urls = local_urls
         if not self.is_worker:
+            remove_stale_temporaries(self.options.cassette_dir)
             self._writer = ObservationWriter(self.options.out_dir)
             # Each session has its own budget; the workers start after this (xdist's sessionstart).
             (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)
@@ -267,6 +301,11 @@ class SnapSession:
             if callspec is not None and isinstance(callspec.params.get("case"), Case):
                 self.expected.add(item.nodeid)
 
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        """A condition left out by -k or -m was never meant to run: it is not missing."""
+        for item in items:
+            self.expected.discard(item.nodeid)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not self.active:
@@ -282,8 +321,17 @@ class SnapSession:
         if report.when == "call" and isinstance(values, dict):
             observation = Observation.from_dict(values)
             self.observations.append(observation)
+            self.observed.add(report.nodeid)
             if self._writer is not None:
                 self._writer.append(observation)
+        reason = getattr(report, NOT_MEASURED_ATTRIBUTE, None)
+        if isinstance(reason, str):
+            self.not_measured[report.nodeid] = reason
+        elif report.failed and not report.nodeid.startswith(f"{THRESHOLD_FILE}::"):
+            if report.nodeid in self.expected:
+                self.not_measured.setdefault(report.nodeid, "errored")
+            else:
+                self.other_failures += 1
 
     # -- session end --------------------------------------------------------------------------
 
@@ -294,15 +342,18 @@ class SnapSession:
             from snap_bench.analysis import AnalysisSettings  # numpy, scipy, pandas: the controller only
 
             settings = AnalysisSettings(n_resamples=self.options.resamples, seed=self.options.seed)
+            baseline_rows = list(self.baseline.observations) if self.baseline is not None else []
             self.gate = run_gate(
                 self.config,
-                self.observations,
+                [*self.observations, *baseline_rows],
                 settings,
                 self.thresholds,
                 self.baseline,
                 self.options.json_path,
                 self.session_meta(),
                 self.options.history_path,
+                gated=gates(self.options.gate_mode),
+                session=session,
             )
         return result
 
@@ -345,12 +396,31 @@ class SnapSession:
             self._asker = None
         if self.is_worker or not self.active or self.collect_only:
             return
+        self.exit_decision = decide(self.exit_findings())
+        if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            # pytest's own codes (interrupted, internal or usage error) keep their meaning; otherwise
+            # the status follows the judgement, read by pytest from here (as pytest-cov does).
+            session.exitstatus = self.exit_decision.code
         if self._writer is not None:
             self._writer.close(self.observations)
         if self._servers is not None:
             self._servers.stop()
         self._write_session_meta()
         self._write_audits()
+        if self.options.save_baseline and self.observations:
+            self._save_baselines(self.options.save_baseline)
+
+    def _save_baselines(self, template: str) -> None:
+        from snap_bench.baseline import baseline_document, baseline_path, write_baseline
+
+        versions = {name: instrument.version for name, instrument in self._instruments.items()}
+        for model in self.models:
+            if self.baseline is not None and model.name == self.baseline.model:
+                continue
+            path = baseline_path(template, model.name)
+            path = path if path.is_absolute() else Path(self.config.invocation_params.dir) / path
+            write_baseline(path, baseline_document(model.name, self.observations, versions))
+            self.saved_baselines.append(path)
 
     def session_meta(self) -> dict[str, Any]:
         return {
@@ -387,11 +457,41 @@ class SnapSession:
     def missing_reports(self) -> set[str]:
         return self.expected - self.reported
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.is_worker or not self.active or self.collect_only:
-            return
-        for line, markup in summary_lines(self):
-            terminalreporter.write_line(line, **markup)
+    def exit_findings(self) -> ExitFindings:
+        not_measured: Counter[str] = Counter(self.not_measured.values())
+        unexplained = self.expected - self.observed - set(self.not_measured)
+        if unexplained:
+            not_measured["never produced a report"] += len(unexplained & self.missing_reports())
+            not_measured["errored"] += len(unexplained - self.missing_reports())
+        answered = {o.model for o in self.observations if o.code != int(AnswerCode.API_ERROR)}
+        for model in sorted({o.model for o in self.observations} - answered):
+            not_measured[f"conditions of {model}, whose endpoint never answered"] += sum(
+                o.model == model for o in self.observations
+            )
+        gate_thresholds, gate_baseline = gates(self.options.gate_mode)
+        gate = self.gate
+        return ExitFindings(
+            failed_thresholds=list(gate.failed_thresholds) if gate is not None and gate_thresholds else [],
+            failed_comparisons=list(gate.failed_comparisons) if gate is not None and gate_baseline else [],
+            not_measured={reason: count for reason, count in not_measured.items() if count},
+            other_failures=self.other_failures,
+            judged=self.options.gate,
+        )
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, object, object]:
+        """The answer statistics first; the verdicts and the exit reason last, after pytest's own summary,
+        so that the last screen of a run is its result."""
+        shown = not self.is_worker and self.active and not self.collect_only
+        if shown:
+            for line, markup in summary_lines(self):
+                terminalreporter.write_line(line, **markup)
+        try:
+            return (yield)
+        finally:
+            if shown:
+                for line, markup in verdict_block(self):
+                    terminalreporter.write_line(line, **markup)
 
 
 def observation_to_report(item: pytest.Item, report: pytest.TestReport, key: Any) -> None:

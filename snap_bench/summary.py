@@ -77,6 +77,34 @@ def summary_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
         )
         if means:
             lines.append((f"  mean keyed score per construct: {means}", {}))
+    if session.options.show_unscored:
+        lines.extend(unscored_listing(session))
+    if session.options.out_dir.exists():
+        lines.append((f"observations: {session.options.out_dir / 'observations.jsonl'} and .csv", {}))
+    if session.gate is not None and session.gate.json_path is not None:
+        lines.append((f"analysis: {session.gate.json_path}", {}))
+    return lines
+
+
+def unscored_listing(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
+    """--snap-show-unscored: every answer without a score, with its code and reason."""
+    unscored = [o for o in session.observations if not o.is_valid]
+    lines: list[tuple[str, dict[str, Any]]] = [(f"unscored answers ({len(unscored)}):", {"bold": True})]
+    for observation in sorted(unscored, key=lambda o: (o.model, o.instrument, o.condition_id)):
+        answer = (observation.raw_answer or "").replace("\n", " ")
+        lines.append(
+            (
+                f"  {observation.model} {observation.condition_id}: code {observation.code} "
+                f"({observation.reason}) answer {answer[:80]!r}",
+                {},
+            )
+        )
+    return lines
+
+
+def verdict_block(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
+    """The last screen of a run: the verdicts, what was not measured, and why the exit status is what it is."""
+    lines: list[tuple[str, dict[str, Any]]] = [("", {}), ("snap-bench result", {"bold": True})]
     lines.extend(verdict_lines(session))
     missing = session.missing_reports()
     if missing:
@@ -88,10 +116,22 @@ def summary_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
                 {"red": True},
             )
         )
-    if session.options.out_dir.exists():
-        lines.append((f"observations: {session.options.out_dir / 'observations.jsonl'} and .csv", {}))
-    if session.gate is not None and session.gate.json_path is not None:
-        lines.append((f"analysis: {session.gate.json_path}", {}))
+    for path in session.saved_baselines:
+        lines.append((f"baseline written: {path}", {}))
+    decision = session.exit_decision
+    if decision is not None:
+        follows = {
+            "thresholds": "the thresholds",
+            "baseline": "the baseline comparison",
+            "both": "the thresholds and the baseline comparison",
+        }[session.options.gate_mode]
+        rule = f" (the exit status follows {follows}; --snap-gate)" if session.options.gate else ""
+        lines.append(
+            (
+                f"exit status {decision.code}: {decision.reason}{rule}",
+                {"green": decision.code == 0, "red": decision.code != 0, "bold": True},
+            )
+        )
     return lines
 
 
@@ -123,14 +163,15 @@ def verdict_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
         verdicts = [v for (_, name), v in gate.verdicts.items() if name == instrument]
         for verdict in sorted(verdicts, key=lambda v: v.rank):
             composite = "n/a" if verdict.composite is None else f"{verdict.composite:.3f}"
-            below = [check.metric for check in verdict.checks if check.status == "below"]
-            detail = f"; below minimum: {', '.join(below)}" if below else ""
             lines.append(
                 (
-                    f"  #{verdict.rank} {verdict.model}: {verdict.verdict} (composite {composite}{detail})",
+                    f"  #{verdict.rank} {verdict.model}: {verdict.verdict} (composite {composite})",
                     VERDICT_COLOURS[verdict.verdict],
                 )
             )
+            for check in verdict.checks:
+                if not check.passed:
+                    lines.append((f"     failed: {check.message}", {"red": True}))
             analysis = gate.analyses.get((verdict.model, instrument))
             placement = _placement(analysis.details.get("coordinates", {})) if analysis is not None else ""
             if placement:

@@ -33,9 +33,16 @@ class Threshold:
             return "excellent"
         return "target" if value <= self.target else "acceptable" if value <= self.minimum else "below"
 
+    def status_words(self, status: str) -> str:
+        """How a status reads in a message: a too-high value of a lower-is-better metric is ABOVE its maximum."""
+        if status != "below":
+            return status.upper()
+        return "BELOW the minimum" if self.better == "higher" else "ABOVE the maximum"
+
     def describe(self) -> str:
-        sign = ">=" if self.better == "higher" else "<="
-        return f"minimum {sign} {self.minimum:g}, target {sign} {self.target:g}"
+        if self.better == "higher":
+            return f"minimum >= {self.minimum:g}, target >= {self.target:g}"
+        return f"maximum <= {self.minimum:g}, target <= {self.target:g}"
 
 
 @dataclass(frozen=True)
@@ -160,7 +167,7 @@ def _check(model: str, name: str, metric: Metric, threshold: Threshold, rule: st
     judged_text = "" if rule == "point" else f", judged on the interval bound {judged:.3f}"
     left_out = f", {metric.n_left_out} left out (unscored answers)" if metric.n_left_out else ""
     message = (
-        f"{model} {name} = {metric.value:.3f}{interval}{judged_text}: {status.upper()} "
+        f"{model} {name} = {metric.value:.3f}{interval}{judged_text}: {threshold.status_words(status)} "
         f"({threshold.describe()}), n={metric.n}{left_out}"
     )
     return Check(model, name, status, judged, metric, threshold, message)

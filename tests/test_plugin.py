@@ -89,7 +89,7 @@ def test_stale_cassette_is_reported_not_replayed(
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     result = bench.run("--model=fake-model", *SLICE, *workers)
     result.assert_outcomes(failed=SLICE_SIZE)
-    result.stdout.fnmatch_lines(["*stale recording*request body differs*--record-mode=all*"])
+    result.stdout.fnmatch_lines(["*stale recording*request body differs*--snap-record-mode=all*"])
 
 
 def test_missing_cassette_without_credentials_names_the_fix(
@@ -163,18 +163,24 @@ def test_bad_config_is_a_usage_error_naming_file_key_and_fix(
     assert "Traceback" not in result.stderr.str()
 
 
-def test_refusal_fails_its_test_with_the_raw_answer_and_is_recorded(
-    bench: BenchProject, fake_server: FakeOpenAIServer
+@pytest.mark.parametrize("workers", WORKERS)
+def test_refusal_is_unscored_not_failed_and_recorded_with_its_code(
+    bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...]
 ) -> None:
     fake_server.script.answer = lambda request: "As an AI, I don't have personal opinions."
-    result = bench.run("--model=fake-model", *SLICE)
-    result.assert_outcomes(failed=SLICE_SIZE)
+    result = bench.run("--model=fake-model", *SLICE, "--snap-show-unscored", "--junitxml=junit.xml", *workers)
+    result.assert_outcomes(passed=0, failed=0)
+    assert result.parseoutcomes()["unscored"] == SLICE_SIZE
+    assert result.ret == pytest.ExitCode.OK  # nothing judged (--snap-no-gate): unscored answers alone fail nothing
     result.stdout.fnmatch_lines(
-        ["refusal (-1): refusal without a score", 'raw answer: "As an AI, I don\'t have personal opinions."']
+        ["unscored answers (18):", "  fake-model M01-P1-NEU-t0-C0-r1: code -1 (*) answer \"As an AI, I don't have*"]
     )
     observations = read_jsonl(bench.out / "observations.jsonl")
     assert len(observations) == SLICE_SIZE
     assert {o.code for o in observations} == {-1}
+    junit = (bench.root / "junit.xml").read_text(encoding="utf-8")
+    assert junit.count('<property name="snap_outcome" value="unscored"') == SLICE_SIZE
+    assert junit.count('<property name="answer_code" value="-1"') == SLICE_SIZE
 
 
 def test_outage_becomes_an_api_error_and_the_next_run_asks_again(
@@ -189,11 +195,13 @@ def test_outage_becomes_an_api_error_and_the_next_run_asks_again(
         "--snap-temperatures=0",
         "--snap-runs=1",
         "--snap-max-attempts=2",
+        "--snap-show-unscored",
         "-p",
         "no:randomly",
     )
-    result.assert_outcomes(passed=5, failed=1)
-    result.stdout.fnmatch_lines(["API error (-3): gave up after 2 attempts: HTTP 503*"])
+    result.assert_outcomes(passed=5, failed=0)
+    assert result.parseoutcomes()["unscored"] == 1
+    result.stdout.fnmatch_lines(["*code -3 (gave up after 2 attempts: HTTP 503*"])
     errored = [o for o in read_jsonl(bench.out / "observations.jsonl") if o.code == -3]
     assert len(errored) == 1
     assert not (bench.cassettes / "fake-model" / "snap" / f"{errored[0].condition_id}.json").exists()
@@ -320,7 +328,28 @@ def test_interrupted_session_loses_at_most_what_was_in_flight(
     assert in_flight <= 2  # one per process at most
     for cassette in folder.glob("*.json"):
         json.loads(cassette.read_text(encoding="utf-8"))  # atomic writes: nothing half-written
+    # A writer killed mid-write leaves its temporary file (at most one per writing process); the next
+    # session, the one that just ran, removes it.
     assert not list(folder.glob("*.tmp"))
+
+
+def test_leftover_temporary_files_are_removed_unless_their_writer_lives(bench: BenchProject) -> None:
+    import os
+    import subprocess
+    import sys
+
+    bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    folder = bench.cassettes / "fake-model" / "snap"
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = folder / f".M01-P1-NEU-t0-C0-r1.json.{int(finished.stdout)}.abc123.tmp"
+    unnamed = folder / ".M01-P1-NEU-t0-C0-r2.json.abc123.tmp"
+    live = folder / f".M01-P1-NEU-t0-C0-r3.json.{os.getpid()}.abc123.tmp"
+    for path in (dead, unnamed, live):
+        path.write_text('{"interactions": [', encoding="utf-8")  # what a killed writer leaves: half a file
+    bench.run("--model=fake-model", *SLICE, "-n", "2").assert_outcomes(passed=SLICE_SIZE)
+    assert not dead.exists()
+    assert not unnamed.exists()
+    assert live.exists()  # a session running now (this one) may still be writing it
 
 
 def test_malformed_cassette_is_named_not_a_traceback(bench: BenchProject, monkeypatch: pytest.MonkeyPatch) -> None:
