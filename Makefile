@@ -1,6 +1,8 @@
 # The two front-door commands; each sets itself up (a .venv in this folder) before it runs.
 #   make benchmark   replay the shipped recordings offline (no key needed); ARGS="..." adds pytest options
 #   make test        lint, type-check and run the project's own test suite
+# And the pull-request gate: every model of baselines/ replayed and compared with its committed baseline.
+#   make gate
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,7 +13,7 @@ ARGS ?=
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: benchmark test lint setup setup-dev
+.PHONY: benchmark gate test lint setup setup-dev
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +34,17 @@ setup-dev: $(VENV)/.installed-dev
 
 benchmark: setup
 	$(BIN)/pytest benchmarks $(ARGS)
+
+# Each baselines/MODEL.json was written by --snap-save-baseline from MODEL's shipped recordings; the exit
+# status follows the comparison only (--snap-gate=baseline), so a change that moves a result past its
+# margin fails, and the models' own threshold verdicts do not.
+gate: setup
+	@set -e; for file in baselines/*.json; do \
+		model=$$(basename $$file .json); \
+		echo "== $$model against $$file"; \
+		$(BIN)/pytest benchmarks -q --model=$$model --baseline=$$file --snap-gate=baseline \
+			--snap-out=reports/gate-$$model $(ARGS); \
+	done
 
 lint: setup-dev
 	$(BIN)/ruff check .

@@ -90,13 +90,14 @@ def test_records_replays_and_judges_the_perturbation_thresholds(
 
 
 @pytest.mark.parametrize("workers", WORKERS)
-def test_an_answer_without_a_label_fails_its_test_and_is_recorded(
+def test_an_answer_without_a_label_is_unscored_and_recorded(
     bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...]
 ) -> None:
     fake_server.script.answer = lambda request: "Positive or negative, who can say."
-    result = bench.run("--model=fake-model", "--snap-items=S001", *workers)
-    result.assert_outcomes(failed=16)
-    result.stdout.fnmatch_lines(["invalid answer (-2): ambiguous: several labels [[]'negative', 'positive'[]]"])
+    result = bench.run("--model=fake-model", "--snap-items=S001", "--snap-show-unscored", *workers)
+    result.assert_outcomes(passed=0, failed=0)
+    assert result.parseoutcomes()["unscored"] == 16
+    result.stdout.fnmatch_lines(["*code -2 (ambiguous: several labels [[]'negative', 'positive'[]])*"])
     observations = read_jsonl(bench.out / "observations.jsonl")
     assert len(observations) == 16
     assert {o.code for o in observations} == {-2}

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from snap_bench.report.rows import drop_links_column, row_log
+from snap_bench.outcomes import is_unscored
+from snap_bench.report.rows import drop_links_column, label_unscored, row_log
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -23,6 +24,8 @@ def pytest_html_results_table_header(cells: list[str]) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_html_results_table_row(report: pytest.TestReport, cells: list[str]) -> None:
     drop_links_column(cells)
+    if is_unscored(report):
+        label_unscored(cells)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -78,3 +78,14 @@ def drop_links_column(cells: list[str]) -> None:
     """Remove pytest-html's links column (header or row): benchmark rows have no links, and an empty
     cell in every one of 21,600 rows still costs their markup."""
     cells[:] = [cell for cell in cells if 'class="col-links"' not in cell and cell != "<th>Links</th>"]
+
+
+def label_unscored(cells: list[str]) -> None:
+    """An answer without a score reads "Unscored" in the result column, as the terminal counts it.
+
+    pytest-html knows only pytest's outcomes, so the row still files under "Passed" in its filters;
+    the label and the row's text (code and reason) say what it is.
+    """
+    cells[:] = [
+        cell.replace('<td class="col-result">Passed</td>', '<td class="col-result">Unscored</td>') for cell in cells
+    ]
