@@ -91,6 +91,10 @@ def raw_item_signal(
     compare; Morrell 1998). Under :math:`\sigma^2_{item} = 0`, on the boundary of the parameter
     space, LR follows :math:`\tfrac12\chi^2_0 + \tfrac12\chi^2_1` (Self & Liang 1987; Stram & Lee 1994).
 
+    The design must not hold a term that equals the item for some items (the profile's item x
+    context, where personality items have one context): under the null that term would absorb the
+    item component. Leave such terms out of the design passed here.
+
     References
     ----------
     Morrell, C. H. (1998). Likelihood ratio testing of variance components in the linear mixed-effects

@@ -563,7 +563,9 @@ def g_study(
         sampling = max(float(covariance[index, index]), 0.0)
         if variance > 0 and sampling > 0:
             df = 2.0 * variance**2 / sampling
-            low = df * variance / float(scipy_stats.chi2.ppf(0.5 + level / 2, df))
+            upper_quantile = float(scipy_stats.chi2.ppf(0.5 + level / 2, df))
+            # df near 0 (an estimate far smaller than its standard error): the bound is 0
+            low = df * variance / upper_quantile if upper_quantile > 0 else 0.0
             lower_quantile = float(scipy_stats.chi2.ppf(0.5 - level / 2, df))
             high = df * variance / lower_quantile if lower_quantile > 0 else math.inf
         else:
