@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,7 +112,7 @@ class Asker:
             if replaying:
                 reply = self._runner.run(client.complete(body, sleep=_no_wait))
             else:
-                reply = self._runner.run(client.complete(body, throttle=self._rate_limits.get(model)))
+                reply = self._runner.run(client.complete(body, before_attempt=_throttled(self._rate_limits.get(model))))
         if not replaying:
             self._budget.charge(reply.attempts - 1, cost_usd(endpoint.model, reply))
             if reply.error is not None:
@@ -157,6 +158,14 @@ def cost_usd(model: ModelSpec, reply: ChatReply) -> float:
         (reply.prompt_tokens or 0) * model.price.input_per_million
         + (reply.completion_tokens or 0) * model.price.output_per_million
     ) / 1e6
+
+
+def _throttled(limit: RateLimiter | None) -> Callable[[int], Awaitable[None]]:
+    async def before_attempt(attempt: int) -> None:
+        if limit is not None:
+            await limit()
+
+    return before_attempt
 
 
 async def _make_client(endpoint: Endpoint, policy: RetryPolicy) -> ChatClient:
