@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from snap_bench.cassettes import CassetteState, RecordMode, cassette_path, cassette_state, make_vcr
+from snap_bench.cassettes import (
+    CassetteState,
+    RecordMode,
+    cassette_path,
+    cassette_state,
+    make_vcr,
+    replay,
+    restore,
+)
 from snap_bench.client import ChatClient, ChatReply, RetryPolicy, request_body
 from snap_bench.instruments.base import Instrument
 from snap_bench.models import ModelSpec
@@ -45,10 +53,6 @@ class RecordingUnavailable(Exception):
 
 class BudgetReached(Exception):
     """The session's request or cost budget is spent: the condition is left for a later run."""
-
-
-async def _no_wait(_: float) -> None:
-    """Replayed retries need no backoff: the recorded failures come back at once."""
 
 
 class Asker:
@@ -101,34 +105,63 @@ class Asker:
         state, why = cassette_state(path, "POST", canonical_uri, body)
         mode = self.record_mode(endpoint)
         self._check_recordable(endpoint, mode, state, why, path, condition)
+        if state is CassetteState.MATCHES and mode is not RecordMode.ALL:
+            reply = replay(path, "POST", canonical_uri, body)
+            return _observation(model, instrument, condition, messages, reply, True)
+        reply = self._record(endpoint, mode, state, path, body, condition)
+        return _observation(model, instrument, condition, messages, reply, False)
 
-        replaying = state is CassetteState.MATCHES and mode is not RecordMode.ALL
-        if not replaying:
-            exhausted = self._budget.reserve()
-            if exhausted:
-                raise BudgetReached(f"{exhausted}; {model} {condition.id} was not asked. Run again to continue.")
-        client = self._client(endpoint)
-        with self._vcrs[mode].use_cassette(str(path)):
-            if replaying:
-                reply = self._runner.run(client.complete(body, sleep=_no_wait))
-            else:
-                reply = self._runner.run(client.complete(body, before_attempt=_throttled(self._rate_limits.get(model))))
-        if not replaying:
-            self._budget.charge(reply.attempts - 1, cost_usd(endpoint.model, reply))
-            if reply.error is not None:
-                # Nothing was paid for; drop the failed exchange so the next run asks again.
-                path.unlink(missing_ok=True)
-        return _observation(model, instrument, condition, messages, reply, replaying)
+    def _record(
+        self, endpoint: Endpoint, mode: RecordMode, state: CassetteState, path: Path, body: bytes, condition: Condition
+    ) -> ChatReply:
+        """Ask over the network through the cassette; a failed ask leaves the file as it was."""
+        model = endpoint.model.name
+        exhausted = self._budget.reserve()
+        if exhausted:
+            raise BudgetReached(f"{exhausted}; {model} {condition.id} was not asked. Run again to continue.")
+        previous = path.read_bytes() if path.is_file() else None
+        if previous is not None and state in (CassetteState.MISSING, CassetteState.MALFORMED):
+            # vcrpy cannot load a damaged file, and in mode `once` refuses to add to an existing one:
+            # record into a fresh file (the old bytes are put back if the ask fails).
+            path.unlink()
+        try:
+            with self._vcrs[mode].use_cassette(str(path)):
+                reply = self._runner.run(self._client(endpoint).complete(body, before_attempt=self._before(model)))
+        except BaseException:
+            restore(path, previous)
+            raise
+        self._budget.charge_cost(cost_usd(endpoint.model, reply))
+        if reply.error is not None:
+            # No new answer was paid for: keep the earlier recording byte for byte (or none), so a
+            # failed re-ask never destroys an answer and the next run asks again.
+            restore(path, previous)
+        return reply
+
+    def _before(self, model: str) -> Callable[[int], Awaitable[None]]:
+        """Before each attempt: claim it from the budget (the first was claimed already), then wait our turn."""
+        limit = self._rate_limits.get(model)
+
+        async def before_attempt(attempt: int) -> None:
+            if attempt > 1:
+                exhausted = self._budget.reserve()
+                if exhausted:
+                    raise BudgetReached(f"{exhausted} while retrying {model}. Run again to continue.")
+            if limit is not None:
+                await limit()
+
+        return before_attempt
 
     def _check_recordable(
         self, endpoint: Endpoint, mode: RecordMode, state: CassetteState, why: str, path: Path, condition: Condition
     ) -> None:
         name = endpoint.model.name
-        if state is CassetteState.MALFORMED:
-            raise RecordingUnavailable(
-                f"{path}: {why}. Delete the file to record it again"
-                + ("." if endpoint.live else f" once {endpoint.offline_reason}.")
+        if state is CassetteState.MALFORMED and (mode is RecordMode.NONE or not endpoint.live):
+            how = (
+                "run without --record-mode=none to record it again"
+                if endpoint.live
+                else f"record it again once {endpoint.offline_reason}"
             )
+            raise RecordingUnavailable(f"{path}: {why}. Delete the file, or {how}.")
         if state is CassetteState.STALE and mode in (RecordMode.NONE, RecordMode.ONCE):
             raise RecordingUnavailable(
                 f"stale recording {path}: {why}. It is not replayed for the new request. Re-record it with "
@@ -158,14 +191,6 @@ def cost_usd(model: ModelSpec, reply: ChatReply) -> float:
         (reply.prompt_tokens or 0) * model.price.input_per_million
         + (reply.completion_tokens or 0) * model.price.output_per_million
     ) / 1e6
-
-
-def _throttled(limit: RateLimiter | None) -> Callable[[int], Awaitable[None]]:
-    async def before_attempt(attempt: int) -> None:
-        if limit is not None:
-            await limit()
-
-    return before_attempt
 
 
 async def _make_client(endpoint: Endpoint, policy: RetryPolicy) -> ChatClient:

@@ -1,0 +1,138 @@
+"""The live path under faults, through pytester against the fake server: what a failed or damaged
+recording keeps, what the budget caps, and what replay depends on."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from snap_bench.export import read_jsonl
+from tests.conftest import BenchProject
+from tests.fake_openai_server import Failure, FakeOpenAIServer
+
+WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
+# Six conditions: M01 x 3 paraphrases x 2 contexts, one prompt, one temperature, one run.
+SMALL = ("--snap-items=M01", "--snap-prompts=NEU", "--snap-temperatures=0", "--snap-runs=1")
+SMALL_SIZE = 6
+# The record-mode option, in one place (its name is the option's, not this test's business).
+RECORD_MODE = "--record-mode"
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.rglob("*.json"))}
+
+
+def always_failing(status: int, count: int = 200) -> deque[Failure]:
+    return deque([Failure(status, retry_after="0")] * count)
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_failed_re_ask_in_mode_all_keeps_every_recording_byte_for_byte(
+    bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...]
+) -> None:
+    bench.run("--model=fake-model", *SMALL).assert_outcomes(passed=SMALL_SIZE)
+    before = snapshot(bench.cassettes)
+    assert len(before) == SMALL_SIZE
+    fake_server.script.failures = always_failing(503)
+    result = bench.run("--model=fake-model", *SMALL, f"{RECORD_MODE}=all", "--snap-max-attempts=2", *workers)
+    result.assert_outcomes(failed=SMALL_SIZE)
+    assert snapshot(bench.cassettes) == before
+
+
+def test_failed_re_ask_of_a_stale_recording_in_new_episodes_keeps_the_old_exchange(
+    bench: BenchProject, fake_server: FakeOpenAIServer
+) -> None:
+    bench.run("--model=fake-model", *SMALL).assert_outcomes(passed=SMALL_SIZE)
+    before = snapshot(bench.cassettes)
+    prompt = bench.root / "config" / "prompts" / "system" / "NEU.txt"
+    prompt.write_text("You are a different assistant now.\n", encoding="utf-8")
+    fake_server.script.failures = always_failing(503)
+    result = bench.run("--model=fake-model", *SMALL, f"{RECORD_MODE}=new_episodes", "--snap-max-attempts=2")
+    result.assert_outcomes(failed=SMALL_SIZE)
+    assert snapshot(bench.cassettes) == before
+    # Once the provider answers, new_episodes keeps the old exchange beside the new one.
+    fake_server.script.failures.clear()
+    bench.run("--model=fake-model", *SMALL, f"{RECORD_MODE}=new_episodes").assert_outcomes(passed=SMALL_SIZE)
+    for name, old in before.items():
+        interactions = json.loads((bench.cassettes / "fake-model" / "snap" / name).read_text(encoding="utf-8"))
+        assert interactions["interactions"][0] == json.loads(old)["interactions"][0]
+        assert len(interactions["interactions"]) == 2
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_request_budget_caps_requests_sent_retries_included(
+    bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...]
+) -> None:
+    # An outage: every attempt is retried, and each retry must be claimed before it is sent.
+    fake_server.script.failures = always_failing(503)
+    limit = 3
+    result = bench.run("--model=fake-model", *SMALL, f"--snap-max-requests={limit}", "--snap-max-attempts=5", *workers)
+    assert len(fake_server.script.requests) <= limit
+    result.assert_outcomes(skipped=SMALL_SIZE)
+
+
+def test_replay_does_not_depend_on_max_attempts(
+    bench: BenchProject, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_server.script.failures = deque([Failure(503, retry_after="0"), Failure(200, body="<html>Bad gateway</html>")])
+    bench.run("--model=fake-model", *SMALL, "--snap-max-attempts=5", "-p", "no:randomly").assert_outcomes(
+        passed=SMALL_SIZE
+    )
+    recorded = {o.condition_id: o for o in read_jsonl(bench.out / "observations.jsonl")}
+    assert max(o.attempts for o in recorded.values()) == 3  # one recording holds two failures, then the answer
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    result = bench.run("--model=fake-model", *SMALL, "--snap-max-attempts=1")
+    result.assert_outcomes(passed=SMALL_SIZE)
+    for replayed in read_jsonl(bench.out / "observations.jsonl"):
+        assert replayed.replayed
+        assert replayed.raw_answer == recorded[replayed.condition_id].raw_answer
+        assert replayed.score == recorded[replayed.condition_id].score
+
+
+def _damage(document: dict[str, Any], how: str) -> dict[str, Any]:
+    first = document["interactions"][0]
+    if how == "no status":
+        del first["response"]["status"]
+    elif how == "no response":
+        del first["response"]
+    elif how == "request as a string":
+        first["request"] = "POST http://example.invalid/v1/chat/completions"
+    elif how == "only a 500":
+        first["response"]["status"] = {"code": 500, "message": "Internal Server Error"}
+        first["response"]["body"]["string"] = '{"error": {"message": "boom"}}'
+    elif how == "empty interactions":
+        document["interactions"] = []
+    return document
+
+
+DAMAGES = ("no status", "no response", "request as a string", "only a 500", "empty interactions")
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_damaged_recordings_are_named_offline_and_re_recorded_live(
+    bench: BenchProject, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
+) -> None:
+    bench.run("--model=fake-model", *SMALL).assert_outcomes(passed=SMALL_SIZE)
+    folder = bench.cassettes / "fake-model" / "snap"
+    damaged = dict(zip(DAMAGES, sorted(folder.glob("*.json")), strict=False))
+    assert len(damaged) == len(DAMAGES)
+    for how, path in damaged.items():
+        path.write_text(json.dumps(_damage(json.loads(path.read_text(encoding="utf-8")), how)), encoding="utf-8")
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    result = bench.run("--model=fake-model", *SMALL, *workers)
+    result.assert_outcomes(passed=SMALL_SIZE - len(DAMAGES), failed=len(DAMAGES))
+    output = result.stdout.str()
+    assert "Traceback" not in output
+    assert "vcr" not in output.lower()
+    for path in damaged.values():
+        result.stdout.fnmatch_lines([f"*{path.name}: damaged cassette*Delete the file, or record it again*"])
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-fake-0123456789abcdefghijklmnopqrstuvwxyz")
+    asked = len(fake_server.script.requests)
+    bench.run("--model=fake-model", *SMALL, *workers).assert_outcomes(passed=SMALL_SIZE)
+    assert len(fake_server.script.requests) - asked == len(DAMAGES)
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    bench.run("--model=fake-model", *SMALL, *workers).assert_outcomes(passed=SMALL_SIZE)
