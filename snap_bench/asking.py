@@ -8,6 +8,7 @@ are reused across the tests of that process while the tests themselves stay sync
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from snap_bench.instruments.base import Instrument
 from snap_bench.models import ModelSpec
 from snap_bench.observation import Condition, Observation
 from snap_bench.parsing import AnswerCode
+from snap_bench.scrub import Scrubber
 from snap_bench.throttle import Budget, RateLimiter
 
 
@@ -64,6 +66,7 @@ class Asker:
         endpoints: dict[str, Endpoint],
         rate_limits: dict[str, RateLimiter],
         budget: Budget,
+        scrubber: Scrubber | None = None,
     ) -> None:
         self._root = cassette_root
         self._explicit_mode = record_mode
@@ -73,9 +76,11 @@ class Asker:
         self._budget = budget
         self._runner = asyncio.Runner()
         self._clients: dict[str, ChatClient] = {}
-        secrets = [endpoint.api_key for endpoint in endpoints.values() if endpoint.api_key]
+        keys = [endpoint.api_key for endpoint in endpoints.values() if endpoint.api_key]
+        # Everything an observation carries passes through this before it leaves the process.
+        self._scrub = Scrubber([*(scrubber.secrets if scrubber else []), *keys])
         canonical = {e.base_url: e.canonical_url for e in endpoints.values() if e.base_url != e.canonical_url}
-        self._vcrs = {mode: make_vcr(mode, secrets, canonical) for mode in RecordMode}
+        self._vcrs = {mode: make_vcr(mode, self._scrub.secrets, canonical) for mode in RecordMode}
 
     def close(self) -> None:
         for client in self._clients.values():
@@ -107,9 +112,20 @@ class Asker:
         self._check_recordable(endpoint, mode, state, why, path, condition)
         if state is CassetteState.MATCHES and mode is not RecordMode.ALL:
             reply = replay(path, "POST", canonical_uri, body)
-            return _observation(model, instrument, condition, messages, reply, True)
+            return self._scrubbed(_observation(model, instrument, condition, messages, reply, True))
         reply = self._record(endpoint, mode, state, path, body, condition)
-        return _observation(model, instrument, condition, messages, reply, False)
+        return self._scrubbed(_observation(model, instrument, condition, messages, reply, False))
+
+    def _scrubbed(self, observation: Observation) -> Observation:
+        """The observation with no key in any text it carries (a provider may echo the key it got)."""
+        scrub = self._scrub
+        return dataclasses.replace(
+            observation,
+            raw_answer=None if observation.raw_answer is None else scrub(observation.raw_answer),
+            reason=scrub(observation.reason),
+            messages=scrub.deep(observation.messages),
+            extra=scrub.deep(observation.extra),
+        )
 
     def _record(
         self, endpoint: Endpoint, mode: RecordMode, state: CassetteState, path: Path, body: bytes, condition: Condition

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from snap_bench.client import ChatReply, reply_from_recording
+from snap_bench.scrub import Scrubber
 
 SECRET_HEADERS = (
     "authorization",
@@ -30,7 +31,6 @@ SECRET_HEADERS = (
     "proxy-authorization",
 )
 SECRET_QUERY_PARAMETERS = ("key", "api_key", "api-key", "access_token")
-REDACTED = "<redacted>"
 
 
 class RecordMode(StrEnum):
@@ -217,24 +217,20 @@ def atomic_persister() -> type:
 def make_vcr(record_mode: RecordMode, secrets: Iterable[str], canonical_urls: dict[str, str]) -> Any:
     """A configured ``vcr.VCR``.
 
-    ``secrets`` are literal strings (API keys) scrubbed from anything recorded. ``canonical_urls``
+    ``secrets`` are literal strings (API keys) scrubbed from anything recorded, with anything shaped
+    like a key (:class:`snap_bench.scrub.Scrubber`). ``canonical_urls``
     maps a run-time base URL (a local server on a random port) to the stable URL stored in the
     cassette; vcrpy applies the same rewrite before matching, so replay works on any port.
     """
     import vcr
 
-    secret_values = [secret for secret in secrets if secret]
-
-    def scrub(text: str) -> str:
-        for secret in secret_values:
-            text = text.replace(secret, REDACTED)
-        return text
+    scrub = Scrubber(secrets)
 
     def before_record_request(request: Any) -> Any:
         for actual, canonical in canonical_urls.items():
             if request.uri.startswith(actual):
                 request.uri = canonical + request.uri[len(actual) :]
-        if secret_values and request.body:
+        if request.body:
             body = request.body.decode("utf-8", "replace") if isinstance(request.body, bytes) else request.body
             request.body = scrub(body).encode("utf-8")
         return request
@@ -245,9 +241,9 @@ def make_vcr(record_mode: RecordMode, secrets: Iterable[str], canonical_urls: di
             if name.lower() in SECRET_HEADERS:
                 del headers[name]
         body = response.get("body", {})
-        if secret_values and isinstance(body.get("string"), str):
+        if isinstance(body.get("string"), str):
             body["string"] = scrub(body["string"])
-        elif secret_values and isinstance(body.get("string"), bytes):
+        elif isinstance(body.get("string"), bytes):
             body["string"] = scrub(body["string"].decode("utf-8", "replace")).encode("utf-8")
         return response
 

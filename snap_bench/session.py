@@ -34,6 +34,7 @@ from snap_bench.observation import Condition, Observation
 from snap_bench.options import SessionOptions
 from snap_bench.report import row_hooks
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
+from snap_bench.scrub import Scrubber
 from snap_bench.summary import summary_lines
 from snap_bench.throttle import Budget, BudgetLimits, RateLimiter, SharedState
 from snap_bench.verdicts import ThresholdConfig, load_thresholds
@@ -245,6 +246,7 @@ class SnapSession:
                 self.endpoints,
                 self._rate_limits(),
                 self.budget(),
+                Scrubber.configured([model.api_key_env for model in self.models], self.options.rootdir / ".env"),
             )
         return self._asker
 

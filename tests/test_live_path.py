@@ -136,3 +136,29 @@ def test_damaged_recordings_are_named_offline_and_re_recorded_live(
     assert len(fake_server.script.requests) - asked == len(DAMAGES)
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     bench.run("--model=fake-model", *SMALL, *workers).assert_outcomes(passed=SMALL_SIZE)
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_a_key_echoed_by_the_provider_is_written_nowhere(
+    bench: BenchProject,
+    fake_server: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: tuple[str, ...],
+) -> None:
+    configured = "plain-configured-secret-0123456789"  # not shaped like a key: found only as configured
+    shaped = "sk-or-v1-" + "a1b2c3d4" * 8  # not configured: found only by its shape
+    monkeypatch.setenv("FAKE_OPENAI_KEY", configured)
+    echo = json.dumps({"error": {"message": f"Incorrect API key provided: {configured}; did you mean {shaped}?"}})
+    fake_server.script.failures = deque([Failure(401, body=echo)] * 100)
+    junit = bench.root / "junit.xml"
+    result = bench.run("--model=fake-model", *SMALL, f"--junitxml={junit}", "-rA", *workers)
+    result.assert_outcomes(failed=SMALL_SIZE)
+    assert fake_server.script.requests  # the provider did answer with the key
+    written = [result.stdout.str(), result.stderr.str(), junit.read_text(encoding="utf-8")]
+    written += [path.read_text(encoding="utf-8", errors="replace") for path in bench.out.rglob("*") if path.is_file()]
+    written += [path.read_text(encoding="utf-8") for path in bench.cassettes.rglob("*") if path.is_file()]
+    assert (bench.out / "report.html").is_file()
+    assert any("Incorrect API key provided: <redacted>" in text for text in written)
+    for text in written:
+        assert configured not in text
+        assert shaped not in text
