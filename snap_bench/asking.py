@@ -30,6 +30,7 @@ from snap_bench.models import ModelSpec
 from snap_bench.observation import Condition, Observation
 from snap_bench.parsing import AnswerCode
 from snap_bench.scrub import Scrubber
+from snap_bench.stops import NOT_ASKED, StopBoard
 from snap_bench.throttle import Budget, RateLimiter
 
 
@@ -67,6 +68,7 @@ class Asker:
         rate_limits: dict[str, RateLimiter],
         budget: Budget,
         scrubber: Scrubber | None = None,
+        stops: StopBoard | None = None,
     ) -> None:
         self._root = cassette_root
         self._explicit_mode = record_mode
@@ -74,6 +76,7 @@ class Asker:
         self._endpoints = endpoints
         self._rate_limits = rate_limits
         self._budget = budget
+        self._stops = stops
         self._runner = asyncio.Runner()
         self._clients: dict[str, ChatClient] = {}
         keys = [endpoint.api_key for endpoint in endpoints.values() if endpoint.api_key]
@@ -113,7 +116,15 @@ class Asker:
         if state is CassetteState.MATCHES and mode is not RecordMode.ALL:
             reply = replay(path, "POST", canonical_uri, body)
             return self._scrubbed(_observation(model, instrument, condition, messages, reply, True))
+        stop = self._stops.stopped(model) if self._stops is not None else None
+        if stop is not None:
+            # The model cannot be asked this session (see snap_bench.stops): say so, send nothing.
+            reply = ChatReply(None, NOT_ASKED + stop, None, 0.0, 0)
+            return self._scrubbed(_observation(model, instrument, condition, messages, reply, False))
         reply = self._record(endpoint, mode, state, path, body, condition)
+        if self._stops is not None:
+            said = dataclasses.replace(reply, error=reply.error and self._scrub(reply.error))
+            self._stops.note(model, endpoint.base_url, endpoint.model.api_key_env, said)
         return self._scrubbed(_observation(model, instrument, condition, messages, reply, False))
 
     def _scrubbed(self, observation: Observation) -> Observation:

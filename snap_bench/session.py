@@ -35,6 +35,7 @@ from snap_bench.options import SessionOptions
 from snap_bench.report import row_hooks
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 from snap_bench.scrub import Scrubber
+from snap_bench.stops import StopBoard, clear_stops, stopped_models
 from snap_bench.summary import summary_lines
 from snap_bench.throttle import Budget, BudgetLimits, RateLimiter, SharedState
 from snap_bench.verdicts import ThresholdConfig, load_thresholds
@@ -187,6 +188,7 @@ class SnapSession:
             self._writer = ObservationWriter(self.options.out_dir)
             # Each session has its own budget; the workers start after this (xdist's sessionstart).
             (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)
+            clear_stops(self.options.out_dir)
 
     def endpoint_plans(self) -> dict[str, Endpoint]:
         """Endpoints as they stand before any local server is started."""
@@ -247,6 +249,7 @@ class SnapSession:
                 self._rate_limits(),
                 self.budget(),
                 Scrubber.configured([model.api_key_env for model in self.models], self.options.rootdir / ".env"),
+                StopBoard(self.options.out_dir),
             )
         return self._asker
 
@@ -394,6 +397,9 @@ class SnapSession:
             return
         for line, markup in summary_lines(self):
             terminalreporter.write_line(line, **markup)
+        # Models stopped early (snap_bench.stops): one line each, with what to change.
+        for message in stopped_models(self.options.out_dir).values():
+            terminalreporter.write_line(f"could not measure: {message}", red=True, bold=True)
 
 
 def observation_to_report(item: pytest.Item, report: pytest.TestReport, key: Any) -> None:

@@ -138,6 +138,64 @@ def test_damaged_recordings_are_named_offline_and_re_recorded_live(
     bench.run("--model=fake-model", *SMALL, *workers).assert_outcomes(passed=SMALL_SIZE)
 
 
+def two_servers(bench: BenchProject, broken_url: str, healthy_url: str) -> None:
+    """fake-model at ``broken_url``, other-model at a healthy server."""
+    (bench.root / "config" / "models.yaml").write_text(
+        "defaults:\n  api_key_env: FAKE_OPENAI_KEY\nmodels:\n"
+        f"  fake-model:\n    id: fake/model\n    base_url: {broken_url}\n"
+        f"  other-model:\n    id: fake/other\n    base_url: {healthy_url}\n",
+        encoding="utf-8",
+    )
+
+
+STOPS = [
+    pytest.param(401, '{"error": {"message": "Incorrect API key provided."}}', "*HTTP 401*FAKE_OPENAI_KEY*", id="401"),
+    pytest.param(
+        400,
+        '{"error": {"message": "Unsupported value: temperature does not support 0 with this model."}}',
+        "*HTTP 400*Unsupported value*refused a parameter*models.yaml*",
+        id="400-unsupported",
+    ),
+    pytest.param(None, "", "*bad endpoint URL*base_url*http://*", id="no-scheme"),
+]
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+@pytest.mark.parametrize(("status", "body", "message"), STOPS)
+def test_hopeless_model_stops_after_a_few_conditions_and_the_others_go_on(
+    bench: BenchProject,
+    fake_server: FakeOpenAIServer,
+    workers: tuple[str, ...],
+    status: int | None,
+    body: str,
+    message: str,
+) -> None:
+    from snap_bench.stops import NOT_ASKED, STOP_AFTER, stopped_models
+
+    with FakeOpenAIServer() as healthy:
+        if status is None:
+            broken_url = fake_server.base_url.removeprefix("http://")
+        else:
+            broken_url = fake_server.base_url
+            fake_server.script.failures = deque([Failure(status, body=body)] * 100)
+        two_servers(bench, broken_url, healthy.base_url)
+        result = bench.run("--model=fake-model,other-model", *SMALL, *workers)
+        assert len(healthy.script.requests) == SMALL_SIZE
+    result.assert_outcomes(passed=SMALL_SIZE, failed=SMALL_SIZE)
+    # One in flight per worker when the stop is decided: at most STOP_AFTER + workers - 1 asked.
+    assert len(fake_server.script.requests) <= STOP_AFTER + 1
+    observations = read_jsonl(bench.out / "observations.jsonl")
+    broken = [o for o in observations if o.model == "fake-model"]
+    assert {o.code for o in broken} == {-3}
+    not_asked = [o for o in broken if o.reason.startswith(NOT_ASKED)]
+    assert len(not_asked) >= SMALL_SIZE - STOP_AFTER - 1
+    assert all(o.attempts == 0 for o in not_asked)
+    assert all(o.is_valid for o in observations if o.model == "other-model")
+    stopped = stopped_models(bench.out)
+    assert list(stopped) == ["fake-model"]
+    result.stdout.fnmatch_lines([f"could not measure: fake-model stopped at *{message}"])
+
+
 @pytest.mark.parametrize("workers", WORKERS)
 def test_a_key_echoed_by_the_provider_is_written_nowhere(
     bench: BenchProject,
