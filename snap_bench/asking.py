@@ -8,17 +8,29 @@ are reused across the tests of that process while the tests themselves stay sync
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from snap_bench.cassettes import CassetteState, RecordMode, cassette_path, cassette_state, make_vcr
+from snap_bench.cassettes import (
+    CassetteState,
+    RecordMode,
+    cassette_path,
+    cassette_state,
+    make_vcr,
+    replay,
+    restore,
+)
 from snap_bench.client import ChatClient, ChatReply, RetryPolicy, request_body
 from snap_bench.instruments.base import Instrument
 from snap_bench.models import ModelSpec
 from snap_bench.observation import Condition, Observation
 from snap_bench.parsing import AnswerCode
+from snap_bench.scrub import Scrubber
+from snap_bench.stops import NOT_ASKED, StopBoard
 from snap_bench.throttle import Budget, RateLimiter
 
 
@@ -46,10 +58,6 @@ class BudgetReached(Exception):
     """The session's request or cost budget is spent: the condition is left for a later run."""
 
 
-async def _no_wait(_: float) -> None:
-    """Replayed retries need no backoff: the recorded failures come back at once."""
-
-
 class Asker:
     def __init__(
         self,
@@ -59,6 +67,8 @@ class Asker:
         endpoints: dict[str, Endpoint],
         rate_limits: dict[str, RateLimiter],
         budget: Budget,
+        scrubber: Scrubber | None = None,
+        stops: StopBoard | None = None,
     ) -> None:
         self._root = cassette_root
         self._explicit_mode = record_mode
@@ -66,11 +76,14 @@ class Asker:
         self._endpoints = endpoints
         self._rate_limits = rate_limits
         self._budget = budget
+        self._stops = stops
         self._runner = asyncio.Runner()
         self._clients: dict[str, ChatClient] = {}
-        secrets = [endpoint.api_key for endpoint in endpoints.values() if endpoint.api_key]
+        keys = [endpoint.api_key for endpoint in endpoints.values() if endpoint.api_key]
+        # Everything an observation carries passes through this before it leaves the process.
+        self._scrub = Scrubber([*(scrubber.secrets if scrubber else []), *keys])
         canonical = {e.base_url: e.canonical_url for e in endpoints.values() if e.base_url != e.canonical_url}
-        self._vcrs = {mode: make_vcr(mode, secrets, canonical) for mode in RecordMode}
+        self._vcrs = {mode: make_vcr(mode, self._scrub.secrets, canonical) for mode in RecordMode}
 
     def close(self) -> None:
         for client in self._clients.values():
@@ -100,34 +113,82 @@ class Asker:
         state, why = cassette_state(path, "POST", canonical_uri, body)
         mode = self.record_mode(endpoint)
         self._check_recordable(endpoint, mode, state, why, path, condition)
+        if state is CassetteState.MATCHES and mode is not RecordMode.ALL:
+            reply = replay(path, "POST", canonical_uri, body)
+            return self._scrubbed(_observation(model, instrument, condition, messages, reply, True))
+        stop = self._stops.stopped(model) if self._stops is not None else None
+        if stop is not None:
+            # The model cannot be asked this session (see snap_bench.stops): say so, send nothing.
+            reply = ChatReply(None, NOT_ASKED + stop, None, 0.0, 0)
+            return self._scrubbed(_observation(model, instrument, condition, messages, reply, False))
+        reply = self._record(endpoint, mode, state, path, body, condition)
+        if self._stops is not None:
+            said = dataclasses.replace(reply, error=reply.error and self._scrub(reply.error))
+            self._stops.note(model, endpoint.base_url, endpoint.model.api_key_env, said)
+        return self._scrubbed(_observation(model, instrument, condition, messages, reply, False))
 
-        replaying = state is CassetteState.MATCHES and mode is not RecordMode.ALL
-        if not replaying:
-            exhausted = self._budget.reserve()
-            if exhausted:
-                raise BudgetReached(f"{exhausted}; {model} {condition.id} was not asked. Run again to continue.")
-        client = self._client(endpoint)
-        with self._vcrs[mode].use_cassette(str(path)):
-            if replaying:
-                reply = self._runner.run(client.complete(body, sleep=_no_wait))
-            else:
-                reply = self._runner.run(client.complete(body, throttle=self._rate_limits.get(model)))
-        if not replaying:
-            self._budget.charge(reply.attempts - 1, cost_usd(endpoint.model, reply))
-            if reply.error is not None:
-                # Nothing was paid for; drop the failed exchange so the next run asks again.
-                path.unlink(missing_ok=True)
-        return _observation(model, instrument, condition, messages, reply, replaying)
+    def _scrubbed(self, observation: Observation) -> Observation:
+        """The observation with no key in any text it carries (a provider may echo the key it got)."""
+        scrub = self._scrub
+        return dataclasses.replace(
+            observation,
+            raw_answer=None if observation.raw_answer is None else scrub(observation.raw_answer),
+            reason=scrub(observation.reason),
+            messages=scrub.deep(observation.messages),
+            extra=scrub.deep(observation.extra),
+        )
+
+    def _record(
+        self, endpoint: Endpoint, mode: RecordMode, state: CassetteState, path: Path, body: bytes, condition: Condition
+    ) -> ChatReply:
+        """Ask over the network through the cassette; a failed ask leaves the file as it was."""
+        model = endpoint.model.name
+        exhausted = self._budget.reserve()
+        if exhausted:
+            raise BudgetReached(f"{exhausted}; {model} {condition.id} was not asked. Run again to continue.")
+        previous = path.read_bytes() if path.is_file() else None
+        if previous is not None and state in (CassetteState.MISSING, CassetteState.MALFORMED):
+            # vcrpy cannot load a damaged file, and in mode `once` refuses to add to an existing one:
+            # record into a fresh file (the old bytes are put back if the ask fails).
+            path.unlink()
+        try:
+            with self._vcrs[mode].use_cassette(str(path)):
+                reply = self._runner.run(self._client(endpoint).complete(body, before_attempt=self._before(model)))
+        except BaseException:
+            restore(path, previous)
+            raise
+        self._budget.charge_cost(cost_usd(endpoint.model, reply))
+        if reply.error is not None:
+            # No new answer was paid for: keep the earlier recording byte for byte (or none), so a
+            # failed re-ask never destroys an answer and the next run asks again.
+            restore(path, previous)
+        return reply
+
+    def _before(self, model: str) -> Callable[[int], Awaitable[None]]:
+        """Before each attempt: claim it from the budget (the first was claimed already), then wait our turn."""
+        limit = self._rate_limits.get(model)
+
+        async def before_attempt(attempt: int) -> None:
+            if attempt > 1:
+                exhausted = self._budget.reserve()
+                if exhausted:
+                    raise BudgetReached(f"{exhausted} while retrying {model}. Run again to continue.")
+            if limit is not None:
+                await limit()
+
+        return before_attempt
 
     def _check_recordable(
         self, endpoint: Endpoint, mode: RecordMode, state: CassetteState, why: str, path: Path, condition: Condition
     ) -> None:
         name = endpoint.model.name
-        if state is CassetteState.MALFORMED:
-            raise RecordingUnavailable(
-                f"{path}: {why}. Delete the file to record it again"
-                + ("." if endpoint.live else f" once {endpoint.offline_reason}.")
+        if state is CassetteState.MALFORMED and (mode is RecordMode.NONE or not endpoint.live):
+            how = (
+                "run without --snap-record-mode=none to record it again"
+                if endpoint.live
+                else f"record it again once {endpoint.offline_reason}"
             )
+            raise RecordingUnavailable(f"{path}: {why}. Delete the file, or {how}.")
         if state is CassetteState.STALE and mode in (RecordMode.NONE, RecordMode.ONCE):
             raise RecordingUnavailable(
                 f"stale recording {path}: {why}. It is not replayed for the new request. Re-record it with "

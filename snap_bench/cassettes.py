@@ -8,6 +8,7 @@ mid-write leaves either the old cassette or the new one, never half of one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -16,6 +17,9 @@ from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+from snap_bench.client import ChatReply, reply_from_recording
+from snap_bench.scrub import Scrubber
 
 SECRET_HEADERS = (
     "authorization",
@@ -27,7 +31,6 @@ SECRET_HEADERS = (
     "proxy-authorization",
 )
 SECRET_QUERY_PARAMETERS = ("key", "api_key", "api-key", "access_token")
-REDACTED = "<redacted>"
 
 
 class RecordMode(StrEnum):
@@ -59,29 +62,126 @@ def recorded_models(root: Path) -> list[str]:
     )
 
 
+class DamagedCassette(ValueError):
+    """A cassette file that is not a recording we can read (even when it is valid JSON)."""
+
+
+def _interactions(path: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(request, response) pairs of the cassette, checked for every field replay reads."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise DamagedCassette(f"unreadable cassette ({type(error).__name__}: {error})") from None
+    interactions = document.get("interactions") if isinstance(document, dict) else None
+    if not isinstance(interactions, list):
+        raise DamagedCassette("damaged cassette: no list of interactions")
+    if not interactions:
+        raise DamagedCassette("damaged cassette: it holds no interactions")
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for number, interaction in enumerate(interactions, start=1):
+        problem = _interaction_problem(interaction)
+        if problem:
+            raise DamagedCassette(f"damaged cassette: interaction {number} {problem}")
+        pairs.append((interaction["request"], interaction["response"]))
+    return pairs
+
+
+def _interaction_problem(interaction: Any) -> str:
+    """What is wrong with one recorded interaction, or "" when replay can read it."""
+    if not isinstance(interaction, dict):
+        return "is not an object"
+    request, response = interaction.get("request"), interaction.get("response")
+    if not isinstance(request, dict):
+        return "has no request object"
+    if not isinstance(request.get("method"), str) or not isinstance(request.get("uri"), str):
+        return "has a request without method or uri"
+    if not isinstance(request.get("body"), str | None):
+        return "has a request body that is not text"
+    if not isinstance(response, dict):
+        return "has no response"
+    status = response.get("status")
+    if not isinstance(status, dict) or not isinstance(status.get("code"), int):
+        return "has a response without a status code"
+    body = response.get("body")
+    if not isinstance(body, dict) or not isinstance(body.get("string"), str):
+        return "has a response without a body"
+    return ""
+
+
+def _matching(
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]], method: str, uri: str, body: bytes
+) -> list[dict[str, Any]]:
+    wanted = _json_or_text(body.decode("utf-8"))
+    return [
+        response
+        for request, response in pairs
+        if request["method"].upper() == method.upper()
+        and request["uri"] == uri
+        and _json_or_text(request.get("body") or "") == wanted
+    ]
+
+
 def cassette_state(path: Path, method: str, uri: str, body: bytes) -> tuple[CassetteState, str]:
-    """Whether the cassette at ``path`` holds this exact request, and a reason when it does not."""
+    """Whether the cassette at ``path`` holds this exact request, and a reason when it does not.
+
+    A recording of this request that holds no usable answer (only failures) counts as damaged: it
+    cannot be replayed, and recording it again is the fix.
+    """
     if not path.is_file():
         return CassetteState.MISSING, "no cassette"
     try:
-        interactions = json.loads(path.read_text(encoding="utf-8"))["interactions"]
-        recorded = [interaction["request"] for interaction in interactions]
-    except (ValueError, KeyError, TypeError) as error:
-        return CassetteState.MALFORMED, f"unreadable cassette ({type(error).__name__}: {error})"
-    if not recorded:
-        return CassetteState.MISSING, "empty cassette"
-    wanted = _json_or_text(body.decode("utf-8"))
-    for request in recorded:
-        if (
-            request.get("method", "").upper() == method.upper()
-            and request.get("uri") == uri
-            and _json_or_text(request.get("body") or "") == wanted
-        ):
+        pairs = _interactions(path)
+    except DamagedCassette as error:
+        return CassetteState.MALFORMED, str(error)
+    matching = _matching(pairs, method, uri, body)
+    if matching:
+        if recorded_reply(matching).error is None:
             return CassetteState.MATCHES, ""
-    first = recorded[0]
-    if first.get("uri") != uri:
-        return CassetteState.STALE, f"recorded for {first.get('uri')}, now asking {uri}"
+        codes = ", ".join(str(response["status"]["code"]) for response in matching)
+        return CassetteState.MALFORMED, f"damaged cassette: no usable answer recorded (HTTP {codes})"
+    first = pairs[0][0]
+    if first["uri"] != uri:
+        return CassetteState.STALE, f"recorded for {first['uri']}, now asking {uri}"
     return CassetteState.STALE, "the recorded request body differs (prompt or parameters changed)"
+
+
+def replay(path: Path, method: str, uri: str, body: bytes) -> ChatReply:
+    """The recorded answer to this request, read from the file (no HTTP, no retry loop).
+
+    A recording holds the failed attempts that came before the answer; replay takes the answer
+    itself, so it does not depend on how many attempts the replaying session allows.
+    """
+    return recorded_reply(_matching(_interactions(path), method, uri, body))
+
+
+def recorded_reply(responses: list[dict[str, Any]]) -> ChatReply:
+    """The last usable 200 among a request's recorded responses, else the last recorded failure."""
+    last = ChatReply(None, "no recorded response", None, 0.0, 0)
+    for attempt, response in enumerate(responses, start=1):
+        code, text = response["status"]["code"], response["body"]["string"]
+        reply = (
+            reply_from_recording(code, text, attempt)
+            if code == 200
+            else ChatReply(None, f"recorded HTTP {code}", code, 0.0, attempt)
+        )
+        if reply.error is None or last.error is not None:
+            last = reply
+    return dataclasses.replace(last, latency_s=0.0)
+
+
+def restore(path: Path, previous: bytes | None) -> None:
+    """Put back the file as it was before a failed re-ask: byte for byte, or no file at all."""
+    if previous is None:
+        path.unlink(missing_ok=True)
+        return
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(previous)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _json_or_text(text: str) -> Any:
@@ -159,24 +259,20 @@ def atomic_persister() -> type:
 def make_vcr(record_mode: RecordMode, secrets: Iterable[str], canonical_urls: dict[str, str]) -> Any:
     """A configured ``vcr.VCR``.
 
-    ``secrets`` are literal strings (API keys) scrubbed from anything recorded. ``canonical_urls``
+    ``secrets`` are literal strings (API keys) scrubbed from anything recorded, with anything shaped
+    like a key (:class:`snap_bench.scrub.Scrubber`). ``canonical_urls``
     maps a run-time base URL (a local server on a random port) to the stable URL stored in the
     cassette; vcrpy applies the same rewrite before matching, so replay works on any port.
     """
     import vcr
 
-    secret_values = [secret for secret in secrets if secret]
-
-    def scrub(text: str) -> str:
-        for secret in secret_values:
-            text = text.replace(secret, REDACTED)
-        return text
+    scrub = Scrubber(secrets)
 
     def before_record_request(request: Any) -> Any:
         for actual, canonical in canonical_urls.items():
             if request.uri.startswith(actual):
                 request.uri = canonical + request.uri[len(actual) :]
-        if secret_values and request.body:
+        if request.body:
             body = request.body.decode("utf-8", "replace") if isinstance(request.body, bytes) else request.body
             request.body = scrub(body).encode("utf-8")
         return request
@@ -187,9 +283,9 @@ def make_vcr(record_mode: RecordMode, secrets: Iterable[str], canonical_urls: di
             if name.lower() in SECRET_HEADERS:
                 del headers[name]
         body = response.get("body", {})
-        if secret_values and isinstance(body.get("string"), str):
+        if isinstance(body.get("string"), str):
             body["string"] = scrub(body["string"])
-        elif secret_values and isinstance(body.get("string"), bytes):
+        elif isinstance(body.get("string"), bytes):
             body["string"] = scrub(body["string"].decode("utf-8", "replace")).encode("utf-8")
         return response
 

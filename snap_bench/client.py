@@ -49,6 +49,8 @@ class ChatReply:
     attempts: int
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # The last failure never reached a server (refused, unresolvable, no scheme): a stop, not an outage.
+    unreachable: bool = False
 
 
 def request_body(provider_id: str, messages: list[dict[str, str]], temperature: float, max_tokens: int) -> bytes:
@@ -106,32 +108,40 @@ class ChatClient:
         body: bytes,
         *,
         sleep: Callable[[float], Awaitable[None]] | None = None,
-        throttle: Callable[[], Awaitable[None]] | None = None,
+        before_attempt: Callable[[int], Awaitable[None]] | None = None,
     ) -> ChatReply:
         """POST ``body``; retry what is worth retrying; never raise for a provider's failure.
 
-        ``throttle`` is awaited before every attempt (the session's shared rate limit); ``sleep``
-        replaces the backoff wait (replay needs none).
+        ``before_attempt(n)`` is awaited before attempt n is sent (the session's shared rate limit and
+        request budget; it may raise to stop asking); ``sleep`` replaces the backoff wait.
         """
         wait = sleep or self._sleep
         started = time.perf_counter()
         last_error = "no attempt made"
         last_status: int | None = None
+        unreachable = False
         for attempt in range(1, self._policy.max_attempts + 1):
-            if throttle is not None:
-                await throttle()
+            if before_attempt is not None:
+                await before_attempt(attempt)
             retry_after: float | None = None
+            unreachable = False
             try:
                 response = await self._http.post(self.url, content=body)
             except httpx.TimeoutException as error:
                 last_error, last_status = f"timeout ({type(error).__name__})", None
+            except httpx.UnsupportedProtocol as error:
+                # A base URL without http:// or https:// can never work: asking again changes nothing.
+                latency = time.perf_counter() - started
+                message = f"bad endpoint URL {self.url}: {error}"
+                return ChatReply(None, message, None, latency, attempt, unreachable=True)
             except httpx.TransportError as error:
                 last_error, last_status = f"connection failed ({type(error).__name__}: {error})", None
+                unreachable = isinstance(error, httpx.ConnectError)
             else:
                 last_status = response.status_code
                 if response.status_code == 200:
                     reply = _reply_from(response, started, attempt)
-                    if reply.error is None or not _retryable_body_error(response):
+                    if reply.error is None or not _retryable_200(response):
                         return reply
                     last_error = reply.error
                 elif response.status_code in RETRYABLE_STATUS:
@@ -153,7 +163,13 @@ class ChatClient:
             last_status,
             time.perf_counter() - started,
             self._policy.max_attempts,
+            unreachable=unreachable,
         )
+
+
+def reply_from_recording(status: int, text: str, attempt: int) -> ChatReply:
+    """The reply a recorded response stands for, parsed exactly as a live one would be."""
+    return _reply_from(httpx.Response(status, content=text.encode("utf-8")), time.perf_counter(), attempt)
 
 
 def _reply_from(response: httpx.Response, started: float, attempt: int) -> ChatReply:
@@ -164,7 +180,12 @@ def _reply_from(response: httpx.Response, started: float, attempt: int) -> ChatR
             return ChatReply(
                 None, f"provider error in a 200 reply: {_short(json.dumps(payload['error']))}", 200, latency, attempt
             )
-        text = payload["choices"][0]["message"].get("content")
+        choice = payload["choices"][0]
+        text = choice["message"].get("content")
+        # A reply cut by the token limit may legitimately hold no text (a reasoning model spent the
+        # budget thinking); any other reply without text is a broken one and is asked again.
+        if not isinstance(text, str) and choice.get("finish_reason") != "length":
+            raise KeyError("message content")
         usage = payload.get("usage") or {}
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
         return ChatReply(
@@ -181,12 +202,20 @@ def _reply_from(response: httpx.Response, started: float, attempt: int) -> ChatR
     )
 
 
-def _retryable_body_error(response: httpx.Response) -> bool:
-    """OpenRouter reports upstream overloads as a 200 with an error object carrying the real code."""
+def _retryable_200(response: httpx.Response) -> bool:
+    """Whether a 200 without a usable answer is worth asking again.
+
+    A malformed or empty 200 (a proxy's HTML error page, ``choices: []``, no message content) is a
+    transient fault like a 5xx. OpenRouter reports upstream failures as a 200 with an error object
+    carrying the real code: retried only when that code is.
+    """
     try:
-        code = response.json().get("error", {}).get("code")
+        error = response.json().get("error")
     except (ValueError, AttributeError):
-        return False
+        return True
+    if not error:
+        return True
+    code = error.get("code") if isinstance(error, dict) else None
     return isinstance(code, int) and code in RETRYABLE_STATUS
 
 

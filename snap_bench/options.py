@@ -7,6 +7,8 @@ pyproject.toml [tool.pytest.ini_options]) > the YAML files under config/ > built
 from __future__ import annotations
 
 import argparse
+import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,8 +49,11 @@ def positive_float(value: str) -> float:
         number = float(value)
     except ValueError:
         number = 0.0
-    if number <= 0:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number > 0")
+    # nan compares false with everything, so a nan limit would silently be no limit at all.
+    if not math.isfinite(number) or number <= 0:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a finite number > 0; give a positive number (leave the option out for no limit)"
+        )
     return number
 
 
@@ -337,7 +342,7 @@ class SessionOptions:
             dry_run=bool(config.getoption("snap_dry_run")),
             record_mode=config.getoption("snap_record_mode"),
             max_attempts=config.getoption("snap_max_attempts") or _ini_int(config, "snap_max_attempts"),
-            timeout_s=float(config.getini("snap_timeout")),
+            timeout_s=_ini_seconds(config, "snap_timeout"),
             rate_limit_per_minute=config.getoption("snap_rate_limit"),
             max_requests=config.getoption("snap_max_requests"),
             max_cost_usd=config.getoption("snap_max_cost"),
@@ -457,6 +462,34 @@ def _threshold_overrides(values: list[str], source: str) -> dict[str, tuple[floa
         except ValueError:
             raise pytest.UsageError(f"{source}: {value!r} is not METRIC=MINIMUM:TARGET, e.g. icc2_1=0.5:0.7") from None
     return overrides
+
+
+def _ini_seconds(config: pytest.Config, name: str) -> float:
+    value = str(config.getini(name))
+    try:
+        return positive_float(value)
+    except argparse.ArgumentTypeError:
+        raise pytest.UsageError(
+            f"ini {name} = {value!r} is not a number of seconds > 0. Set it to the seconds one request may "
+            f"take, e.g. `-o {name}=120` or `{name} = 120` under [pytest] in pytest.ini."
+        ) from None
+
+
+def check_out_dir(path: Path) -> None:
+    """A usage error now, naming the fix, when the output folder cannot be created or written.
+
+    Checked without creating anything: the nearest existing folder on the way must be a writable folder.
+    """
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.is_dir() and os.access(existing, os.W_OK | os.X_OK):
+        return
+    why = "it is not a folder" if not existing.is_dir() else "it is not writable"
+    raise pytest.UsageError(
+        f"--snap-out / ini snap_out: the output folder {path} cannot be created ({existing}: {why}). "
+        f"Choose another folder with --snap-out=DIR, or remove what is in the way."
+    )
 
 
 def _ini_int(config: pytest.Config, name: str) -> int:

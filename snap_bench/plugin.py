@@ -12,7 +12,7 @@ import pytest
 
 from snap_bench.asking import BudgetReached, RecordingUnavailable
 from snap_bench.observation import Observation
-from snap_bench.options import SessionOptions, add_options
+from snap_bench.options import SessionOptions, add_options, check_out_dir
 from snap_bench.outcomes import NOT_MEASURED_ATTRIBUTE, mark_unscored, teststatus
 from snap_bench.report.rows import QUESTION_ATTRIBUTE
 from snap_bench.session import Case, SnapSession, observation_to_report
@@ -51,6 +51,9 @@ def pytest_configure(config: pytest.Config) -> None:
     session = SnapSession(config, SessionOptions.from_config(config))
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session, "snap-bench-session")
+    if session.wanted() and session.runs_tests():
+        # Before pytest-html's configure creates the report's folder (an unusable one is an INTERNALERROR there).
+        check_out_dir(session.options.out_dir)
     # The HTML report is the deliverable: a benchmark session writes one without being asked
     # (before pytest-html's own configure hook reads the option; --html still wins).
     if session.wanted() and session.runs_tests() and hasattr(config.option, "htmlpath") and not config.option.htmlpath:

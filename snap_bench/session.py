@@ -38,6 +38,8 @@ from snap_bench.outcomes import NOT_MEASURED_ATTRIBUTE
 from snap_bench.parsing import AnswerCode
 from snap_bench.report import row_hooks
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
+from snap_bench.scrub import Scrubber
+from snap_bench.stops import NOT_ASKED, StopBoard, clear_stops, stopped_models
 from snap_bench.summary import summary_lines, verdict_block
 from snap_bench.throttle import Budget, BudgetLimits, RateLimiter, SharedState
 from snap_bench.verdicts import ThresholdConfig, load_thresholds
@@ -220,6 +222,7 @@ class SnapSession:
             self._writer = ObservationWriter(self.options.out_dir)
             # Each session has its own budget; the workers start after this (xdist's sessionstart).
             (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)
+            clear_stops(self.options.out_dir)
 
     def endpoint_plans(self) -> dict[str, Endpoint]:
         """Endpoints as they stand before any local server is started."""
@@ -279,6 +282,8 @@ class SnapSession:
                 self.endpoints,
                 self._rate_limits(),
                 self.budget(),
+                Scrubber.configured([model.api_key_env for model in self.models], self.options.rootdir / ".env"),
+                StopBoard(self.options.out_dir),
             )
         return self._asker
 
@@ -464,9 +469,15 @@ class SnapSession:
             not_measured["never produced a report"] += len(unexplained & self.missing_reports())
             not_measured["errored"] += len(unexplained - self.missing_reports())
         answered = {o.model for o in self.observations if o.code != int(AnswerCode.API_ERROR)}
-        for model in sorted({o.model for o in self.observations} - answered):
+        stopped = stopped_models(self.options.out_dir)
+        for model in sorted({o.model for o in self.observations} - answered - set(stopped)):
             not_measured[f"conditions of {model}, whose endpoint never answered"] += sum(
                 o.model == model for o in self.observations
+            )
+        for model, message in stopped.items():
+            # snap_bench.stops: the model's asking ended early (a refused key, an unreachable endpoint)
+            not_measured[f"condition(s) not asked: {message}"] += (
+                sum(o.model == model and o.reason.startswith(NOT_ASKED) for o in self.observations) or 1
             )
         gate_thresholds, gate_baseline = gates(self.options.gate_mode)
         gate = self.gate

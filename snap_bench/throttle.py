@@ -85,7 +85,7 @@ class BudgetLimits:
 
 
 class Budget:
-    """Counts the requests recorded (and their cost) in this session, across processes."""
+    """Counts the requests sent (and their cost) in this session, across processes."""
 
     def __init__(self, state: SharedState, limits: BudgetLimits) -> None:
         self._state = state
@@ -94,8 +94,9 @@ class Budget:
     def reserve(self) -> str | None:
         """Claim one request, atomically across processes; return why not when the budget is spent.
 
-        The request count is exact; the cost can overshoot by the requests in flight when the limit is
-        crossed (their price is known only after the reply).
+        Every attempt is claimed before it is sent (retries too), so the request count is a hard cap;
+        the cost can overshoot by the requests in flight when the limit is crossed (their price is
+        known only after the reply).
         """
         if self.limits.unlimited:
             return None
@@ -111,16 +112,13 @@ class Budget:
         reason: str | None = self._state.update(claim)
         return reason
 
-    def charge(self, extra_requests: int, usd: float) -> None:
-        """Add what a reserved request turned out to cost: its retries and its price."""
+    def charge_cost(self, usd: float) -> None:
+        """Add what a request turned out to cost, once its reply (and price) is known."""
         if self.limits.unlimited:
             return
 
         def add(state: dict[str, Any]) -> tuple[dict[str, Any], None]:
-            return {
-                "requests": int(state.get("requests", 0)) + extra_requests,
-                "usd": float(state.get("usd", 0.0)) + usd,
-            }, None
+            return {"requests": int(state.get("requests", 0)), "usd": float(state.get("usd", 0.0)) + usd}, None
 
         self._state.update(add)
 

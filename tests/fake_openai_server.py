@@ -27,6 +27,7 @@ class Failure:
     retry_after: str | None = None
     drop_connection: bool = False
     delay_s: float = 0.0
+    body: str | None = None  # sent as is instead of the JSON error (a proxy's HTML page, a broken 200)
 
 
 @dataclass
@@ -80,7 +81,10 @@ class FakeOpenAIServer:
                         self.connection.shutdown(2)
                         return
                     headers = {"Retry-After": failure.retry_after} if failure.retry_after else {}
-                    self._send(failure.status, {"error": {"message": "scripted failure"}}, headers)
+                    if failure.body is not None:
+                        self._send_raw(failure.status, failure.body.encode(), headers)
+                    else:
+                        self._send(failure.status, {"error": {"message": "scripted failure"}}, headers)
                     return
                 time.sleep(script.latency_s)
                 text = script.answer(request)
@@ -98,7 +102,9 @@ class FakeOpenAIServer:
                 )
 
             def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-                body = json.dumps(payload).encode()
+                self._send_raw(status, json.dumps(payload).encode(), headers)
+
+            def _send_raw(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))

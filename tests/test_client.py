@@ -102,6 +102,57 @@ async def test_unreachable_server_gives_an_error_not_an_exception() -> None:
     assert "connection failed" in reply.error
 
 
+MALFORMED_200 = [
+    pytest.param("<html>Bad gateway</html>", id="html"),
+    pytest.param('{"id": "x", "choices": []}', id="empty-choices"),
+    pytest.param('{"choices": [{"message": {"role": "assistant"}, "finish_reason": "stop"}]}', id="no-content"),
+    pytest.param("", id="empty-body"),
+]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("body", MALFORMED_200)
+async def test_malformed_200_is_retried_like_a_5xx(fake_server: FakeOpenAIServer, body: str) -> None:
+    fake_server.script.failures = deque([Failure(200, body=body)])
+    waits = RecordedWaits()
+    reply = await complete(fake_server, RetryPolicy(max_attempts=3), waits)
+    assert reply.text == "4"
+    assert reply.attempts == 2
+    assert len(waits.waits) == 1
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("body", MALFORMED_200)
+async def test_malformed_200_stays_within_the_attempt_bound(fake_server: FakeOpenAIServer, body: str) -> None:
+    fake_server.script.failures = deque([Failure(200, body=body)] * 3)
+    reply = await complete(fake_server, RetryPolicy(max_attempts=2), RecordedWaits())
+    assert reply.text is None
+    assert reply.error is not None
+    assert reply.error.startswith("gave up after 2 attempts: malformed reply")
+    assert len(fake_server.script.requests) == 2
+
+
+@pytest.mark.asyncio
+async def test_reply_cut_by_the_length_limit_is_not_retried(fake_server: FakeOpenAIServer) -> None:
+    cut = '{"choices": [{"message": {"role": "assistant", "content": null}, "finish_reason": "length"}]}'
+    fake_server.script.failures = deque([Failure(200, body=cut)])
+    reply = await complete(fake_server, RetryPolicy(max_attempts=3), RecordedWaits())
+    assert reply.text == ""
+    assert reply.attempts == 1
+
+
+@pytest.mark.asyncio
+async def test_base_url_without_scheme_is_not_retried() -> None:
+    waits = RecordedWaits()
+    async with ChatClient("127.0.0.1:9/v1", None, RetryPolicy(max_attempts=5), sleep=waits) as client:
+        reply = await client.complete(BODY)
+    assert reply.text is None
+    assert reply.unreachable
+    assert reply.attempts == 1
+    assert reply.error is not None
+    assert "http://" in reply.error
+
+
 def test_retry_after_parses_seconds_and_http_dates() -> None:
     assert parse_retry_after("12") == 12.0
     assert parse_retry_after(None) is None
