@@ -12,12 +12,12 @@ import dataclasses
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from snap_bench.atomic import TEMPORARY_SUFFIX, write_atomically
 from snap_bench.client import ChatReply, reply_from_recording
 from snap_bench.scrub import Scrubber
 
@@ -174,14 +174,7 @@ def restore(path: Path, previous: bytes | None) -> None:
     if previous is None:
         path.unlink(missing_ok=True)
         return
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(previous)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomically(path, previous)
 
 
 def _json_or_text(text: str) -> Any:
@@ -189,9 +182,6 @@ def _json_or_text(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
-
-
-TEMPORARY_SUFFIX = ".tmp"
 
 
 def remove_stale_temporaries(root: Path) -> list[Path]:
@@ -238,20 +228,7 @@ def atomic_persister() -> type:
     class AtomicFilesystemPersister(FilesystemPersister):  # type: ignore[misc]
         @staticmethod
         def save_cassette(cassette_path: str | Path, cassette_dict: dict[str, Any], serializer: Any) -> None:
-            data = serialize(cassette_dict, serializer)
-            target = Path(cassette_path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            # The writer's pid in the name lets a later session tell a kill -9's leftover from a live write.
-            handle, temporary = tempfile.mkstemp(
-                dir=target.parent, prefix=f".{target.name}.{os.getpid()}.", suffix=TEMPORARY_SUFFIX
-            )
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as file:
-                    file.write(data)
-                os.replace(temporary, target)
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
+            write_atomically(Path(cassette_path), serialize(cassette_dict, serializer).encode("utf-8"))
 
     return AtomicFilesystemPersister
 

@@ -33,6 +33,8 @@ from typing import IO
 import httpx
 from filelock import FileLock
 
+from snap_bench.atomic import write_atomically
+
 __all__ = [
     "QWEN25_CODER_1_5B",
     "SMOLLM2_135M",
@@ -210,21 +212,10 @@ def _sidecar_vouches(joined: Path, sha256: str) -> bool:
     )
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _record_verified(joined: Path, sha256: str) -> None:
     stat = joined.stat()
     record = {"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-    _write_atomically(_sidecar_path(joined), json.dumps(record).encode("utf-8"))
+    write_atomically(_sidecar_path(joined), json.dumps(record).encode("utf-8"))
 
 
 def _join_parts(parts: list[Path], joined: Path, weights: LocalWeights) -> None:
