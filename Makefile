@@ -32,8 +32,12 @@ setup: $(VENV)/.installed
 
 setup-dev: $(VENV)/.installed-dev
 
+# make turns any failing recipe into its own status 2, so pytest's status (README: Exit status) is printed
+# and kept in reports/exit-status for scripts that need the difference between 1 and 6.
 benchmark: setup
-	$(BIN)/pytest benchmarks $(ARGS)
+	@status=0; $(BIN)/pytest benchmarks $(ARGS) || status=$$?; \
+		mkdir -p reports; echo $$status > reports/exit-status; \
+		echo "pytest benchmarks exit status: $$status"; exit $$status
 
 # Each baselines/MODEL.json was written by --snap-save-baseline from MODEL's shipped recordings; the exit
 # status follows the comparison only (--snap-gate=baseline), so a change that moves a result past its
