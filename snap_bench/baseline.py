@@ -1,26 +1,22 @@
-"""Gate a model upgrade: is NEW non-inferior to the BASELINE on each stability metric?
+"""What the upgrade gate compares with: a replayed model, a baseline file, or a saved analysis.json.
 
-With the baseline's recordings in the session (``--baseline=OLD``, replayed like any model) the
-comparison is *paired*: both models' metrics are computed on the same conditions, and the interval
-of the difference comes from resampling those shared cells together. With a saved analysis.json
-(``--baseline=path/analysis.json``) only the baseline's point values are known: the new model's own
-interval is compared with them (unpaired, more conservative).
+A baseline file (``--snap-save-baseline``) holds one model's per-condition results for every instrument,
+so the gate pairs it with the new model exactly as a replayed model (``--baseline=OLD``); a saved
+analysis.json holds point values and intervals only, and is compared unpaired and conservatively. The
+comparison itself is :mod:`snap_bench.comparison`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.observation import Observation
 
 if TYPE_CHECKING:
-    from snap_bench.analysis import AnalysisSettings, FloatArray
-    from snap_bench.instruments import Instrument
-    from snap_bench.metric_specs import Pairing
+    pass
 
 # Compared on the conditions both models were asked, for every instrument.
 UNSCORED_RATE = "unscored_rate"
@@ -39,28 +35,6 @@ class BaselineSpec:
     saved: dict[str, Any] | None = None
     observations: tuple[Observation, ...] = ()
     source: str = ""
-
-
-@dataclass(frozen=True)
-class Comparison:
-    model: str
-    baseline: str
-    instrument: str
-    metric: str
-    new_value: float | None
-    baseline_value: float | None
-    difference: float | None
-    ci_low: float | None
-    ci_high: float | None
-    margin: float
-    better: str
-    paired: bool
-    n: int
-    regressed: bool
-    message: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def parse_baseline(value: str, known_models: list[str]) -> BaselineSpec:
@@ -187,196 +161,3 @@ def read_baseline_file(path: Path, document: dict[str, Any]) -> BaselineSpec:
             "Fix: write it again with --snap-save-baseline"
         ) from None
     return BaselineSpec(label, None, observations, str(path))
-
-
-@dataclass(frozen=True)
-class Question:
-    """One comparison to make: is ``model`` non-inferior to ``baseline`` on ``metric``?"""
-
-    model: str
-    baseline: str
-    instrument: str
-    metric: str
-    margin: float
-    better: str
-
-
-def compare_with_baseline(
-    observations: list[Observation],
-    baseline: BaselineSpec,
-    instruments: Mapping[str, Instrument],
-    settings: AnalysisSettings,
-    thresholds: Any,
-) -> list[Comparison]:
-    """Each metric with a non-inferiority margin: paired where the metric's spec says how two models pair
-    (and the baseline's per-condition results are here), unpaired against a saved value otherwise."""
-    from snap_bench.metric_specs import spec_in
-
-    by_model: dict[tuple[str, str], list[Observation]] = {}
-    for observation in observations:
-        by_model.setdefault((observation.model, observation.instrument), []).append(observation)
-    comparisons: list[Comparison] = []
-    for (model, instrument), rows in sorted(by_model.items()):
-        if model == baseline.model:
-            continue
-        config = thresholds(instrument)
-        kind = instruments[instrument]
-        old_rows = by_model.get((baseline.model, instrument))
-        for metric, margin in config.non_inferiority.items():
-            better = config.metrics[metric].better if metric in config.metrics else "higher"
-            question = Question(model, baseline.model, instrument, metric, margin, better)
-            spec = spec_in(kind.metrics, metric)
-            paired = baseline.saved is None and old_rows is not None
-            if paired and old_rows is not None and spec is not None and spec.pairing is not None:
-                comparisons.append(_paired(question, spec.pairing, rows, old_rows, settings))
-            elif paired and old_rows is not None and metric == UNSCORED_RATE:
-                comparisons.append(_paired_unscored(question, rows, old_rows, settings))
-            else:
-                saved = (baseline.saved or {}).get(instrument, {})
-                comparisons.append(_unpaired(question, kind, saved, rows, settings))
-    return comparisons
-
-
-def _paired(
-    question: Question,
-    pairing: Pairing,
-    new_rows: list[Observation],
-    old_rows: list[Observation],
-    settings: AnalysisSettings,
-) -> Comparison:
-    import numpy as np
-
-    from snap_bench.analysis import complete_rows, observation_table, wide
-    from snap_bench.stats import UndefinedStatistic
-
-    index, columns, values = list(pairing.rows), pairing.columns, pairing.values
-    batch = pairing.statistic()
-    new_wide = wide(observation_table(new_rows), index, columns, values)
-    old_wide = wide(observation_table(old_rows), index, columns, values)
-    joined = new_wide.add_suffix("_new").join(old_wide.add_suffix("_old"), how="inner")
-    matrix, _ = complete_rows(joined)
-    k = new_wide.shape[1]
-    n = int(matrix.shape[0])
-
-    def difference(data: FloatArray, counts: FloatArray) -> FloatArray:
-        result: FloatArray = batch(data[:, :k], counts) - batch(data[:, k:], counts)
-        return result
-
-    ones = np.ones((1, n))
-    try:
-        new_value = float(batch(matrix[:, :k], ones)[0])
-        old_value = float(batch(matrix[:, k:], ones)[0])
-        interval = settings.interval(difference, matrix)
-    except (UndefinedStatistic, ValueError) as error:
-        return _undecided(question, paired=True, n=n, why=str(error))
-    return _decide(question, new_value, old_value, (interval.estimate, interval.low, interval.high), True, n)
-
-
-def _paired_unscored(
-    question: Question, new_rows: list[Observation], old_rows: list[Observation], settings: AnalysisSettings
-) -> Comparison:
-    """The unscored rate on the conditions both models were asked, the difference bootstrapped over them."""
-    import numpy as np
-
-    old = {o.condition_id: o.code is not None for o in old_rows}
-    shared = [(float(o.code is not None), float(old[o.condition_id])) for o in new_rows if o.condition_id in old]
-    if not shared:
-        return _undecided(question, paired=True, n=0, why="no condition asked of both models")
-    matrix = np.asarray(shared, dtype=float)
-
-    def difference(data: FloatArray, counts: FloatArray) -> FloatArray:
-        result: FloatArray = counts @ (data[:, 0] - data[:, 1]) / counts.sum(axis=1)
-        return result
-
-    new_value, old_value = float(matrix[:, 0].mean()), float(matrix[:, 1].mean())
-    estimate = new_value - old_value
-    if not np.any(matrix[:, 0] != matrix[:, 1]):
-        # The same conditions went unscored on both sides: the paired difference is 0 in every resample.
-        return _decide(question, new_value, old_value, (estimate, 0.0, 0.0), True, len(shared))
-    interval = settings.interval(difference, matrix)
-    return _decide(question, new_value, old_value, (estimate, interval.low, interval.high), True, len(shared))
-
-
-def _unpaired(
-    question: Question,
-    instrument: Instrument,
-    saved: dict[str, Any],
-    new_rows: list[Observation],
-    settings: AnalysisSettings,
-) -> Comparison:
-    new_metric = instrument.analyse(question.model, new_rows, settings).metrics.get(question.metric)
-    old_value = saved.get("metrics", {}).get(question.metric, {}).get("value")
-    if (
-        new_metric is None
-        or new_metric.value is None
-        or old_value is None
-        or new_metric.ci_low is None
-        or new_metric.ci_high is None
-    ):
-        return _undecided(
-            question,
-            paired=False,
-            n=0 if new_metric is None else new_metric.n,
-            why="metric undefined or missing on one side",
-        )
-    old = float(old_value)
-    difference = (new_metric.value - old, new_metric.ci_low - old, new_metric.ci_high - old)
-    return _decide(question, new_metric.value, old, difference, False, new_metric.n)
-
-
-def _decide(
-    question: Question, new_value: float, old_value: float, difference: tuple[float, float, float], paired: bool, n: int
-) -> Comparison:
-    estimate, low, high = difference
-    margin = question.margin
-    # Non-inferiority must be shown: the whole interval of (new - old) has to stay above -margin
-    # (below +margin where lower is better). An interval reaching past the margin fails the gate:
-    # "inconclusive" when it also reaches the safe side, "REGRESSION" when it lies wholly past it.
-    if question.better == "higher":
-        regressed, clearly = low <= -margin, high < -margin
-    else:
-        regressed, clearly = high >= margin, low > margin
-    verdict = "REGRESSION" if clearly else "inconclusive: non-inferiority not shown" if regressed else "non-inferior"
-    message = (
-        f"{question.model} vs {question.baseline} {question.metric}: {new_value:.3f} vs {old_value:.3f}, "
-        f"difference {estimate:+.3f} [{low:+.3f}, {high:+.3f}] ({'paired' if paired else 'unpaired'}, n={n}); "
-        f"margin {margin:g}: {verdict}"
-    )
-    return Comparison(
-        question.model,
-        question.baseline,
-        question.instrument,
-        question.metric,
-        new_value,
-        old_value,
-        estimate,
-        low,
-        high,
-        margin,
-        question.better,
-        paired,
-        n,
-        regressed,
-        message,
-    )
-
-
-def _undecided(question: Question, *, paired: bool, n: int, why: str) -> Comparison:
-    message = f"{question.model} vs {question.baseline} {question.metric}: not compared ({why}); not judged"
-    return Comparison(
-        question.model,
-        question.baseline,
-        question.instrument,
-        question.metric,
-        None,
-        None,
-        None,
-        None,
-        None,
-        question.margin,
-        question.better,
-        paired,
-        n,
-        False,
-        message,
-    )

@@ -6,8 +6,10 @@ pytest's own codes stand for what they always mean (2 interrupted, 3 internal er
 - 0: every judged check that the exit status follows (``--snap-gate``) passed;
 - 1: a threshold check or a baseline comparison failed;
 - 6: the run could not measure what it was asked to (a condition without an observation: no
-  recording, budget spent, a crash; or a model none of whose answers arrived). Its checks would rest
-  on part of the design, so this wins over 0 and 1.
+  recording, budget spent, a crash; or a model none of whose answers arrived), or the baseline gate,
+  where the exit status follows it, could not compare a judged metric and no check failed (the gate is
+  incomplete: it passes only when every check passes). Not measuring wins over 0 and 1; an incomplete
+  gate wins over 0 only, since a failed check decides the gate whatever the others say.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class ExitFindings:
 
     failed_thresholds: list[str] = field(default_factory=list)
     failed_comparisons: list[str] = field(default_factory=list)
+    # baseline comparisons the gate could not make (counted only where the exit status follows the gate)
+    not_compared: list[str] = field(default_factory=list)
     # reason -> how many conditions (e.g. "no recording" -> 3)
     not_measured: dict[str, int] = field(default_factory=dict)
     other_failures: int = 0
@@ -53,6 +57,10 @@ def decide(findings: ExitFindings) -> ExitDecision:
         return ExitDecision(
             BenchExit.NOT_MEASURED, f"could not measure: {parts}; the verdicts rest on part of the design"
         )
+    incomplete = f"the baseline gate is incomplete: {len(findings.not_compared)} metric(s) not compared"
+    if findings.not_compared and not (findings.failed_comparisons or findings.failed_thresholds):
+        # The gate passes only when every check shows non-inferiority: a missing one leaves it undecided.
+        return ExitDecision(BenchExit.NOT_MEASURED, incomplete)
     failed = []
     if findings.failed_thresholds:
         failed.append(f"{len(findings.failed_thresholds)} threshold check(s) failed")
@@ -61,7 +69,8 @@ def decide(findings: ExitFindings) -> ExitDecision:
     if findings.other_failures:
         failed.append(f"{findings.other_failures} other test(s) failed")
     if failed:
-        return ExitDecision(BenchExit.CHECKS_FAILED, "; ".join(failed))
+        # A failed check decides the gate whatever the checks not compared would have said.
+        return ExitDecision(BenchExit.CHECKS_FAILED, "; ".join([*failed, *[incomplete] * bool(findings.not_compared)]))
     if not findings.judged:
         return ExitDecision(BenchExit.PASSED, "nothing judged (--snap-no-gate)")
     return ExitDecision(BenchExit.PASSED, "every gated check passed")

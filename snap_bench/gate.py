@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from snap_bench.observation import Observation
-from snap_bench.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_GATED
+from snap_bench.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_COMPARED, NOT_GATED
 from snap_bench.verdicts import to_json
 
 if TYPE_CHECKING:
@@ -38,6 +38,8 @@ class GateResult:
     notes: list[str] = field(default_factory=list)
     failed_thresholds: list[str] = field(default_factory=list)
     failed_comparisons: list[str] = field(default_factory=list)
+    # Comparisons the gate could not make: it is incomplete (never a pass).
+    not_compared: list[str] = field(default_factory=list)
 
 
 def run_gate(
@@ -58,7 +60,7 @@ def run_gate(
     baseline comparisons) may fail the run: the others are reported as ``ungated``."""
     # Imported here: pandas and the stats are needed on the controller at the end, never in workers.
     from snap_bench.analysis import analyse
-    from snap_bench.baseline import compare_with_baseline
+    from snap_bench.comparison import compare_with_baseline
     from snap_bench.verdicts import judge, rank
 
     result = GateResult(json_path=json_path)
@@ -91,6 +93,10 @@ def run_gate(
                 result.failed_thresholds.append(name)
     for comparison in result.baseline:
         name = f"{comparison.model}-vs-{comparison.baseline}-{comparison.instrument}-{comparison.metric}"
+        if comparison.not_compared:
+            _emit(config, name, True, comparison.message, gate_baseline, category=NOT_COMPARED)
+            result.not_compared.append(name)
+            continue
         _emit(config, name, not comparison.regressed, comparison.message, gate_baseline)
         if comparison.regressed:
             result.failed_comparisons.append(name)
@@ -154,7 +160,10 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
-def _emit(config: pytest.Config, name: str, passed: bool, message: str, gated: bool) -> None:
+def _emit(
+    config: pytest.Config, name: str, passed: bool, message: str, gated: bool, *, category: str | None = None
+) -> None:
+    """One check as a test report; ``category`` (not compared) gives it an outcome of its own."""
     nodeid = f"{THRESHOLD_FILE}::thresholds[{name}]"
     location = (THRESHOLD_FILE, None, f"thresholds[{name}]")
     config.hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
@@ -170,7 +179,9 @@ def _emit(config: pytest.Config, name: str, passed: bool, message: str, gated: b
         duration=0.0,
         user_properties=[("threshold", message)],
     )
-    if not passed and not gated:
+    if category is not None:
+        setattr(report, CHECK_CATEGORY_ATTRIBUTE, category)
+    elif not passed and not gated:
         setattr(report, CHECK_CATEGORY_ATTRIBUTE, NOT_GATED)
     config.hook.pytest_runtest_logreport(report=report)
     config.hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)

@@ -9,37 +9,67 @@ label from the same entry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from snap_bench.observation import Observation
+
     FloatArray = npt.NDArray[np.float64]
     Batch = Callable[[FloatArray, FloatArray], FloatArray]
+    # (the instrument, one model's observations) -> a long pandas table, one row per observation
+    TableMaker = Callable[[Any, Sequence[Observation]], Any]
 
 Better = Literal["higher", "lower"]
 Unit = Literal["coefficient", "share", "percent", "points"]
 ALPHA = "\N{GREEK SMALL LETTER ALPHA}"
 
 
+PairingMethod = Literal["bootstrap", "proportion"]
+
+
 @dataclass(frozen=True)
 class Pairing:
     """How two models' observations are lined up for a paired comparison of this metric.
 
-    The metric is computed on a matrix of ``values`` with one row per combination of ``rows`` and one
-    column per level of ``columns``; the gate joins both models' matrices on their rows and resamples
-    the shared rows. ``statistic`` returns the vectorised statistic (imported on use: numpy and the
-    stats are loaded at session end on the controller only).
+    ``method="bootstrap"``: the metric is computed on a matrix of ``values`` with one row per combination
+    of ``rows`` and one column per level of ``columns``; the gate joins both models' matrices on their rows
+    (and columns) and resamples the design's random unit, ``cluster`` (a field of the table: every row of
+    one item is drawn together, since cells cluster in items), or each row when ``cluster`` is None.
+    ``statistic`` returns the vectorised statistic (imported on use: numpy and the stats are loaded at
+    session end on the controller only). ``complete``: only rows without a missing value on either side
+    enter (correlations); otherwise NaN is passed to the statistic, which decides. ``aggregate``: how
+    several observations of one row and column combine ("first", or "mean"). ``within``: the statistic is
+    computed within each level of this row field and the largest kept (the compass's larger axis).
+
+    ``method="proportion"``: a rate, the share of the rows whose ``values`` is 1, compared by Newcombe's
+    interval for a paired difference of proportions (rows: the conditions both models were asked).
+
+    ``table`` returns the function making the long table of one model's observations (default: the shared
+    ``observation_table`` with an ``unscored`` column); an instrument whose metric needs other columns
+    (a variant, an error against the gold) gives its own.
     """
 
     rows: tuple[str, ...]
     columns: str
     values: str
     statistic: Callable[[], Batch]
+    cluster: str | None = None
+    method: PairingMethod = "bootstrap"
+    complete: bool = True
+    aggregate: Literal["first", "mean"] = "first"
+    within: str | None = None
+    table: Callable[[], TableMaker] | None = None
+
+    def describe(self) -> str:
+        if self.method == "proportion":
+            return "Newcombe paired"
+        return f"paired bootstrap over {self.cluster + 's' if self.cluster else ' x '.join(self.rows)}"
 
 
 @dataclass(frozen=True)
@@ -73,18 +103,36 @@ def _icc21() -> Batch:
     return partial(icc_batch, form="2,1")
 
 
-def run_pairing(statistic: Callable[[], Batch]) -> Pairing:
-    """Cells as rows, runs as columns: the matrix of every run-to-run figure."""
-    return Pairing(("cell",), "run", "keyed", statistic)
+def _no_statistic() -> Batch:
+    raise TypeError("a proportion is compared by Newcombe's interval, not by a statistic")
 
 
-def rate(label: str, description: str) -> MetricSpec:
-    return MetricSpec(label, unit="share", better="lower", composite_scale=None, description=description)
+def run_pairing(statistic: Callable[[], Batch], values: str = "keyed") -> Pairing:
+    """Cells as rows, runs as columns: the matrix of every run-to-run figure, resampled by item."""
+    return Pairing(("cell",), "run", values, statistic, cluster="item")
+
+
+# Each condition asked of both models is a pair; the rate is the share of them without a score.
+RATE_PAIRING = Pairing(("condition_id",), "", "unscored", _no_statistic, method="proportion")
+
+
+def rate(label: str, description: str, pairing: Pairing | None = None) -> MetricSpec:
+    return MetricSpec(
+        label, unit="share", better="lower", composite_scale=None, pairing=pairing, description=description
+    )
+
+
+def _all_runs_agree() -> Batch:
+    from snap_bench.stats import all_runs_agree_share_batch
+
+    return all_runs_agree_share_batch
 
 
 # The metrics of the shared analysis helpers (snap_bench.analysis): answer rates and run-to-run agreement.
 SHARED_METRICS: Mapping[str, MetricSpec] = {
-    "unscored_rate": rate("unscored answers", "share of answers without a score (refused, invalid or API error)"),
+    "unscored_rate": rate(
+        "unscored answers", "share of answers without a score (refused, invalid or API error)", RATE_PAIRING
+    ),
     "refusal_rate": rate("refusals", "share of answers that refuse to answer"),
     "invalid_rate": rate("invalid answers", "share of answers no score could be read from"),
     "api_error_rate": rate("API errors", "share of conditions whose request failed after every retry"),
@@ -101,7 +149,12 @@ SHARED_METRICS: Mapping[str, MetricSpec] = {
     "krippendorff_alpha_runs": MetricSpec(
         f"Krippendorff {ALPHA} (runs)", description="ordinal Krippendorff's alpha with runs as coders"
     ),
-    "tara_all_runs": MetricSpec("all runs agree", unit="share", description="share of cells whose runs all agree"),
+    "tara_all_runs": MetricSpec(
+        "all runs agree",
+        unit="share",
+        pairing=run_pairing(_all_runs_agree, values="score"),
+        description="share of cells whose runs all agree",
+    ),
     "mean_score": MetricSpec("mean keyed score", unit="points", composite_scale=None),
 }
 

@@ -16,6 +16,8 @@ from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 UNSCORED = "unscored"
 # A threshold check outside what the exit status follows (--snap-gate): reported, never failing the run.
 NOT_GATED = "ungated"
+# A baseline comparison the gate could not make (no margin, no pairing, no shared condition): never a pass.
+NOT_COMPARED = "not compared"
 # The report attributes that say why a test produced no observation, and a check's category.
 NOT_MEASURED_ATTRIBUTE = "snap_not_measured"
 CHECK_CATEGORY_ATTRIBUTE = "snap_check_category"
@@ -47,4 +49,6 @@ def teststatus(report: Any) -> tuple[str, str, tuple[str, dict[str, bool]]] | No
         return UNSCORED, "u", ("UNSCORED", {"yellow": True})
     if getattr(report, CHECK_CATEGORY_ATTRIBUTE, None) == NOT_GATED and getattr(report, "when", None) == "call":
         return NOT_GATED, "n", ("UNGATED", {"yellow": True})
+    if getattr(report, CHECK_CATEGORY_ATTRIBUTE, None) == NOT_COMPARED and getattr(report, "when", None) == "call":
+        return NOT_COMPARED, "c", ("NOT COMPARED", {"yellow": True})
     return None

@@ -483,6 +483,7 @@ class SnapSession:
         return ExitFindings(
             failed_thresholds=list(gate.failed_thresholds) if gate is not None and gate_thresholds else [],
             failed_comparisons=list(gate.failed_comparisons) if gate is not None and gate_baseline else [],
+            not_compared=list(gate.not_compared) if gate is not None and gate_baseline else [],
             not_measured={reason: count for reason, count in not_measured.items() if count},
             other_failures=self.other_failures,
             judged=self.options.gate,

@@ -164,7 +164,23 @@ def verdict_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
     for note in gate.notes:
         lines.append((f"warning: {note}", {"yellow": True}))
     if gate.baseline:
-        lines.append(("baseline comparison (new - baseline, 95% interval, non-inferiority margin):", {"bold": True}))
-        for comparison in gate.baseline:
-            lines.append((f"  {comparison.message}", {"red": comparison.regressed}))
+        lines.extend(comparison_lines(gate.baseline))
+    return lines
+
+
+def comparison_lines(comparisons: list[Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The baseline gate per instrument: the decision and its reason first, red for a failed check,
+    yellow for one not compared (the gate is then incomplete)."""
+    lines: list[tuple[str, dict[str, Any]]] = [
+        ("baseline comparison (new - baseline, 95% paired interval, non-inferiority margin, coverage):", {"bold": True})
+    ]
+    for instrument in sorted({c.instrument for c in comparisons}):
+        own = [c for c in comparisons if c.instrument == instrument]
+        failed = sum(c.regressed for c in own)
+        missing = sum(c.not_compared for c in own)
+        state = f"{failed} failed, {missing} not compared, {len(own) - failed - missing} non-inferior"
+        lines.append((f" {instrument}: {state}", {"bold": True}))
+        for comparison in own:
+            colour = "red" if comparison.regressed else "yellow" if comparison.not_compared else "green"
+            lines.append((f"  {comparison.message}", {colour: True}))
     return lines

@@ -29,7 +29,7 @@ from snap_bench.analysis import (
     retest_metrics,
     wide,
 )
-from snap_bench.instruments.compass.metrics import AXES, FACTORS
+from snap_bench.instruments.compass.metrics import AXES, CONDITION_FACTORS, FACTORS
 from snap_bench.observation import Observation
 from snap_bench.stats import (
     UndefinedStatistic,
@@ -37,9 +37,6 @@ from snap_bench.stats import (
     mean_pairwise_r_batch,
     two_way_bootstrap_ci,
 )
-
-# The conditions whose coordinates should agree: everything but the item, the paraphrase and the run.
-CONDITION_FACTORS = ("system_prompt", "temperature", "choice")
 
 
 def analyse_compass(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -111,7 +111,7 @@ def analyse_perturbation(
     metrics["consistency"] = _bootstrapped(answers, consistency, settings, left_out=False)
     metrics["weighted_index"] = _bootstrapped(answers, weighted_index, settings)
     metrics["fleiss_kappa"] = _bootstrapped(answers, kappa, settings, complete_only=True)
-    metrics["variant_spread"] = _bootstrapped(answers, variant_spread, settings)
+    metrics.update(_variant_effect(answers, settings))
     factors = [f for f in VARIANT_FACTORS if len({levels.get(f) for levels in answers.variant_levels}) == 2]
     for factor in factors:
         metrics[f"accuracy_effect[{factor}]"] = _bootstrapped(answers, _effect(factor), settings)
@@ -354,6 +354,56 @@ def _bootstrapped(
     return Metric(value, interval.low, interval.high, n=n, n_left_out=n_left_out)
 
 
+def normalised_errors(answers: Answers) -> FloatArray:
+    """Squared errors over the worst penalty, units x variants (NaN: unscored): 1 - mean is the accuracy."""
+    every = np.arange(len(answers.sample_of), dtype=np.intp)
+    result: FloatArray = _errors(answers, every) / max_squared_error(answers.gold_kind)
+    return result
+
+
+def _variant_effect(answers: Answers, settings: AnalysisSettings) -> dict[str, Metric]:
+    """The variant effect net of input noise (variant_effect), and the spread judged on it (variant_spread).
+
+    Both come from the two-way mixed model of :mod:`variant_effect` (inputs random), with a percentile
+    interval over resampled samples; the observed max-min of the variant accuracies, which carries
+    the input noise, is kept beside them as ``variant_spread_observed``, shown and never judged.
+    """
+    from snap_bench.instruments.perturbation.variant_effect import (
+        corrected_spread_batch,
+        variant_f_test,
+        variant_sd_batch,
+    )
+    from snap_bench.stats.paired import cluster_bootstrap_ci
+
+    errors = normalised_errors(answers)
+    n_scored = int((~np.isnan(errors)).sum())
+    n_left_out = int(np.isnan(errors).sum())
+    statistic, df1, df2, p_value = variant_f_test(errors)
+    test = f"F({df1:g}, {df2:g}) = {statistic:.2f}, p = {p_value:.3g}" if not math.isnan(statistic) else "no F test"
+    result: dict[str, Metric] = {}
+    for name, batch in (("variant_effect_sd", variant_sd_batch), ("variant_spread", corrected_spread_batch)):
+        value = float(batch(errors, np.ones((1, errors.shape[0])))[0])
+        if math.isnan(value):
+            result[name] = Metric(None, n=n_scored, n_left_out=n_left_out, undefined="fewer than two inputs scored")
+            continue
+        note = f"net of input noise (inputs a random effect); variants differ: {test}"
+        try:
+            interval = cluster_bootstrap_ci(
+                batch,
+                errors,
+                answers.sample_of,
+                n_resamples=settings.n_resamples,
+                confidence=settings.confidence,
+                seed=settings.seed,
+            )
+        except (UndefinedStatistic, ValueError) as error:
+            result[name] = Metric(value, n=n_scored, n_left_out=n_left_out, note=f"{note}; no interval: {error}")
+            continue
+        result[name] = Metric(value, interval.low, interval.high, n=n_scored, n_left_out=n_left_out, note=note)
+    result["variant_spread_observed"] = _bootstrapped(answers, variant_spread, settings)
+    return result
+
+
 # -- what the report draws -------------------------------------------------------------------
 
 
@@ -448,16 +498,23 @@ def _phase2(
     metrics: dict[str, Metric],
     settings: AnalysisSettings,
 ) -> dict[str, Any]:
-    """Few-shot prefix and suffix against the same variant's baseline.
+    """Few-shot prefix and suffix against the same variant's baseline, on the held-out half of the inputs.
 
-    Each position's accuracy is over its own scored answers; its gain is paired: both accuracies on
-    the (sample, occasion) units that the variant scored with and without examples, so that a
-    position whose answers are mostly unscored is not compared with a baseline on other samples.
+    Phase 2 asks the variant chosen on the whole baseline (the recordings hold that one); choosing and
+    measuring on the same inputs inflates the gain (winner's curse), so the gain is measured on the
+    held-out half only (few_shot.split_samples), and the variant the selection half alone would choose is
+    reported beside it: where the two agree the held-out gain is clean of the choice. Each position's
+    accuracy is over its own scored answers; its gain is paired: both accuracies on the (sample, occasion)
+    units that the variant scored with and without examples.
     """
+    from snap_bench.instruments.perturbation.few_shot import SPLIT_SEED, split_samples
+
+    selection, held_out = split_samples(answers.samples)
     positions: dict[str, Any] = {}
     variant = _variant_of(few_shot[0])
+    kept = set(held_out)
     without: dict[tuple[str, float, int], Observation] = {
-        _unit(o): o for o in baseline if _variant_of(o) == variant and o.is_valid
+        _unit(o): o for o in baseline if _variant_of(o) == variant and o.is_valid and o.item in kept
     }
     for position in sorted({o.factors[EXAMPLES_FACTOR] for o in few_shot}):
         rows = [o for o in few_shot if o.factors[EXAMPLES_FACTOR] == position]
@@ -467,18 +524,54 @@ def _phase2(
             units = np.arange(len(table.sample_of), dtype=np.intp)
             entry["custom_accuracy"] = _maybe(partial(custom_accuracy, table, units))
             entry["polarity_accuracy"] = _maybe(partial(polarity_accuracy, table, units))
-        pairs = [(without[_unit(o)], o) for o in rows if o.is_valid and _unit(o) in without]
-        gain = _paired_gain(pairs, len(rows), settings)
+        held = [o for o in rows if o.item in kept]
+        pairs = [(without[_unit(o)], o) for o in held if o.is_valid and _unit(o) in without]
+        gain = _paired_gain(pairs, len(held), settings)
         entry["n_paired"] = len(pairs)
         entry["gain"] = gain.value
         positions[position] = entry
-        metrics[f"few_shot_gain[{position}]"] = gain
+        metrics[f"few_shot_gain[{position}]"] = replace(gain, note=_joined(gain.note, "held-out half of the inputs"))
     baseline_accuracy = None
+    every = np.arange(len(answers.sample_of), dtype=np.intp)
     if variant in answers.variants:
-        baseline_accuracy = variant_accuracies(answers, np.arange(len(answers.sample_of), dtype=np.intp))[
-            answers.variants.index(variant)
-        ]
-    return {"variant": variant, "baseline_custom_accuracy": baseline_accuracy, "positions": positions}
+        baseline_accuracy = variant_accuracies(answers, every)[answers.variants.index(variant)]
+    chosen = _best_on(answers, [answers.samples.index(sample) for sample in selection])
+    return {
+        "variant": variant,
+        "baseline_custom_accuracy": baseline_accuracy,
+        "positions": positions,
+        "split": {"seed": SPLIT_SEED, "selection": selection, "held_out": held_out},
+        "best_on_selection_half": chosen,
+        "choice_held_out": chosen == variant,
+        "gain_rule": (
+            "gain on the held-out half; phase 2 asked the variant chosen on every input"
+            + (
+                ", which the selection half alone also chooses, so the gain is clean of the choice"
+                if chosen == variant
+                else f"; the selection half alone would choose {chosen}, so the gain may still carry "
+                "some of the choice's luck"
+            )
+        ),
+    }
+
+
+def _best_on(answers: Answers, sample_indices: list[int]) -> str | None:
+    """The variant phase 2's rule picks on these samples: highest accuracy with unscored answers as the
+    worst (few_shot.answered_accuracy); ties to the alphabetically first id."""
+    if not sample_indices:
+        return None
+    units = answers.units_of(np.array(sample_indices, dtype=np.intp))
+    accuracies = variant_accuracies(answers, units)
+    scored = (~np.isnan(answers.values[units])).sum(axis=0)
+    ranked = [
+        (-answered_accuracy(accuracy, int(scored[column]), len(units)), name)
+        for column, (name, accuracy) in enumerate(zip(answers.variants, accuracies, strict=True))
+    ]
+    return min(ranked)[1]
+
+
+def _joined(*parts: str) -> str:
+    return "; ".join(part for part in parts if part)
 
 
 def _paired_gain(pairs: Sequence[tuple[Observation, Observation]], n_asked: int, settings: AnalysisSettings) -> Metric:

@@ -29,6 +29,19 @@ if TYPE_CHECKING:
 EXAMPLE_POSITIONS = ("pre", "suf")
 ACCURACY_WEIGHT = 0.7  # the study's weighted index: 0.7 x variant accuracy + 0.3 x model consistency
 TOKEN = re.compile(r"[a-z0-9']+")
+# Phase 2's gain is measured on inputs the choice of variant did not see: a seeded half of the test
+# samples chooses, the other half measures (choosing and measuring on the same inputs is the winner's curse).
+SPLIT_SEED = 20261123
+
+
+def split_samples(sample_ids: list[str], seed: int = SPLIT_SEED) -> tuple[list[str], list[str]]:
+    """(selection half, held-out half) of the sample ids, by a seeded shuffle; each half sorted."""
+    import random
+
+    shuffled = sorted(sample_ids)
+    random.Random(seed).shuffle(shuffled)
+    half = len(shuffled) // 2
+    return sorted(shuffled[:half]), sorted(shuffled[half:])
 
 
 def answered_accuracy(accuracy: float | None, n_scored: int, n_asked: int) -> float:

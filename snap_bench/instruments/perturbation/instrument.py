@@ -214,6 +214,19 @@ class PerturbationInstrument(Instrument):
                 for s in self.examples()
             ],
             "test_ids": sorted(self.samples),
+            "split": self._split(),
+        }
+
+    def _split(self) -> dict[str, Any]:
+        from snap_bench.instruments.perturbation.few_shot import SPLIT_SEED, split_samples
+
+        selection, held_out = split_samples(sorted(self.samples))
+        return {
+            "seed": SPLIT_SEED,
+            "rule": "few_shot.split_samples: a seeded shuffle of the test ids, halved; the analysis picks "
+            "the best variant on the selection half and measures the few-shot gain on the held-out half",
+            "selection": selection,
+            "held_out": held_out,
         }
 
     # -- asking and scoring -------------------------------------------------------------------

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from snap_bench.metric_specs import ALPHA, MetricSpec, Pairing, run_pairing
 
 if TYPE_CHECKING:
     from snap_bench.metric_specs import Batch
+    from snap_bench.observation import Observation
 
 # The factors of the profile design, in the order its condition ids name them.
 FACTORS = ("item", "paraphrase", "system_prompt", "temperature", "context")
 # What the paraphrases of an item are compared within: the same item asked under the same condition.
 PARAPHRASE_ROWS = ("item", "system_prompt", "temperature", "context", "run")
+# An occasion of Cronbach's alpha: everything but the item (the items of a bank are its columns).
+OCCASION = ("paraphrase", "system_prompt", "temperature", "context", "run")
 
 
 def _cv() -> Batch:
@@ -28,12 +31,33 @@ def _mean_pairwise_r() -> Batch:
     return mean_pairwise_r_batch
 
 
+def _cronbach() -> Batch:
+    from snap_bench.stats import cronbach_alpha_batch
+
+    return cronbach_alpha_batch
+
+
+def _bank_table(bank: str) -> Callable[[], Callable[[Any, Sequence[Observation]], Any]]:
+    """The observations of one item bank (the instrument knows which bank each item is in)."""
+
+    def maker(instrument: Any, observations: Sequence[Observation]) -> Any:
+        from snap_bench.comparison import default_table
+
+        items = {item.id for item in instrument.items.values() if item.bank == bank}
+        return default_table(instrument, [o for o in observations if o.item in items])
+
+    return lambda: maker
+
+
+def _alpha_pairing(bank: str) -> Pairing:
+    """Occasions as rows (the units its own interval resamples), the bank's items as columns."""
+    return Pairing(OCCASION, "item", "keyed", _cronbach, table=_bank_table(bank))
+
+
 METRICS: Mapping[str, MetricSpec] = {
     "inter_paraphrase_r": MetricSpec(
         "inter-paraphrase r",
-        pairing=Pairing(
-            ("item", "system_prompt", "temperature", "context", "run"), "paraphrase", "keyed", _mean_pairwise_r
-        ),
+        pairing=Pairing(PARAPHRASE_ROWS, "paraphrase", "keyed", _mean_pairwise_r, cluster="item"),
         description="mean Pearson r between the paraphrases of each item, asked under the same condition",
     ),
     "cv_mean": MetricSpec(
@@ -48,9 +72,13 @@ METRICS: Mapping[str, MetricSpec] = {
     # one per construct, cronbach_alpha[care]: the construct's paraphrases as the items
     "cronbach_alpha": MetricSpec(f"Cronbach {ALPHA} {{level}} (paraphrases)", composite_scale=None),
     "cronbach_alpha_moral": MetricSpec(
-        f"Cronbach {ALPHA} moral", description="internal consistency of the moral items across conditions"
+        f"Cronbach {ALPHA} moral",
+        pairing=_alpha_pairing("moral"),
+        description="internal consistency of the moral items across conditions",
     ),
     "cronbach_alpha_personality": MetricSpec(
-        f"Cronbach {ALPHA} personality", description="internal consistency of the personality items across conditions"
+        f"Cronbach {ALPHA} personality",
+        pairing=_alpha_pairing("personality"),
+        description="internal consistency of the personality items across conditions",
     ),
 }

@@ -1,0 +1,420 @@
+"""Is NEW non-inferior to the BASELINE on every judged metric of every instrument?
+
+Each metric is compared the way its :class:`~snap_bench.metric_specs.Pairing` says: both models'
+observations are lined up on the conditions both were asked, the metric is computed for each on those,
+and the interval of the difference comes from a paired method (a bootstrap over the design's random
+units, or Newcombe's interval for a rate). A metric that cannot be compared (no margin, no pairing, no
+shared condition, undefined on one side) is its own outcome, ``not compared``: it never passes, and the
+gate is then incomplete.
+
+One rule across the checks: intersection-union. The gate passes only when *every* check shows
+non-inferiority, each with its own 95 % interval (one-sided 2.5 %): the claim "no worse on any metric"
+is the intersection of the per-metric claims, so wrongly passing a regressed model is bounded by the
+largest per-check error (2.5 %) without splitting alpha (Berger 1982). What the rule does not bound,
+failing an unchanged model, is held down by the margins, chosen from the noise of a replayed model and
+measured over all checks together by ``python -m bench.gate``.
+
+pandas is imported here, on the controller at session end only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from snap_bench.observation import Observation
+
+if TYPE_CHECKING:
+    from snap_bench.analysis import AnalysisSettings, FloatArray
+    from snap_bench.baseline import BaselineSpec
+    from snap_bench.instruments import Instrument
+    from snap_bench.metric_specs import Pairing
+
+NON_INFERIOR = "non-inferior"
+INCONCLUSIVE = "inconclusive"
+REGRESSION = "REGRESSION"
+NOT_COMPARED = "not compared"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One check of the gate. ``outcome``: non-inferior, inconclusive (the interval reaches past the
+    margin), REGRESSION (it lies wholly past it) or not compared. ``compared``/``designed``: the units
+    the comparison rests on out of the baseline's (``unit``: cells, rows, conditions)."""
+
+    model: str
+    baseline: str
+    instrument: str
+    metric: str
+    new_value: float | None
+    baseline_value: float | None
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    margin: float | None
+    better: str
+    paired: bool
+    n: int
+    regressed: bool
+    message: str
+    outcome: str = NON_INFERIOR
+    method: str = ""
+    compared: int = 0
+    designed: int = 0
+    unit: str = "conditions"
+    reason: str = ""
+
+    @property
+    def not_compared(self) -> bool:
+        return self.outcome == NOT_COMPARED
+
+    def coverage(self) -> str:
+        return f"{self.compared}/{self.designed} {self.unit}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Question:
+    """One comparison to make: is ``model`` non-inferior to ``baseline`` on ``metric``?"""
+
+    model: str
+    baseline: str
+    instrument: str
+    metric: str
+    margin: float | None
+    better: str
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a method found: both values, the difference with its interval, and what it rests on."""
+
+    new_value: float
+    old_value: float
+    difference: tuple[float, float, float]
+    method: str
+    n: int
+    compared: int
+    designed: int
+    unit: str
+
+
+class NotCompared(Exception):
+    """Why a metric could not be compared; carries the coverage reached so far."""
+
+    def __init__(self, reason: str, compared: int = 0, designed: int = 0, unit: str = "conditions") -> None:
+        super().__init__(reason)
+        self.reason, self.compared, self.designed, self.unit = reason, compared, designed, unit
+
+
+def compared_metrics(config: Any) -> list[str]:
+    """Every judged metric (thresholds.yaml ``metrics``), then any other metric given a margin."""
+    return [*config.metrics, *(name for name in config.non_inferiority if name not in config.metrics)]
+
+
+def compare_with_baseline(
+    observations: list[Observation],
+    baseline: BaselineSpec,
+    instruments: Mapping[str, Instrument],
+    settings: AnalysisSettings,
+    thresholds: Any,
+) -> list[Comparison]:
+    """Every judged metric of every instrument the new model was asked, against the baseline."""
+    from snap_bench.metric_specs import spec_in
+
+    by_model: dict[tuple[str, str], list[Observation]] = {}
+    for observation in observations:
+        by_model.setdefault((observation.model, observation.instrument), []).append(observation)
+    comparisons: list[Comparison] = []
+    for (model, instrument), rows in sorted(by_model.items()):
+        if model == baseline.model:
+            continue
+        config = thresholds(instrument)
+        kind = instruments[instrument]
+        sides = _Sides(kind, rows, by_model.get((baseline.model, instrument), []))
+        saved = None if baseline.saved is None else baseline.saved.get(instrument, {})
+        new_analysis = None
+        for metric in compared_metrics(config):
+            threshold = config.metrics.get(metric)
+            spec = spec_in(kind.metrics, metric)
+            better = threshold.better if threshold is not None else spec.better if spec is not None else "higher"
+            question = Question(model, baseline.model, instrument, metric, config.non_inferiority.get(metric), better)
+            try:
+                if question.margin is None:
+                    raise NotCompared(
+                        f"no non-inferiority margin: add {instrument}.non_inferiority.{metric} to thresholds.yaml"
+                    )
+                if saved is not None:
+                    if new_analysis is None:
+                        new_analysis = kind.analyse(model, rows, settings)
+                    result = _against_saved(metric, new_analysis, saved)
+                elif spec is None or spec.pairing is None:
+                    raise NotCompared(f"no paired method: {instrument}'s MetricSpec for {metric} declares no pairing")
+                else:
+                    result = sides.compare(spec.pairing, settings)
+            except NotCompared as problem:
+                comparisons.append(_not_compared(question, problem, paired=saved is None))
+                continue
+            comparisons.append(_decide(question, result, paired=saved is None))
+    return comparisons
+
+
+class _Sides:
+    """Both models' observations of one instrument, restricted to the conditions both were asked."""
+
+    def __init__(self, instrument: Instrument, new_rows: list[Observation], old_rows: list[Observation]) -> None:
+        self.instrument = instrument
+        old_ids = {o.condition_id for o in old_rows}
+        shared = old_ids & {o.condition_id for o in new_rows}
+        self.designed = len(old_ids)
+        self.shared = len(shared)
+        self.new = [o for o in new_rows if o.condition_id in shared]
+        self.old = [o for o in old_rows if o.condition_id in shared]
+        self.all_old = old_rows
+        self._tables: dict[Any, tuple[Any, Any, Any]] = {}
+
+    def tables(self, pairing: Pairing) -> tuple[Any, Any, Any]:
+        """(new table, old table, baseline's whole table), made once per table maker."""
+        maker = pairing.table() if pairing.table is not None else default_table
+        if maker not in self._tables:
+            # What is designed is what the baseline was asked: a narrowed run covers part of it.
+            self._tables[maker] = (
+                maker(self.instrument, self.new),
+                maker(self.instrument, self.old),
+                maker(self.instrument, self.all_old),
+            )
+        return self._tables[maker]
+
+    def compare(self, pairing: Pairing, settings: AnalysisSettings) -> Result:
+        if not self.shared:
+            raise NotCompared(
+                "no condition was asked of both models" if self.designed else "the baseline has no observations here",
+                0,
+                self.designed,
+            )
+        new, old, everything = self.tables(pairing)
+        if pairing.method == "proportion":
+            return _paired_proportion(pairing, new, old, len(everything), settings)
+        return _paired_bootstrap(pairing, new, old, everything, settings)
+
+
+def default_table(instrument: Any, observations: Sequence[Observation]) -> Any:
+    """The shared long table of observations, with ``unscored`` (1: the answer has no score)."""
+    from snap_bench.analysis import observation_table
+
+    table = observation_table(observations)
+    table["unscored"] = (table["code"] != 0).astype(float)
+    return table
+
+
+def _paired_proportion(pairing: Pairing, new: Any, old: Any, designed: int, settings: AnalysisSettings) -> Result:
+    """A rate on the pairs both were asked, by Newcombe's interval of the paired difference."""
+    from snap_bench.stats.paired import newcombe_paired_ci
+
+    key = list(pairing.rows)
+    joined = (
+        new.set_index(key)[pairing.values]
+        .to_frame("new")
+        .join(old.set_index(key)[pairing.values].to_frame("old"), how="inner")
+    )
+    if joined.empty:
+        raise NotCompared("no condition was asked of both models", 0, designed)
+    a, b = joined["new"].to_numpy(float) > 0.5, joined["old"].to_numpy(float) > 0.5
+    counts = (int((a & b).sum()), int((a & ~b).sum()), int((~a & b).sum()), int((~a & ~b).sum()))
+    estimate, low, high = newcombe_paired_ci(*counts, confidence=settings.confidence)
+    n = len(joined)
+    return Result(
+        float(a.mean()), float(b.mean()), (estimate, low, high), pairing.describe(), n, n, designed, "conditions"
+    )
+
+
+def _wide(table: Any, index: list[str], pairing: Pairing) -> Any:
+    grouped = table.groupby([*index, pairing.columns], sort=True)[pairing.values]
+    return (grouped.mean() if pairing.aggregate == "mean" else grouped.first()).unstack(pairing.columns)
+
+
+def _paired_bootstrap(pairing: Pairing, new: Any, old: Any, everything: Any, settings: AnalysisSettings) -> Result:
+    """The statistic of both models on the rows both have, the difference resampled by cluster."""
+    from snap_bench.stats import UndefinedStatistic
+    from snap_bench.stats.paired import cluster_bootstrap_ci
+
+    index = list(pairing.rows)
+    for extra in (pairing.cluster, pairing.within):
+        if extra is not None and extra not in index:
+            index.append(extra)
+    new_wide, old_wide = _wide(new, index, pairing), _wide(old, index, pairing)
+    columns = [column for column in old_wide.columns if column in set(new_wide.columns)]
+    unit = f"{pairing.rows[0]}s" if len(pairing.rows) == 1 else "rows"
+    designed = int(_wide(everything, index, pairing).shape[0])
+    joined = new_wide[columns].join(old_wide[columns], how="inner", lsuffix="_new", rsuffix="_old")
+    matrix = joined.to_numpy(dtype=float)
+    if pairing.complete:
+        keep = ~np.isnan(matrix).any(axis=1)
+        joined, matrix = joined[keep], matrix[keep]
+    rows = int(matrix.shape[0])
+    k = len(columns)
+    if rows == 0 or k == 0:
+        raise NotCompared(f"no {unit[:-1]} answered by both models", rows, designed, unit)
+    clusters = _codes(joined.index.get_level_values(pairing.cluster)) if pairing.cluster else np.arange(rows)
+    groups = _codes(joined.index.get_level_values(pairing.within)) if pairing.within else np.zeros(rows, np.intp)
+    statistic = _grouped(pairing.statistic(), groups)
+
+    def difference(data: FloatArray, counts: FloatArray) -> FloatArray:
+        result: FloatArray = statistic(data[:, :k], counts) - statistic(data[:, k:], counts)
+        return result
+
+    ones = np.ones((1, rows))
+    n_clusters = int(clusters.max()) + 1
+    try:
+        new_value, old_value = float(statistic(matrix[:, :k], ones)[0]), float(statistic(matrix[:, k:], ones)[0])
+        if math.isnan(new_value) or math.isnan(old_value):
+            side = "the new model" if math.isnan(new_value) else "the baseline"
+            raise NotCompared(f"undefined for {side} on the {unit} both answered", rows, designed, unit)
+        interval = cluster_bootstrap_ci(
+            difference,
+            matrix,
+            clusters,
+            n_resamples=settings.n_resamples,
+            confidence=settings.confidence,
+            seed=settings.seed,
+        )
+    except (UndefinedStatistic, ValueError) as error:
+        raise NotCompared(f"no interval on the {unit} both answered: {error}", rows, designed, unit) from None
+    estimate = new_value - old_value
+    return Result(
+        new_value,
+        old_value,
+        (estimate, interval.low, interval.high),
+        pairing.describe(),
+        n_clusters,
+        rows,
+        designed,
+        unit,
+    )
+
+
+def _codes(labels: Any) -> Any:
+    _, codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
+    return codes.astype(np.intp)
+
+
+def _grouped(batch: Callable[[FloatArray, FloatArray], FloatArray], groups: Any) -> Callable[..., FloatArray]:
+    """The statistic within each group of rows, the largest kept (one group: the statistic itself)."""
+    masks = [groups == group for group in np.unique(groups)]
+    if len(masks) == 1:
+        return batch
+
+    def largest(data: FloatArray, counts: FloatArray) -> FloatArray:
+        values = np.stack([batch(data[mask], counts[:, mask]) for mask in masks])
+        with np.errstate(invalid="ignore"):
+            result: FloatArray = np.fmax.reduce(values, axis=0)
+        return result
+
+    return largest
+
+
+def _against_saved(metric: str, analysis: Any, saved: Mapping[str, Any]) -> Result:
+    """Against a saved analysis.json (no per-condition results): unpaired and conservative. The interval
+    of the difference joins both intervals end to end (new low - old high, new high - old low), wider than
+    any paired or independent interval; a saved value without an interval is taken as wide as the new one's."""
+    new = analysis.metrics.get(metric)
+    old = saved.get("metrics", {}).get(metric, {})
+    if new is None or new.value is None or new.ci_low is None or new.ci_high is None:
+        raise NotCompared(f"the new model's {metric} has no value with an interval")
+    if old.get("value") is None:
+        raise NotCompared(f"the saved baseline has no value of {metric}")
+    value = float(old["value"])
+    half = (new.ci_high - new.ci_low) / 2
+    old_low = float(old["ci_low"]) if old.get("ci_low") is not None else value - half
+    old_high = float(old["ci_high"]) if old.get("ci_high") is not None else value + half
+    method = "unpaired, conservative (saved analysis: intervals joined end to end)"
+    if old.get("ci_low") is None:
+        method = "unpaired, conservative (saved point value, its interval taken as wide as the new one's)"
+    difference = (new.value - value, new.ci_low - old_high, new.ci_high - old_low)
+    return Result(new.value, value, difference, method, new.n, new.n, int(old.get("n") or new.n), "units")
+
+
+def _decide(question: Question, result: Result, *, paired: bool) -> Comparison:
+    estimate, low, high = result.difference
+    margin = question.margin if question.margin is not None else 0.0
+    # Non-inferiority must be shown: the whole interval of (new - old) has to stay above -margin
+    # (below +margin where lower is better). An interval reaching past the margin fails the gate:
+    # "inconclusive" when it also reaches the safe side, "REGRESSION" when it lies wholly past it.
+    if question.better == "higher":
+        regressed, clearly, bound = low <= -margin, high < -margin, f"lower bound {low:+.3f} vs -{margin:g}"
+    else:
+        regressed, clearly, bound = high >= margin, low > margin, f"upper bound {high:+.3f} vs +{margin:g}"
+    outcome = REGRESSION if clearly else INCONCLUSIVE if regressed else NON_INFERIOR
+    reason = ""
+    if regressed:
+        reason = (
+            f"worse than the baseline by more than the margin ({bound})"
+            if clearly
+            else f"non-inferiority not shown: the interval reaches past the margin ({bound})"
+        )
+    head = f"{outcome}: {reason}; " if reason else f"{outcome}: "
+    message = (
+        f"{head}{question.model} vs {question.baseline} {question.instrument} {question.metric}: "
+        f"{result.new_value:.3f} vs {result.old_value:.3f}, difference {estimate:+.3f} [{low:+.3f}, {high:+.3f}], "
+        f"margin {margin:g}; {result.method}, {result.n} units; coverage {result.compared}/{result.designed} "
+        f"{result.unit}"
+    )
+    return Comparison(
+        question.model,
+        question.baseline,
+        question.instrument,
+        question.metric,
+        result.new_value,
+        result.old_value,
+        estimate,
+        low,
+        high,
+        question.margin,
+        question.better,
+        paired,
+        result.n,
+        regressed,
+        message,
+        outcome,
+        result.method,
+        result.compared,
+        result.designed,
+        result.unit,
+        reason,
+    )
+
+
+def _not_compared(question: Question, problem: NotCompared, *, paired: bool) -> Comparison:
+    message = (
+        f"{NOT_COMPARED}: {problem.reason}; {question.model} vs {question.baseline} {question.instrument} "
+        f"{question.metric}; coverage {problem.compared}/{problem.designed} {problem.unit}"
+    )
+    return Comparison(
+        question.model,
+        question.baseline,
+        question.instrument,
+        question.metric,
+        None,
+        None,
+        None,
+        None,
+        None,
+        question.margin,
+        question.better,
+        paired,
+        0,
+        False,
+        message,
+        NOT_COMPARED,
+        "",
+        problem.compared,
+        problem.designed,
+        problem.unit,
+        problem.reason,
+    )
