@@ -252,7 +252,7 @@ def _paired_bootstrap(pairing: Pairing, new: Any, old: Any, everything: Any, set
     columns = [column for column in old_wide.columns if column in set(new_wide.columns)]
     unit = f"{pairing.rows[0]}s" if len(pairing.rows) == 1 else "rows"
     designed = int(_wide(everything, index, pairing).shape[0])
-    joined = new_wide[columns].join(old_wide[columns], how="inner", lsuffix="_new", rsuffix="_old")
+    joined = new_wide[columns].add_suffix("_new").join(old_wide[columns].add_suffix("_old"), how="inner")
     matrix = joined.to_numpy(dtype=float)
     if pairing.complete:
         keep = ~np.isnan(matrix).any(axis=1)

@@ -113,7 +113,9 @@ def test_baseline_gate_passes_an_equal_model_and_fails_a_regression(
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     worse = bench.run("--model=other-model", "--baseline=fake-model", *SLICE, *workers, "-rA", gate=True)
     assert worse.ret == pytest.ExitCode.TESTS_FAILED
-    worse.stdout.fnmatch_lines(["other-model vs fake-model test_retest_r: *paired*: REGRESSION"])
+    worse.stdout.fnmatch_lines(
+        ["  REGRESSION: worse than the baseline*other-model vs fake-model profile test_retest_r: *paired bootstrap*"]
+    )
     worse.stdout.fnmatch_lines(["FAILED snap-bench::thresholds[[]other-model-vs-fake-model-profile-test_retest_r[]]*"])
 
 
@@ -121,7 +123,9 @@ def test_saved_analysis_can_be_the_baseline(bench: BenchProject, fake_server: Fa
     fake_server.script.answer = statement_score
     bench.run("--model=fake-model", *SLICE, "--snap-json=saved.json", gate=True)
     result = bench.run("--model=other-model", "--baseline=saved.json", *SLICE, "-rA", gate=True)
-    result.stdout.fnmatch_lines(["other-model vs fake-model test_retest_r: *(unpaired, n=36)*"])
+    result.stdout.fnmatch_lines(
+        ["*other-model vs fake-model profile test_retest_r: *unpaired, conservative (saved analysis: intervals*"]
+    )
 
 
 def test_unknown_baseline_is_a_usage_error(bench: BenchProject) -> None:

@@ -186,30 +186,54 @@ def construct_means_table(entry: Mapping[str, Any]) -> str:
     )
 
 
+# The gate's decisions: red for a failed check, grey for one not compared (never a pass), green otherwise.
+DECISION_STATUS = {"REGRESSION": "below", "inconclusive": "below", "not compared": "undefined"}
+DECISION_ORDER = {"REGRESSION": 0, "inconclusive": 1, "not compared": 2}
+
+
 def baseline_table(comparisons: Sequence[Mapping[str, Any]]) -> str:
+    """Per instrument and metric: the decision with its reason first, old, new, the difference with its
+    interval, the margin, the coverage (compared / designed) and the method; failed checks first."""
     rows = []
-    for comparison in comparisons:
+
+    def order(comparison: Mapping[str, Any]) -> tuple[str, int]:
+        return str(comparison.get("instrument", "")), DECISION_ORDER.get(_outcome(comparison), 3)
+
+    for comparison in sorted(comparisons, key=order):
         metric = str(comparison.get("metric", ""))
-        regressed = bool(comparison.get("regressed"))
+        outcome = _outcome(comparison)
         difference = format_value(metric, comparison.get("difference"))
         interval = format_interval(metric, comparison.get("ci_low"), comparison.get("ci_high"))
+        reason = str(comparison.get("reason") or "")
+        decision = "not shown non-inferior" if outcome == "inconclusive" else outcome
+        coverage = f"{comparison.get('compared', '—')}/{comparison.get('designed', '—')} {comparison.get('unit', '')}"
         rows.append(
             "<tr>"
-            f"<td>{text(comparison.get('model', ''))}</td><td>{text(comparison.get('baseline', ''))}</td>"
+            f'<td class="{status_class(DECISION_STATUS.get(outcome, "target"))}"><b>{text(decision)}</b>'
+            + (f"<br>{text(reason)}" if reason else "")
+            + f"<br><small>{text(comparison.get('message', ''))}</small></td>"
+            f"<td>{text(comparison.get('instrument', ''))}</td>"
             f'<th scope="row">{text(metric_label(metric))}</th>'
-            f'<td class="snap-num">{format_value(metric, comparison.get("new_value"))}</td>'
+            f"<td>{text(comparison.get('model', ''))} vs {text(comparison.get('baseline', ''))}</td>"
             f'<td class="snap-num">{format_value(metric, comparison.get("baseline_value"))}</td>'
+            f'<td class="snap-num">{format_value(metric, comparison.get("new_value"))}</td>'
             f'<td class="snap-num">{text(difference)} <small>{text(interval)}</small></td>'
             f'<td class="snap-num">{format_value(metric, comparison.get("margin"))}</td>'
-            f"<td>{'paired' if comparison.get('paired') else 'unpaired'}</td>"
-            f'<td class="snap-num">{text(comparison.get("n", "—"))}</td>'
-            f'<td class="{status_class("below" if regressed else "target")}">'
-            f"{'not shown non-inferior' if regressed else 'non-inferior'}<br>"
-            f"<small>{text(comparison.get('message', ''))}</small></td>"
+            f'<td class="snap-num">{text(coverage)}</td>'
+            f"<td>{text(comparison.get('method') or ('paired' if comparison.get('paired') else 'unpaired'))}"
+            f"<br><small>n = {text(comparison.get('n', '—'))}</small></td>"
             "</tr>"
         )
     return (
-        '<table class="snap-table snap-baseline"><thead><tr><th>model</th><th>baseline</th><th>metric</th>'
-        "<th>new</th><th>baseline value</th><th>difference [95% interval]</th><th>margin</th><th>design</th>"
-        f"<th>n</th><th>result</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        '<table class="snap-table snap-baseline"><thead><tr><th>decision</th><th>instrument</th><th>metric</th>'
+        "<th>models</th><th>baseline</th><th>new</th><th>difference [95% interval]</th><th>margin</th>"
+        f"<th>coverage</th><th>method</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _outcome(comparison: Mapping[str, Any]) -> str:
+    """The decision; a document written before outcomes were recorded has only ``regressed``."""
+    outcome = comparison.get("outcome")
+    if isinstance(outcome, str):
+        return outcome
+    return "inconclusive" if comparison.get("regressed") else "non-inferior"

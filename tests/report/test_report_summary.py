@@ -161,7 +161,13 @@ def test_baseline_section_only_with_a_baseline(markup: str, baseline_markup: str
     start, end = baseline_markup.index('id="snap-baseline"'), baseline_markup.index('id="snap-downloads"')
     section = baseline_markup[start:end]
     assert "fake-steady cv_mean vs fake-old: REGRESSION" in section
-    assert "not shown non-inferior" in section
+    # a failed check comes first, red, its decision and reason before the figures
+    regression = section.index('<td class="snap-status-below"><b>REGRESSION</b><br>worse than the baseline')
+    assert regression < section.index(">non-inferior<")
+    assert "30/32 cells" in section  # coverage: compared / designed
+    # a check not compared is grey, with its reason: never green
+    assert '<td class="snap-status-undefined"><b>not compared</b><br>no row answered by both models' in section
+    # a comparison written before outcomes were recorded reads from ``regressed``
     assert ">non-inferior<" in section
     assert "0.010 <small>[-0.020, 0.040]</small>" in section  # difference and interval
 

@@ -11,8 +11,10 @@ so ``tau2 = max(0, (MS_variant - MS_residual) / N)`` on the normalised squared e
 penalty, so 1 - mean is the custom accuracy and tau is in accuracy units). The noise-corrected spread is
 the best minus worst of the variants' shrunken effects (their best linear unbiased predictions): each
 observed effect times ``tau2 / (tau2 + MS_residual / N)``, the share of its variance that is the variant's
-and not the inputs'. With no variant effect it is 0 whatever the noise; with no noise it is the observed
-spread; it assumes no shape of the effects (a normal-range figure, ``d_V x tau``, would overstate two
+and not the inputs'. With no variant effect it is near 0 whatever the noise (the observed max-min of 16
+variants on 50 inputs is about 0.19 then); with no noise it is the observed spread; with both it still
+carries part of the noise of the extreme variants, less than the observed spread. It assumes no shape of
+the effects (a normal-range figure, ``d_V x tau``, would overstate two
 groups of variants). An unscored answer is replaced by its input's
 mean over the variants that scored it (so it carries no variant effect) and costs the residual one
 degree of freedom; an input no variant scored is left out.
