@@ -133,7 +133,9 @@ def test_a_model_gated_against_its_own_baseline_file_passes_and_a_changed_one_fa
         "--model=fake-model", *gate_slice, f"--baseline={baseline}", "--snap-gate=baseline", *workers, gate=True
     )
     assert worse.ret == pytest.ExitCode.TESTS_FAILED
-    worse.stdout.fnmatch_lines(["*fake-model vs fake-model@baseline unscored_rate: *paired*: REGRESSION*"])
+    worse.stdout.fnmatch_lines(
+        ["  REGRESSION: *fake-model vs fake-model@baseline profile unscored_rate: *Newcombe paired*"]
+    )
 
 
 def test_gate_on_a_baseline_needs_one(bench: BenchProject) -> None:
