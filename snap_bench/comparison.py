@@ -108,9 +108,13 @@ class Result:
 class NotCompared(Exception):
     """Why a metric could not be compared; carries the coverage reached so far."""
 
-    def __init__(self, reason: str, compared: int = 0, designed: int = 0, unit: str = "conditions") -> None:
+    def __init__(
+        self, reason: str, compared: int = 0, designed: int = 0, unit: str = "conditions", *, declared: bool = False
+    ) -> None:
         super().__init__(reason)
         self.reason, self.compared, self.designed, self.unit = reason, compared, designed, unit
+        # True: the configuration lacks what a comparison needs (a margin, a pairing), whatever the data
+        self.declared = declared
 
 
 def compared_metrics(config: Any) -> list[str]:
@@ -148,18 +152,26 @@ def compare_with_baseline(
             try:
                 if question.margin is None:
                     raise NotCompared(
-                        f"no non-inferiority margin: add {instrument}.non_inferiority.{metric} to thresholds.yaml"
+                        f"no non-inferiority margin: add {instrument}.non_inferiority.{metric} to thresholds.yaml",
+                        declared=True,
                     )
                 if saved is not None:
                     if new_analysis is None:
                         new_analysis = kind.analyse(model, rows, settings)
                     result = _against_saved(metric, new_analysis, saved)
                 elif spec is None or spec.pairing is None:
-                    raise NotCompared(f"no paired method: {instrument}'s MetricSpec for {metric} declares no pairing")
+                    raise NotCompared(
+                        f"no paired method: {instrument}'s MetricSpec for {metric} declares no pairing", declared=True
+                    )
                 else:
                     result = sides.compare(spec.pairing, settings)
             except NotCompared as problem:
-                comparisons.append(_not_compared(question, problem, paired=saved is None))
+                if saved is None and sides.identical and not problem.declared:
+                    # The same answer to every designed condition: NEW - OLD is 0 whatever the metric, even
+                    # one undefined on both (a model's own baseline file, replayed by `make gate`).
+                    comparisons.append(_identical(question, problem, sides.designed))
+                else:
+                    comparisons.append(_not_compared(question, problem, paired=saved is None))
                 continue
             comparisons.append(_decide(question, result, paired=saved is None))
     return comparisons
@@ -177,6 +189,12 @@ class _Sides:
         self.new = [o for o in new_rows if o.condition_id in shared]
         self.old = [o for o in old_rows if o.condition_id in shared]
         self.all_old = old_rows
+        answers = {o.condition_id: (o.score, o.keyed_score, o.code) for o in self.old}
+        self.identical = (
+            bool(old_rows)
+            and self.shared == self.designed
+            and all(answers[o.condition_id] == (o.score, o.keyed_score, o.code) for o in self.new)
+        )
         self._tables: dict[Any, tuple[Any, Any, Any]] = {}
 
     def tables(self, pairing: Pairing) -> tuple[Any, Any, Any]:
@@ -387,6 +405,37 @@ def _decide(question: Question, result: Result, *, paired: bool) -> Comparison:
         result.designed,
         result.unit,
         reason,
+    )
+
+
+def _identical(question: Question, problem: NotCompared, designed: int) -> Comparison:
+    message = (
+        f"{NON_INFERIOR}: identical answers to all {designed} conditions, so no difference, although the "
+        f"metric is undefined on both ({problem.reason}); {question.model} vs {question.baseline} "
+        f"{question.instrument} {question.metric}; coverage {designed}/{designed} conditions"
+    )
+    return Comparison(
+        question.model,
+        question.baseline,
+        question.instrument,
+        question.metric,
+        None,
+        None,
+        0.0,
+        0.0,
+        0.0,
+        question.margin,
+        question.better,
+        True,
+        0,
+        False,
+        message,
+        NON_INFERIOR,
+        "identical answers",
+        designed,
+        designed,
+        "conditions",
+        problem.reason,
     )
 
 

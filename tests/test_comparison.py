@@ -173,3 +173,18 @@ def test_a_gate_with_a_check_not_compared_is_incomplete_unless_a_check_failed() 
     assert failed.code == BenchExit.CHECKS_FAILED
     assert "1 baseline comparison(s) failed" in failed.reason
     assert "incomplete" in failed.reason
+
+
+def test_identical_answers_pass_even_a_metric_undefined_on_both_sides() -> None:
+    # smollm2 leaves no occasion complete for the alphas: against its own baseline file they are undefined
+    # on both sides, yet nothing changed, so `make gate` passes; a changed answer makes them not compared.
+    model = shipped("smollm2-135m")
+    same = gate(renamed(model, "new"), renamed(model, "old"))
+    alpha = same["profile.cronbach_alpha_moral"]
+    assert alpha.outcome == "non-inferior"
+    assert alpha.message.startswith("non-inferior: identical answers to all 1620 conditions")
+    assert all(c.outcome == "non-inferior" for c in same.values())
+    changed = renamed(model, "new")
+    first = next(index for index, o in enumerate(changed) if o.instrument == "profile" and o.score is not None)
+    changed[first] = dataclasses.replace(changed[first], score=None, keyed_score=None, code=-2)
+    assert gate(changed, renamed(model, "old"))["profile.cronbach_alpha_moral"].outcome == NOT_COMPARED
