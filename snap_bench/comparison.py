@@ -19,6 +19,7 @@ pandas is imported here, on the controller at session end only.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -218,7 +219,13 @@ class _Sides:
             )
         new, old, everything = self.tables(pairing)
         if pairing.method == "proportion":
-            return _paired_proportion(pairing, new, old, len(everything), settings)
+            result = _paired_proportion(pairing, new, old, len(everything), settings)
+            if self.identical:
+                # Every designed condition answered alike (a replay of the baseline's own answers): the rate
+                # is the same, as the bootstrap of any other metric finds it (its interval is [0, 0]);
+                # Newcombe's interval would still allow for discordant pairs no data hint at.
+                return dataclasses.replace(result, difference=(0.0, 0.0, 0.0), method="identical answers")
+            return result
         return _paired_bootstrap(pairing, new, old, everything, settings)
 
 

@@ -94,6 +94,7 @@ yesno:
   composite_weights:
     tara_all_runs: 1.0
   non_inferiority:
+    tara_all_runs: 0.2
     unscored_rate: 0.05
 """
 TEST_MODULE = """
@@ -162,8 +163,10 @@ def test_a_fourth_instrument_runs_end_to_end(
     bench.run("--model=fake-model", *workers, f"--snap-save-baseline={saved}", gate=True).assert_outcomes(passed=8)
     gated = bench.run("--model=fake-model", *workers, f"--baseline={saved}", "--snap-gate=baseline", "-rA", gate=True)
     assert gated.ret == pytest.ExitCode.OK, gated.stdout.str()
-    comparison = "fake-model-vs-fake-model@baseline-yesno-unscored_rate"
-    gated.stdout.fnmatch_lines([f"PASSED snap-bench::thresholds[[]{comparison}[]]"])
+    # every judged metric is compared: the shared tara_all_runs pairs by item like the profile's
+    for metric in ("unscored_rate", "tara_all_runs"):
+        comparison = f"fake-model-vs-fake-model@baseline-yesno-{metric}"
+        gated.stdout.fnmatch_lines([f"PASSED snap-bench::thresholds[[]{comparison}[]]"])
 
 
 def test_an_instrument_that_answers_wrong_fails_its_own_checks(
