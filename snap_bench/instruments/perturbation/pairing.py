@@ -26,8 +26,8 @@ def baseline_table(instrument: Any, observations: Sequence[Observation]) -> Any:
     import pandas as pd
 
     from snap_bench.instruments.perturbation.analysis import VARIANT_FACTORS
-    from snap_bench.instruments.perturbation.instrument import EXAMPLES_FACTOR, read_gold
-    from snap_bench.instruments.perturbation.sentiment_data import gold_interval, max_squared_error
+    from snap_bench.instruments.perturbation.few_shot import EXAMPLES_FACTOR
+    from snap_bench.instruments.perturbation.sentiment_data import gold_interval, max_squared_error, read_gold
     from snap_bench.stats.categorical import interval_squared_errors
 
     rows: list[dict[str, Any]] = []
@@ -63,10 +63,13 @@ def flip_table(instrument: Any, observations: Sequence[Observation]) -> Any:
 
     from snap_bench.instruments.perturbation.analysis import VARIANT_FACTORS, _level_pairs, answers_table
 
-    answers = answers_table([o for o in observations if "examples" not in o.factors])
+    from snap_bench.instruments.perturbation.few_shot import EXAMPLES_FACTOR
+
+    baseline = [o for o in observations if EXAMPLES_FACTOR not in o.factors]
+    answers = answers_table(baseline)
     if isinstance(answers, str):
         return pd.DataFrame(columns=[*UNIT, "count", "amount"])
-    keys = sorted({(o.item, o.temperature, o.run) for o in observations if "examples" not in o.factors})
+    keys = sorted({(o.item, o.temperature, o.run) for o in baseline})
     rows: list[dict[str, Any]] = []
     for factor in VARIANT_FACTORS:
         if len({levels.get(factor) for levels in answers.variant_levels}) != 2:
