@@ -62,7 +62,6 @@ def flip_table(instrument: Any, observations: Sequence[Observation]) -> Any:
     import pandas as pd
 
     from snap_bench.instruments.perturbation.analysis import VARIANT_FACTORS, _level_pairs, answers_table
-
     from snap_bench.instruments.perturbation.few_shot import EXAMPLES_FACTOR
 
     baseline = [o for o in observations if EXAMPLES_FACTOR not in o.factors]
