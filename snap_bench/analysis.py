@@ -170,6 +170,15 @@ def observation_table(observations: Sequence[Observation], factors: Sequence[str
     )
 
 
+def pairing_table(instrument: Any, observations: Sequence[Observation]) -> Any:
+    """The long table the upgrade gate pairs two models on by default: :func:`observation_table` with
+    ``unscored`` (1: the answer has no score) for the rates. ``instrument`` is for the table makers of
+    instruments that need it (a MetricSpec's ``Pairing.table``); this one does not."""
+    table = observation_table(observations)
+    table["unscored"] = (table["code"] != 0).astype(float)
+    return table
+
+
 def proportion(count: int, total: int, confidence: float) -> Metric:
     """A share with its Wilson score interval (Wilson 1927; Newcombe 1998, method 3)."""
     if total == 0:

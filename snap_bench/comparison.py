@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -200,7 +200,9 @@ class _Sides:
 
     def tables(self, pairing: Pairing) -> tuple[Any, Any, Any]:
         """(new table, old table, baseline's whole table), made once per table maker."""
-        maker = pairing.table() if pairing.table is not None else default_table
+        from snap_bench.analysis import pairing_table
+
+        maker = pairing.table() if pairing.table is not None else pairing_table
         if maker not in self._tables:
             # What is designed is what the baseline was asked: a narrowed run covers part of it.
             self._tables[maker] = (
@@ -227,15 +229,6 @@ class _Sides:
                 return dataclasses.replace(result, difference=(0.0, 0.0, 0.0), method="identical answers")
             return result
         return _paired_bootstrap(pairing, new, old, everything, settings)
-
-
-def default_table(instrument: Any, observations: Sequence[Observation]) -> Any:
-    """The shared long table of observations, with ``unscored`` (1: the answer has no score)."""
-    from snap_bench.analysis import observation_table
-
-    table = observation_table(observations)
-    table["unscored"] = (table["code"] != 0).astype(float)
-    return table
 
 
 def _paired_proportion(pairing: Pairing, new: Any, old: Any, designed: int, settings: AnalysisSettings) -> Result:

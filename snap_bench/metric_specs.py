@@ -50,9 +50,9 @@ class Pairing:
     ``method="proportion"``: a rate, the share of the rows whose ``values`` is 1, compared by Newcombe's
     interval for a paired difference of proportions (rows: the conditions both models were asked).
 
-    ``table`` returns the function making the long table of one model's observations (default: the shared
-    ``observation_table`` with an ``unscored`` column); an instrument whose metric needs other columns
-    (a variant, an error against the gold) gives its own.
+    ``table`` returns the function making the long table of one model's observations (default:
+    ``analysis.pairing_table``, the shared table with an ``unscored`` column); an instrument whose metric
+    needs other columns (a variant, an error against the gold) gives its own.
     """
 
     rows: tuple[str, ...]

@@ -19,9 +19,9 @@ CONDITION_FACTORS = ("system_prompt", "temperature", "choice")
 
 def _compass_table(instrument: Any, observations: Sequence[Observation]) -> Any:
     """The shared table with each answer's axis and its condition (system prompt/temperature/choice)."""
-    from snap_bench.comparison import default_table
+    from snap_bench.analysis import pairing_table
 
-    table = default_table(instrument, observations)
+    table = pairing_table(instrument, observations)
     table["axis"] = [o.construct or "" for o in observations]
     table["condition"] = table[list(CONDITION_FACTORS)].astype(str).agg("/".join, axis=1)
     return table

@@ -41,10 +41,10 @@ def _bank_table(bank: str) -> Callable[[], Callable[[Any, Sequence[Observation]]
     """The observations of one item bank (the instrument knows which bank each item is in)."""
 
     def maker(instrument: Any, observations: Sequence[Observation]) -> Any:
-        from snap_bench.comparison import default_table
+        from snap_bench.analysis import pairing_table
 
         items = {item.id for item in instrument.items.values() if item.bank == bank}
-        return default_table(instrument, [o for o in observations if o.item in items])
+        return pairing_table(instrument, [o for o in observations if o.item in items])
 
     return lambda: maker
 
