@@ -25,6 +25,7 @@ from snap_bench.baseline import BaselineSpec, parse_baseline
 from snap_bench.cassettes import recorded_models, remove_stale_temporaries
 from snap_bench.client import RetryPolicy
 from snap_bench.config import ConfigError
+from snap_bench.coverage import Coverage, coverage_by_model
 from snap_bench.credentials import api_key
 from snap_bench.exit_status import ExitDecision, ExitFindings, decide, gates
 from snap_bench.export import ObservationWriter
@@ -359,6 +360,7 @@ class SnapSession:
                 self.options.history_path,
                 gated=gates(self.options.gate_mode),
                 session=session,
+                coverage=self.coverage(),
             )
         return result
 
@@ -434,6 +436,7 @@ class SnapSession:
             "record_mode": self.options.record_mode.value if self.options.record_mode else "auto",
             "observations": len(self.observations),
             "missing_reports": sorted(self.missing_reports()),
+            "coverage": {model: entry.to_json() for model, entry in self.coverage().items()},
             "baseline": self.options.baseline,
             "judge": self.options.judge or "thresholds.yaml",
             "resamples": self.options.resamples,
@@ -461,6 +464,13 @@ class SnapSession:
 
     def missing_reports(self) -> set[str]:
         return self.expected - self.reported
+
+    def coverage(self) -> dict[str, Coverage]:
+        """Per model: the conditions its design holds and how many were answered (snap_bench.coverage)."""
+        models = [model.name for model in self.models]
+        return coverage_by_model(
+            models, self.expected, self.observed, self.not_measured, self.missing_reports(), self.observations
+        )
 
     def exit_findings(self) -> ExitFindings:
         not_measured: Counter[str] = Counter(self.not_measured.values())

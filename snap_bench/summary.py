@@ -106,6 +106,10 @@ def verdict_block(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
     """The last screen of a run: the verdicts, what was not measured, and why the exit status is what it is."""
     lines: list[tuple[str, dict[str, Any]]] = [("", {}), ("snap-bench result", {"bold": True})]
     lines.extend(verdict_lines(session))
+    for coverage in session.coverage().values():
+        if not coverage.complete:
+            # Said even when nothing was judged (--snap-no-gate, no answer at all): the run is partial.
+            lines.append((f"{coverage.model}: INCOMPLETE: {coverage.describe()}", {"yellow": True}))
     missing = session.missing_reports()
     if missing:
         shown = ", ".join(sorted(missing)[:5])
@@ -149,7 +153,12 @@ def _placement(coordinates: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-VERDICT_COLOURS = {"PASS": {"green": True}, "BORDERLINE": {"yellow": True}, "FAIL": {"red": True}}
+VERDICT_COLOURS = {
+    "PASS": {"green": True},
+    "BORDERLINE": {"yellow": True},
+    "FAIL": {"red": True},
+    "INCOMPLETE": {"yellow": True},
+}
 
 
 def verdict_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
