@@ -119,12 +119,10 @@ class ChatClient:
         started = time.perf_counter()
         last_error = "no attempt made"
         last_status: int | None = None
-        unreachable = False
         for attempt in range(1, self._policy.max_attempts + 1):
             if before_attempt is not None:
                 await before_attempt(attempt)
             retry_after: float | None = None
-            unreachable = False
             try:
                 response = await self._http.post(self.url, content=body)
             except httpx.TimeoutException as error:
@@ -134,9 +132,13 @@ class ChatClient:
                 latency = time.perf_counter() - started
                 message = f"bad endpoint URL {self.url}: {error}"
                 return ChatReply(None, message, None, latency, attempt, unreachable=True)
+            except httpx.ConnectError as error:
+                # Nothing listens there (refused, no such host): waiting and asking again only multiplies
+                # the delay by the attempts, for every condition. One attempt; snap_bench.stops ends the model.
+                message = f"connection failed ({type(error).__name__}: {error}) to {self.url}"
+                return ChatReply(None, message, None, time.perf_counter() - started, attempt, unreachable=True)
             except httpx.TransportError as error:
                 last_error, last_status = f"connection failed ({type(error).__name__}: {error})", None
-                unreachable = isinstance(error, httpx.ConnectError)
             else:
                 last_status = response.status_code
                 if response.status_code == 200:
@@ -163,7 +165,6 @@ class ChatClient:
             last_status,
             time.perf_counter() - started,
             self._policy.max_attempts,
-            unreachable=unreachable,
         )
 
 

@@ -102,6 +102,20 @@ async def test_unreachable_server_gives_an_error_not_an_exception() -> None:
     assert "connection failed" in reply.error
 
 
+@pytest.mark.asyncio
+async def test_refused_connection_is_not_retried_nor_waited_for() -> None:
+    with FakeOpenAIServer() as server:
+        url = server.base_url
+    waits = RecordedWaits()
+    async with ChatClient(url, None, RetryPolicy(max_attempts=5), sleep=waits) as client:
+        reply = await client.complete(BODY)
+    assert reply.unreachable
+    assert reply.attempts == 1
+    assert waits.waits == []
+    assert reply.error is not None
+    assert url in reply.error
+
+
 MALFORMED_200 = [
     pytest.param("<html>Bad gateway</html>", id="html"),
     pytest.param('{"id": "x", "choices": []}', id="empty-choices"),
