@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from snap_bench.cassettes import CassetteState, RecordMode, cassette_path, cassette_state
-from snap_bench.client import request_body
 from snap_bench.local_model import LlamaServer, LocalModelUnavailable, llama_server_available, resolve_weights
 from snap_bench.models import ModelSpec
+from snap_bench.request_fields import condition_body
 
 if TYPE_CHECKING:
     from snap_bench.asking import Endpoint
@@ -74,11 +74,8 @@ class LocalServers:
             for case in session.cases(name):
                 if case.model != model.name:
                     continue
-                body = request_body(
-                    model.provider_id,
-                    instrument.messages(case.condition),
-                    case.condition.temperature,
-                    instrument.max_tokens,
+                body = condition_body(
+                    model, instrument.messages(case.condition), case.condition.temperature, instrument.max_tokens
                 )
                 path = cassette_path(self._options.cassette_dir, model.name, name, case.condition.id)
                 state, _ = cassette_state(path, "POST", f"{endpoint.canonical_url}/chat/completions", body)

@@ -38,6 +38,11 @@ class ModelSpec:
     price: Price | None
     weights: LocalWeights | None
     rate_limit_per_minute: float | None = None
+    # A reasoning model's effort (snap_bench.request_fields.REASONING_EFFORTS or "off"), its own output
+    # budget (reasoning tokens count toward it), and how many log-probabilities per token to ask for.
+    reasoning: str | None = None
+    max_tokens: int | None = None
+    top_logprobs: int | None = None
 
     @property
     def is_local(self) -> bool:
@@ -112,7 +117,35 @@ def _model(name: str, entry: Node, default_url: str, default_key_env: str | None
         rate_limit_per_minute=_rate(
             entry.get("rate_limit_per_minute", None) if entry.has("rate_limit_per_minute") else default_rate
         ),
+        reasoning=reasoning_setting(entry.get("reasoning")) if entry.has("reasoning") else None,
+        max_tokens=entry.get("max_tokens").integer(1, 1_000_000) if entry.has("max_tokens") else None,
+        top_logprobs=top_logprobs_setting(entry.get("logprobs")) if entry.has("logprobs") else None,
     )
+
+
+# OpenRouter's `reasoning.effort` values; `off` (or YAML's false) sends effort "none", which turns
+# reasoning off on the models that allow it.
+REASONING_EFFORTS = ("xhigh", "high", "medium", "low", "minimal", "none")
+REASONING_OFF = "off"
+# How many alternatives per answer token an entry's `logprobs: true` asks for.
+DEFAULT_TOP_LOGPROBS = 5
+MAX_TOP_LOGPROBS = 20
+
+
+def reasoning_setting(node: Node) -> str:
+    """models.yaml `reasoning`: an effort level, or off."""
+    if node.value is False:  # YAML reads a bare `off` as false
+        return REASONING_OFF
+    return node.choice((*REASONING_EFFORTS, REASONING_OFF))
+
+
+def top_logprobs_setting(node: Node) -> int | None:
+    """models.yaml `logprobs`: true (5 alternatives per token), a count from 1 to 20, or false."""
+    if node.value is True:
+        return DEFAULT_TOP_LOGPROBS
+    if node.value is False or node.value is None:
+        return None
+    return node.integer(1, MAX_TOP_LOGPROBS)
 
 
 def _rate(node: Node) -> float | None:

@@ -34,6 +34,8 @@ class AnswerCode(IntEnum):
     REFUSAL = -1
     INVALID = -2
     API_ERROR = -3
+    # An empty reply cut by the output limit (finish_reason "length"): the budget, not the model, failed.
+    TRUNCATED = -4
 
 
 @dataclass(frozen=True)

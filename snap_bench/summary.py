@@ -26,7 +26,6 @@ def dry_run_lines(session: SnapSession) -> list[str]:
             sum(len(message["content"]) for message in instrument.messages(condition)) // CHARS_PER_TOKEN
             for condition in conditions
         )
-        output_tokens = instrument.max_tokens * len(conditions)
         lines.append(
             f"instrument {name} (version {instrument.version}): {len(conditions)} conditions per model "
             f"over {len(per_item)} items"
@@ -34,6 +33,7 @@ def dry_run_lines(session: SnapSession) -> list[str]:
         for factor, levels in getattr(instrument, "factor_levels", {}).items():
             lines.append(f"  {factor}: {', '.join(levels)}")
         for model in session.models:
+            output_tokens = (model.max_tokens or instrument.max_tokens) * len(conditions)
             if model.price is None:
                 cost = "no price in models.yaml"
             else:
@@ -71,7 +71,9 @@ def summary_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
             (
                 f"{model.name}: n={len(observations)} valid={100 * valid / len(observations):.1f}% "
                 f"refusals={codes[int(AnswerCode.REFUSAL)]} invalid={codes[int(AnswerCode.INVALID)]} "
-                f"api_errors={codes[int(AnswerCode.API_ERROR)]} replayed={replayed}",
+                f"api_errors={codes[int(AnswerCode.API_ERROR)]} "
+                + (f"cut_by_limit={codes[int(AnswerCode.TRUNCATED)]} " if codes[int(AnswerCode.TRUNCATED)] else "")
+                + f"replayed={replayed}",
                 {"green": valid == len(observations), "yellow": valid != len(observations)},
             )
         )

@@ -57,7 +57,7 @@ METRIC_ORDER = (
     "invalid_rate",
     "api_error_rate",
 )
-ANSWER_CODES = {-1: "refusal", -2: "invalid", -3: "API error"}
+ANSWER_CODES = {-1: "refusal", -2: "invalid", -3: "API error", -4: "cut by the output limit"}
 
 
 def text(value: object) -> str:
