@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from snap_bench.coverage import NOT_JUDGED, Coverage, judge_coverage
+from snap_bench.logprobs import logprob_summaries
 from snap_bench.observation import Observation
 from snap_bench.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_GATED
 from snap_bench.verdicts import to_json
@@ -39,6 +40,8 @@ class GateResult:
     notes: list[str] = field(default_factory=list)
     failed_thresholds: list[str] = field(default_factory=list)
     failed_comparisons: list[str] = field(default_factory=list)
+    # (model, instrument) -> how sure the answers were, where the endpoint gave log-probabilities.
+    logprobs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
 
 def run_gate(
@@ -64,6 +67,7 @@ def run_gate(
 
     result = GateResult(json_path=json_path)
     result.analyses = analyse(observations, settings)
+    result.logprobs = logprob_summaries(observations)
     per_instrument: dict[str, list[Any]] = {}
     for key, analysis in result.analyses.items():
         if baseline is not None and analysis.model == baseline.model:
@@ -163,6 +167,8 @@ def _instrument_models(
             continue
         if key in result.verdicts:
             entries[analysis.model] = {"instrument": instrument, **to_json(result.verdicts[key], analysis)}
+            if key in result.logprobs:
+                entries[analysis.model]["logprobs"] = result.logprobs[key]
             if coverage and analysis.model in coverage:
                 entries[analysis.model]["coverage"] = coverage[analysis.model].to_json()
         else:

@@ -10,9 +10,12 @@ Nothing is computed where the endpoint sent none, or where the answer token hold
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from statistics import fmean
 from typing import Any
+
+from snap_bench.observation import Observation
 
 
 def answer_logprobs(instrument: object, content: Sequence[Any] | None, score: int | None) -> dict[str, Any] | None:
@@ -73,10 +76,25 @@ def point_summary(tokens: Sequence[dict[str, Any]], points: Sequence[int], score
     return {}
 
 
-def mean_chosen_probability(logprobs: Iterable[dict[str, Any] | None]) -> tuple[float | None, int]:
-    """(mean probability of the chosen point, how many answers had one) over a model's observations."""
-    values = [entry["chosen_probability"] for entry in logprobs if entry and "chosen_probability" in entry]
-    return (fmean(values) if values else None), len(values)
+def logprob_summaries(observations: Iterable[Observation]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(model, instrument) -> the mean probability of the chosen point and the mean expected score, over
+    the answers whose endpoint gave log-probabilities; pairs without any are absent."""
+    chosen: dict[tuple[str, str], list[float]] = defaultdict(list)
+    expected: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for observation in observations:
+        entry = observation.logprobs or {}
+        if "chosen_probability" in entry:
+            key = (observation.model, observation.instrument)
+            chosen[key].append(float(entry["chosen_probability"]))
+            expected[key].append(float(entry["expected_score"]))
+    return {
+        key: {
+            "n": len(values),
+            "mean_chosen_probability": fmean(values),
+            "mean_expected_score": fmean(expected[key]),
+        }
+        for key, values in chosen.items()
+    }
 
 
 def _token(entry: dict[str, Any]) -> dict[str, Any] | None:

@@ -124,6 +124,8 @@ class SnapSession:
         try:
             self.registry = load_models(self.options.config_dir)
             self.models = self._choose_models(self.registry)
+            if self.options.top_logprobs:  # --snap-logprobs wins over each entry's `logprobs`
+                self.models = [dataclasses.replace(m, top_logprobs=self.options.top_logprobs) for m in self.models]
             if self.options.baseline:
                 self.baseline = parse_baseline(self.options.baseline, sorted(self.registry.models))
                 replayed = self.baseline.saved is None and not self.baseline.observations

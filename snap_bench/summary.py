@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from statistics import fmean
 from typing import TYPE_CHECKING, Any
 
+from snap_bench.logprobs import logprob_summaries
 from snap_bench.parsing import AnswerCode
 
 if TYPE_CHECKING:
@@ -79,6 +80,15 @@ def summary_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
         )
         if means:
             lines.append((f"  mean keyed score per construct: {means}", {}))
+        for (_model, instrument), sure in sorted(logprob_summaries(observations).items()):
+            lines.append(
+                (
+                    f"  {instrument}: mean probability of the chosen point {sure['mean_chosen_probability']:.3f} "
+                    f"(mean expected score {sure['mean_expected_score']:.2f}) over {sure['n']} answers "
+                    "with log-probabilities",
+                    {},
+                )
+            )
     if session.options.show_unscored:
         lines.extend(unscored_listing(session))
     if session.options.out_dir.exists():

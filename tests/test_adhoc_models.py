@@ -21,7 +21,9 @@ def test_an_openrouter_id_needs_no_entry_and_takes_the_shipped_defaults() -> Non
     assert model.name == "deepseek--deepseek-r1_free"  # a folder and a test id
     assert model.base_url == OPENROUTER_URL
     assert model.api_key_env == "OPENROUTER_API_KEY"
-    assert model.price is None and model.reasoning is None and model.max_tokens is None
+    assert model.price is None
+    assert model.reasoning is None
+    assert model.max_tokens is None
 
 
 @pytest.mark.parametrize("name", ["openrouter:", "openrouter:gpt-5.2", "openrouter:a/b/c", "openrouter:x/y z"])
