@@ -64,10 +64,15 @@ class FakeScript:
     logprobs: Callable[[str], list[dict[str, Any]]] | None = fake_logprobs
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that timed out or was killed before the reply is a scripted case, not a server error."""
+
+
 class FakeOpenAIServer:
     def __init__(self, script: FakeScript | None = None) -> None:
         self.script = script or FakeScript()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
