@@ -128,7 +128,7 @@ def fault_server(rate: float, seed: int, ledger: Ledger) -> FakeOpenAIServer:
 def make_project(root: Path, base_url: str) -> None:
     shutil.copytree(REPO / "config", root / "config")
     (root / "benchmarks").mkdir()
-    shutil.copy(REPO / "benchmarks" / "test_snap.py", root / "benchmarks" / "test_snap.py")
+    shutil.copy(REPO / "benchmarks" / "test_profile.py", root / "benchmarks" / "test_profile.py")
     (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (root / "config" / "models.yaml").write_text(
         f"defaults:\n  base_url: {base_url}\n  api_key_env: {KEY_VARIABLE}\n"

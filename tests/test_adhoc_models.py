@@ -39,7 +39,7 @@ def test_an_adhoc_model_is_recorded_then_replayed(
 ) -> None:
     bench.run("--model=openrouter:fake/adhoc-1", *SMALL, *workers).assert_outcomes(passed=SMALL_SIZE)
     assert {r["model"] for r in fake_server.script.requests} == {"fake/adhoc-1"}
-    assert len(list((bench.cassettes / "fake--adhoc-1" / "snap").glob("*.json"))) == SMALL_SIZE
+    assert len(list((bench.cassettes / "fake--adhoc-1" / "profile").glob("*.json"))) == SMALL_SIZE
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     bench.run("--model=openrouter:fake/adhoc-1", *SMALL, *workers).assert_outcomes(passed=SMALL_SIZE)
     assert len(fake_server.script.requests) == SMALL_SIZE

@@ -64,7 +64,7 @@ def test_a_budget_limited_run_is_incomplete_everywhere(
     assert session["coverage"] == {"fake-model": expected}
     analysis = json.loads((bench.out / "analysis.json").read_text(encoding="utf-8"))
     assert analysis["coverage"] == {"fake-model": expected}
-    entry = analysis["models"]["fake-model"]
+    entry = analysis["instruments"]["profile"]["models"]["fake-model"]
     assert entry["verdict"] == "INCOMPLETE"
     assert entry["coverage"] == expected
     assert entry["composite"] is None
@@ -80,5 +80,5 @@ def test_a_complete_run_keeps_its_verdict_and_says_its_coverage(
     result = bench.run("--model=fake-model", *SMALL, gate=True)
     assert "INCOMPLETE" not in result.stdout.str()
     analysis = json.loads((bench.out / "analysis.json").read_text(encoding="utf-8"))
-    assert analysis["models"]["fake-model"]["verdict"] in ("PASS", "BORDERLINE", "FAIL")
+    assert analysis["instruments"]["profile"]["models"]["fake-model"]["verdict"] in ("PASS", "BORDERLINE", "FAIL")
     assert analysis["coverage"]["fake-model"] == {"designed": 6, "answered": 6, "complete": True, "missing": {}}

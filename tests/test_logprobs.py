@@ -86,11 +86,11 @@ def test_an_entry_asking_for_logprobs_gets_them_per_condition_and_per_model(
         assert observation.logprobs["chosen_probability"] == pytest.approx(0.7)
         assert observation.logprobs["expected_score"] == pytest.approx(4.1)
     analysis = json.loads((bench.out / "analysis.json").read_text(encoding="utf-8"))
-    summary = analysis["models"]["fake-model"]["logprobs"]
+    summary = analysis["instruments"]["profile"]["models"]["fake-model"]["logprobs"]
     assert summary["n"] == SMALL_SIZE
     assert summary["mean_chosen_probability"] == pytest.approx(0.7)
     result.stdout.fnmatch_lines(
-        ["*snap: mean probability of the chosen point 0.700 (mean expected score 4.10) over 6*"]
+        ["*profile: mean probability of the chosen point 0.700 (mean expected score 4.10) over 6*"]
     )
 
 
@@ -101,7 +101,7 @@ def test_an_endpoint_that_gives_none_leaves_them_absent(bench: BenchProject, fak
     assert {r["top_logprobs"] for r in fake_server.script.requests} == {3}
     assert all(o.logprobs is None for o in read_jsonl(bench.out / "observations.jsonl"))
     analysis = json.loads((bench.out / "analysis.json").read_text(encoding="utf-8"))
-    assert "logprobs" not in analysis["models"]["fake-model"]
+    assert "logprobs" not in analysis["instruments"]["profile"]["models"]["fake-model"]
     assert "mean probability of the chosen point" not in result.stdout.str()
 
 
