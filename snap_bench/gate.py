@@ -18,6 +18,7 @@ import pytest
 
 from snap_bench.observation import Observation
 from snap_bench.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_GATED
+from snap_bench.report.checks import CheckRecord, comparison_record, threshold_record
 from snap_bench.verdicts import to_json
 
 THRESHOLD_FILE = "snap-bench"
@@ -38,6 +39,8 @@ class GateResult:
     notes: list[str] = field(default_factory=list)
     failed_thresholds: list[str] = field(default_factory=list)
     failed_comparisons: list[str] = field(default_factory=list)
+    # Every check with its figures, for the JUnit properties and the report's table of checks.
+    checks: list[CheckRecord] = field(default_factory=list)
 
 
 def run_gate(
@@ -85,12 +88,14 @@ def run_gate(
     for (_, instrument), verdict in result.verdicts.items():
         for check in verdict.checks:
             name = check_name(verdict.model, instrument, check.metric)
-            _emit(config, name, check.passed, check.message, gate_thresholds)
+            result.checks.append(threshold_record(name, instrument, check, gate_thresholds))
+            _emit(config, name, check.passed, check.message, gate_thresholds, result.checks[-1])
             if not check.passed:
                 result.failed_thresholds.append(name)
     for comparison in result.baseline:
         name = f"{comparison.model}-vs-{comparison.baseline}-{comparison.metric}"
-        _emit(config, name, not comparison.regressed, comparison.message, gate_baseline)
+        result.checks.append(comparison_record(name, comparison, gate_baseline))
+        _emit(config, name, not comparison.regressed, comparison.message, gate_baseline, result.checks[-1])
         if comparison.regressed:
             result.failed_comparisons.append(name)
 
@@ -173,23 +178,27 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
-def _emit(config: pytest.Config, name: str, passed: bool, message: str, gated: bool) -> None:
+def _emit(config: pytest.Config, name: str, passed: bool, message: str, gated: bool, record: CheckRecord) -> None:
     nodeid = f"{THRESHOLD_FILE}::thresholds[{name}]"
     location = (THRESHOLD_FILE, None, f"thresholds[{name}]")
     config.hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
     fails_run = not passed and gated
-    report = pytest.TestReport(
-        nodeid=nodeid,
-        location=location,
-        keywords={"thresholds": 1},
-        outcome="failed" if fails_run else "passed",
-        longrepr=message if fails_run else None,
-        when="call",
-        sections=[] if fails_run else [("snap-bench threshold", message)],
-        duration=0.0,
-        user_properties=[("threshold", message)],
-    )
-    if not passed and not gated:
-        setattr(report, CHECK_CATEGORY_ATTRIBUTE, NOT_GATED)
-    config.hook.pytest_runtest_logreport(report=report)
+    properties: list[tuple[str, object]] = [("threshold", message), *record.properties()]
+    phases = {"setup": "passed", "call": "failed" if fails_run else "passed", "teardown": "passed"}
+    # Setup and teardown as well as the call, as a test's are: pytest-html writes a row on the teardown.
+    for when, outcome in phases.items():
+        report = pytest.TestReport(
+            nodeid=nodeid,
+            location=location,
+            keywords={"thresholds": 1},
+            outcome=outcome,  # type: ignore[arg-type]
+            longrepr=message if when == "call" and fails_run else None,
+            when=when,  # type: ignore[arg-type]
+            sections=[("snap-bench threshold", message)] if when == "call" and not fails_run else [],
+            duration=0.0,
+            user_properties=properties,  # JUnit XML writes them from the teardown report
+        )
+        if when == "call" and not passed and not gated:
+            setattr(report, CHECK_CATEGORY_ATTRIBUTE, NOT_GATED)
+        config.hook.pytest_runtest_logreport(report=report)
     config.hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)

@@ -16,6 +16,7 @@ from typing import Any
 from snap_bench.observation import Observation
 from snap_bench.report import charts, tables
 from snap_bench.report.aggregates import by_model, level_means, score_counts
+from snap_bench.report.conditions import conditions_section
 from snap_bench.report.downloads import CSV_GZIP_OVER, analysis_download, csv_download
 from snap_bench.report.figures import figure_html as _figure
 from snap_bench.report.formatting import ThresholdTable, metric_label, number, text
@@ -125,14 +126,16 @@ def summary_html(
     for name, entry in others:
         own = [o for o in observations if o.instrument == name]
         sections.append(_instrument_section(name, entry, own, (instrument_thresholds or {}).get(name, {})))
-    sections.append(_prompts(observations))
+    conditions, conditions_script = conditions_section(observations)
+    sections += [conditions, _prompts(observations)]
     sections += [
         '<h3 id="snap-downloads">Downloads</h3><ul>',
         f"<li>{csv_download(observations, csv_gzip_over).link()}</li>",
         f"<li>{analysis_download(document).link()}</li>",
         "</ul>",
     ]
-    return f'<section class="snap-report" id="snap-report">{"".join(sections)}</section>'
+    # The conditions' data and script sit after the section: nothing inside it is a script.
+    return f'<section class="snap-report" id="snap-report">{"".join(sections)}</section>{conditions_script}'
 
 
 # Factors whose levels change the prompt's wording but not the item (listed once in "What was asked").
