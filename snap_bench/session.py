@@ -382,8 +382,17 @@ class SnapSession:
                 self.observations,
                 thresholds.get("snap", {}),
                 instrument_thresholds={name: table for name, table in thresholds.items() if name != "snap"},
+                checks=self.gate.checks,
             )
         )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_report_title(self, report: Any) -> None:
+        """pytest-html: the page's title names the product, the models and the date (not the file name)."""
+        if not self.is_worker and self.active:
+            from snap_bench.report.first_screen import report_title
+
+            report.title = report_title([model.name for model in self.models], dt.datetime.now(dt.UTC).date())
 
     def thresholds(self, instrument: str) -> ThresholdConfig:
         if instrument not in self._thresholds:

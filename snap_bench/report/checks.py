@@ -34,6 +34,7 @@ class CheckRecord:
     margin: float | None  # how far the judged figure is on the good side of the line (negative: short of it)
     decision: str
     message: str
+    status: str = ""  # excellent / target / acceptable / below / undefined (a threshold check's status)
 
     def properties(self) -> list[tuple[str, object]]:
         """JUnit ``<property>`` pairs: every figure, as plain values a dashboard can parse.
@@ -81,6 +82,7 @@ def threshold_record(name: str, instrument: str, check: Any, gated: bool) -> Che
         margin=margin,
         decision=decision,
         message=check.message,
+        status=check.status,
     )
 
 
@@ -107,6 +109,7 @@ def comparison_record(name: str, comparison: Any, gated: bool) -> CheckRecord:
         margin=margin,
         decision=decision,
         message=comparison.message,
+        status="regressed" if comparison.regressed else "non-inferior",
     )
 
 

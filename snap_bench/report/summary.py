@@ -16,10 +16,13 @@ from typing import Any
 from snap_bench.observation import Observation
 from snap_bench.report import charts, tables
 from snap_bench.report.aggregates import by_model, level_means, score_counts
+from snap_bench.report.checks import CheckRecord, checks_table
 from snap_bench.report.conditions import conditions_section
 from snap_bench.report.downloads import CSV_GZIP_OVER, analysis_download, csv_download
 from snap_bench.report.figures import figure_html as _figure
+from snap_bench.report.first_screen import first_screen
 from snap_bench.report.formatting import ThresholdTable, metric_label, number, text
+from snap_bench.report.palette import register_models
 from snap_bench.report.tables import mapping
 
 logger = logging.getLogger(__name__)
@@ -102,13 +105,15 @@ def summary_html(
     *,
     instrument_thresholds: Mapping[str, ThresholdTable] | None = None,
     csv_gzip_over: int = CSV_GZIP_OVER,
+    checks: Sequence[CheckRecord] = (),
 ) -> str:
     """The report's summary section as an HTML fragment.
 
     ``document`` is analysis.json as a dict, ``observations`` what observations.jsonl holds, and
     ``thresholds`` the profile's ``metrics`` of thresholds.yaml (metric -> better, minimum, target,
     excellent); ``instrument_thresholds`` the same for the other instruments, by name. The
-    observation CSV is embedded gzip-compressed when larger than ``csv_gzip_over`` bytes.
+    observation CSV is embedded gzip-compressed when larger than ``csv_gzip_over`` bytes. ``checks`` are
+    the session's judged checks with their figures (the first screen's reasons and the table of checks).
     """
     session = mapping(document.get("session"))
     profile_observations = [o for o in observations if o.instrument == "snap"]
@@ -116,11 +121,15 @@ def summary_html(
     models = _models(document, grouped)
     others = [(str(name), mapping(entry)) for name, entry in mapping(document.get("instruments")).items()]
     comparisons = [mapping(c) for c in document.get("baseline") or [] if isinstance(c, Mapping)]
+    register_models([name for name, _ in models] + [str(m) for _, e in others for m in mapping(e.get("models"))])
     sections = [
         STYLE,
+        first_screen(document, observations, checks),
         '<h2 id="snap-summary">snap-bench: how consistently the models answer</h2>',
         _run_facts(session, models, others, observations),
     ]
+    if checks:
+        sections += ['<h3 id="snap-checks-title">Checks</h3>', checks_table(checks)]
     if models or not others:  # an empty run shows the profile's empty state
         sections += _profile_sections(models, grouped, thresholds, comparisons, bool(others))
     for name, entry in others:
