@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from snap_bench.report.coverage import THIN_COVERAGE
+
 # A check's decision: it passed, it failed and the exit status follows it, it failed outside the gate
 # (--snap-gate), or the metric is undefined on these data and nothing was judged.
 DECISIONS = ("pass", "fail", "ungated", "not judged")
@@ -124,9 +126,10 @@ def checks_table(records: Sequence[CheckRecord]) -> str:
     order = {"fail": 0, "ungated": 1, "not judged": 2, "pass": 3}
     rows = []
     for record in sorted(records, key=lambda r: (order.get(r.decision, 9), r.model, r.instrument, r.metric)):
-        interval = "" if record.ci_low is None or record.ci_high is None else f"[{record.ci_low:.3f}, {record.ci_high:.3f}]"
+        bounds = (record.ci_low, record.ci_high)
+        interval = "" if None in bounds else f"[{record.ci_low:.3f}, {record.ci_high:.3f}]"
         coverage = f"{record.n:,} / {record.n_designed:,}"
-        thin = record.coverage is not None and record.coverage < 0.5
+        thin = record.coverage is not None and record.coverage < THIN_COVERAGE
         margin = "—" if record.margin is None else f"{record.margin:+.3f}"
         rows.append(
             f'<tr class="snap-check-{record.decision.replace(" ", "-")}" id="snap-check-{html.escape(record.name)}">'

@@ -70,7 +70,8 @@ def conditions_data(observations: Sequence[Observation]) -> dict[str, Any]:
         row.append(strings("(no answer)" if o.raw_answer is None else o.raw_answer))
         row.append([[strings(str(m.get("role", "?"))), strings(str(m.get("content", "")))] for m in o.messages])
         rows.append(row)
-    return {"columns": columns, "filtered": [c for c in columns if c in FILTERED or c in factors], "strings": strings.values, "rows": rows}
+    filtered = [c for c in columns if c in FILTERED or c in factors]
+    return {"columns": columns, "filtered": filtered, "strings": strings.values, "rows": rows}
 
 
 def script_json(value: object) -> str:
@@ -139,7 +140,9 @@ SCRIPT = """<script id="snap-conditions-script">
     const select = document.createElement("select");
     select.dataset.column = name;
     const any = document.createElement("option"); any.value = ""; any.textContent = "all"; select.appendChild(any);
-    values.forEach((v) => { const o = document.createElement("option"); o.value = v; o.textContent = v; select.appendChild(o); });
+    values.forEach((v) => {
+      const o = document.createElement("option"); o.value = v; o.textContent = v; select.appendChild(o);
+    });
     select.addEventListener("change", () => { filters[c] = select.value; apply(); });
     label.appendChild(select); controls.appendChild(label);
   });

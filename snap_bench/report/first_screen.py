@@ -15,14 +15,13 @@ from typing import Any
 
 from snap_bench.observation import Observation
 from snap_bench.report.checks import CheckRecord
+from snap_bench.report.coverage import THIN_COVERAGE
 from snap_bench.report.formatting import metric_label, number, text
 from snap_bench.report.palette import model_colour
 from snap_bench.report.tables import mapping, verdict_badge
 
 # The instruments in the order a reader meets them, with their short names.
 INSTRUMENT_NAMES = {"snap": "profile", "compass": "compass", "perturbation": "perturbation"}
-# A figure resting on less than this share of its design is drawn grey and hatched, never as a clear result.
-THIN_COVERAGE = 0.5
 
 
 def report_title(models: Sequence[str], when: dt.date) -> str:
@@ -103,7 +102,7 @@ def verdict_matrix(document: Mapping[str, Any], checks: Sequence[CheckRecord]) -
     return (
         '<table class="snap-table snap-matrix" id="snap-matrix"><caption>Verdict per model and instrument, '
         "composite (0-1, higher is better; no interval computed for it) and the check that decided it"
-        f'</caption><thead><tr><th>model</th>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        f"</caption><thead><tr><th>model</th>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 
@@ -188,7 +187,9 @@ def agreement_chart(points: Sequence[AgreementPoint]) -> str:
                 f'<text x="{left - 4}" y="{y(tick) + 3:.1f}" font-size="9" text-anchor="end">{tick:g}</text>'
             )
         for t in temperatures:
-            parts.append(f'<text x="{x(t):.1f}" y="{top + plot_h + 14}" font-size="9" text-anchor="middle">{t:g}</text>')
+            parts.append(
+                f'<text x="{x(t):.1f}" y="{top + plot_h + 14}" font-size="9" text-anchor="middle">{t:g}</text>'
+            )
         parts.append(
             f'<text x="{left + plot_w / 2}" y="{height - 8}" font-size="10" text-anchor="middle">temperature</text>'
         )
@@ -219,7 +220,8 @@ def agreement_chart(points: Sequence[AgreementPoint]) -> str:
                     )
                 else:
                     parts.append(
-                        f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="{colour}"><title>{text(title)}</title></circle>'
+                        f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="{colour}">'
+                        f"<title>{text(title)}</title></circle>"
                     )
         parts.append(
             f'<text transform="translate(11,{top + plot_h / 2}) rotate(-90)" font-size="10" text-anchor="middle">'
@@ -237,9 +239,10 @@ def agreement_chart(points: Sequence[AgreementPoint]) -> str:
     )
     total = width * len(instruments)
     return (
-        f'<figure class="snap-chart" id="snap-headline"><svg xmlns="http://www.w3.org/2000/svg" width="{total}" '
-        f'height="{height}" viewBox="0 0 {total} {height}" role="img" aria-label="run-to-run agreement per temperature">'
-        f'{hatch}{"".join(panels)}</svg><figcaption>{legend}<br>Stability against temperature: the share of cells '
+        f'<figure class="snap-chart" id="snap-headline"><svg id="snap-headline-chart" xmlns="http://www.w3.org/2000/svg" width="{total}" '
+        f'height="{height}" viewBox="0 0 {total} {height}" role="img" '
+        'aria-label="run-to-run agreement per temperature">'
+        f"{hatch}{''.join(panels)}</svg><figcaption>{legend}<br>Stability against temperature: the share of cells "
         "(item x paraphrase x prompt [x context or choice]) whose runs all gave the same score, with its 95% Wilson "
         "interval. Cells with an unscored run are not used; a hollow hatched point rests on under half of its "
         "design (used/designed beside it).</figcaption></figure>"
@@ -262,7 +265,9 @@ footer{order:2}
 </style>"""
 
 
-def first_screen(document: Mapping[str, Any], observations: Sequence[Observation], checks: Sequence[CheckRecord]) -> str:
+def first_screen(
+    document: Mapping[str, Any], observations: Sequence[Observation], checks: Sequence[CheckRecord]
+) -> str:
     """The matrix and the headline chart side by side, and a line with the counts of the checks."""
     failed = sum(c.decision == "fail" for c in checks)
     line = (
@@ -273,4 +278,3 @@ def first_screen(document: Mapping[str, Any], observations: Sequence[Observation
     )
     chart = agreement_chart(temperature_agreement(observations))
     return f'{STYLE}<div class="snap-first">{verdict_matrix(document, checks)}{chart}</div>{line}'
-

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from snap_bench.report.coverage import cell_class, coverage_text, is_thin
 from snap_bench.report.formatting import (
     STATUS_MEANING,
     STATUSES,
@@ -91,9 +92,12 @@ def metric_cell(name: str, metric: Mapping[str, Any], thresholds: ThresholdTable
         )
     interval = format_interval(name, metric.get("ci_low"), metric.get("ci_high"), digits)
     tooltip = f"{status}; n={metric.get('n', '?')}, left out {metric.get('n_left_out', 0)}"
+    if is_thin(metric):
+        tooltip += "; rests on under half of its design: not a clear result"
     return (
-        f'<td class="snap-num {status_class(status)}" title="{text(tooltip)}">'
-        f"{format_value(name, metric.get('value'), digits)}<br><small>{text(interval)}</small></td>"
+        f'<td class="snap-num {cell_class(status_class(status), metric)}" title="{text(tooltip)}">'
+        f"{format_value(name, metric.get('value'), digits)}<br><small>{text(interval)}</small>"
+        f"<br><small>{text(coverage_text(metric))}</small></td>"
     )
 
 
@@ -132,7 +136,8 @@ def model_metric_table(entry: Mapping[str, Any], thresholds: ThresholdTable) -> 
         note = "; ".join(str(part) for part in (reason, metric.get("note")) if part)
         rows.append(
             f'<tr><th scope="row">{text(metric_label(name))}<br><small>{text(name)}</small></th>'
-            f'<td class="snap-num {status_class(status)}">{format_value(name, metric.get("value"))}</td>'
+            f'<td class="snap-num {cell_class(status_class(status), metric)}">{format_value(name, metric.get("value"))}'
+            f"<br><small>{text(coverage_text(metric))}</small></td>"
             f'<td class="snap-num">{text(format_interval(name, metric.get("ci_low"), metric.get("ci_high")))}</td>'
             f'<td class="snap-num">{text(metric.get("n", "—"))}</td>'
             f'<td class="snap-num">{text(metric.get("n_left_out", "—"))}</td>'
