@@ -122,7 +122,9 @@ def test_agreement_per_temperature_from_the_observations() -> None:
 
 def test_agreement_leaves_out_cells_with_an_unscored_run_and_marks_a_thin_point() -> None:
     observations = fake_observations(("fake-a",))
-    refused = [dataclasses.replace(o, code=-1, score=None) if o.run == 1 and o.item != "M01" else o for o in observations]
+    refused = [
+        dataclasses.replace(o, code=-1, score=None) if o.run == 1 and o.item != "M01" else o for o in observations
+    ]
     points = temperature_agreement(refused)
     assert all(p.used < p.designed for p in points)
     assert all(p.thin for p in points)  # M01's cells only: a third of the design
