@@ -19,6 +19,7 @@ import pytest
 from snap_bench.observation import Observation
 from snap_bench.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_GATED
 from snap_bench.report.checks import CheckRecord, comparison_record, threshold_record
+from snap_bench.report.history_store import keep_headlines
 from snap_bench.verdicts import to_json
 
 THRESHOLD_FILE = "snap-bench"
@@ -98,6 +99,12 @@ def run_gate(
         _emit(config, name, not comparison.regressed, comparison.message, gate_baseline, result.checks[-1])
         if comparison.regressed:
             result.failed_comparisons.append(name)
+
+    if history_path is not None:  # each model's headline figures, beside the compass placements
+        stored = keep_headlines(
+            history_path, result, session_meta, dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        )
+        result.notes += [stored] if stored else []
 
     document: dict[str, Any] = {
         "session": session_meta,

@@ -37,6 +37,7 @@ from snap_bench.options import SessionOptions
 from snap_bench.outcomes import NOT_MEASURED_ATTRIBUTE
 from snap_bench.parsing import AnswerCode
 from snap_bench.report import row_hooks
+from snap_bench.report.history_store import provenance
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 from snap_bench.scrub import Scrubber
 from snap_bench.stops import NOT_ASKED, StopBoard, clear_stops, stopped_models
@@ -367,7 +368,13 @@ class SnapSession:
         self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
     ) -> None:
         """pytest-html: the verdicts, metric tables and charts above the per-test table."""
-        if self.is_worker or self.gate is None or not self.gate.document:
+        if self.is_worker or not self.active:
+            return
+        if self.gate is None or not self.gate.document:
+            # Nothing judged (--snap-no-gate): the conditions still have their table, having left pytest-html's.
+            from snap_bench.report.conditions import conditions_only
+
+            summary.append(conditions_only(self.observations))
             return
         from snap_bench.report.summary import summary_html
 
@@ -449,6 +456,7 @@ class SnapSession:
             "seed": self.options.seed,
             "compass_per_prompt": self.options.compass_per_prompt,
             "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            **provenance(self.options.config_dir, self.options.rootdir),
         }
 
     def _write_session_meta(self) -> None:

@@ -255,3 +255,9 @@ def conditions_section(observations: Sequence[Observation]) -> tuple[str, str]:
     )
     data = f'<script type="application/json" id="{DATA_ID}">{script_json(conditions_data(observations))}</script>'
     return STYLE + markup, data + SCRIPT % {"data_id": DATA_ID}
+
+
+def conditions_only(observations: Sequence[Observation]) -> str:
+    """The table alone, for a session that judged nothing (no summary to put it in)."""
+    markup, script = conditions_section(observations)
+    return f'<section class="snap-report" id="snap-report">{markup}</section>{script}' if markup else ""

@@ -239,7 +239,8 @@ def agreement_chart(points: Sequence[AgreementPoint]) -> str:
     )
     total = width * len(instruments)
     return (
-        f'<figure class="snap-chart" id="snap-headline"><svg id="snap-headline-chart" xmlns="http://www.w3.org/2000/svg" width="{total}" '
+        '<figure class="snap-chart" id="snap-headline">'
+        f'<svg id="snap-headline-chart" xmlns="http://www.w3.org/2000/svg" width="{total}" '
         f'height="{height}" viewBox="0 0 {total} {height}" role="img" '
         'aria-label="run-to-run agreement per temperature">'
         f"{hatch}{''.join(panels)}</svg><figcaption>{legend}<br>Stability against temperature: the share of cells "

@@ -23,6 +23,7 @@ from snap_bench.report.downloads import CSV_GZIP_OVER, analysis_download, csv_do
 from snap_bench.report.figures import figure_html as _figure
 from snap_bench.report.first_screen import first_screen
 from snap_bench.report.formatting import ThresholdTable, metric_label, number, text
+from snap_bench.report.glossary import glossary_html
 from snap_bench.report.palette import register_models
 from snap_bench.report.tables import mapping
 
@@ -138,6 +139,7 @@ def summary_html(
         sections.append(_instrument_section(name, entry, own, (instrument_thresholds or {}).get(name, {})))
     conditions, conditions_script = conditions_section(observations)
     sections += [conditions, _prompts(observations)]
+    sections.append(glossary_html(thresholds))
     sections += [
         '<h3 id="snap-downloads">Downloads</h3><ul>',
         f"<li>{csv_download(observations, csv_gzip_over).link()}</li>",
