@@ -58,6 +58,16 @@ def pytest_html_results_table_row(report: pytest.TestReport, cells: list[str]) -
 
 
 @pytest.hookimpl(optionalhook=True)
+def pytest_html_results_summary(prefix: list[str], summary: list[str], postfix: list[str]) -> None:
+    """Drop the empty entries pytest-html's teardown bookkeeping leaves for the rows taken out of its table
+    (one key per condition in its embedded data: 0.6 MB for the shipped 7,912)."""
+    if _REPORT_DATA:
+        tests = _REPORT_DATA[0].data["tests"]
+        for nodeid in [nodeid for nodeid, entries in tests.items() if not entries]:
+            del tests[nodeid]
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_html_results_table_html(report: pytest.TestReport, data: list[str]) -> None:
     row_log(report, data)
 
