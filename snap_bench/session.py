@@ -29,8 +29,9 @@ from snap_bench.credentials import api_key
 from snap_bench.exit_status import ExitDecision, ExitFindings, decide, gates
 from snap_bench.export import ObservationWriter
 from snap_bench.gate import THRESHOLD_FILE, GateResult, run_gate
-from snap_bench.instruments import INSTRUMENTS, Instrument, Selection, load_instrument
+from snap_bench.instruments import Instrument, Selection, load_instrument, registered, resolve_name
 from snap_bench.local_servers import LocalServers, canonical_local_url
+from snap_bench.metric_specs import SHARED_METRICS
 from snap_bench.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.observation import Condition, Observation
 from snap_bench.options import SessionOptions
@@ -143,7 +144,7 @@ class SnapSession:
             raise pytest.UsageError(str(error)) from None
         for name in self.active_instruments():
             self.selection(self.instrument(name))  # a typo in --snap-items is a usage error now
-        if self.options.phase2:
+        if self.options.follow_up:
             # A follow-up stage reads the recordings now, so a missing baseline is a usage error
             # before anything runs, not a collection error in every worker.
             for name in self.active_instruments():
@@ -154,19 +155,23 @@ class SnapSession:
             self.config.pluginmanager.register(row_hooks, row_hooks.__name__)
 
     def active_instruments(self) -> list[str]:
-        """The instruments this session may run: every known one (a test module picks its own)."""
-        return list(INSTRUMENTS)
+        """The instruments this session may run: every registered one (a test module picks its own)."""
+        return list(registered())
 
     def instrument(self, name: str) -> Instrument:
+        name = resolve_name(name)
         if name not in self._instruments:
-            if name not in INSTRUMENTS:
+            known = registered()
+            if name not in known:
                 raise pytest.UsageError(
-                    f"unknown instrument {name!r} in an `instrument` marker; known: {', '.join(INSTRUMENTS)}"
+                    f"unknown instrument {name!r} in an `instrument` marker; known: {', '.join(known)}"
                 )
             try:
-                self._instruments[name] = load_instrument(name, self.options.config_dir)
+                instrument = load_instrument(name, self.options.config_dir)
             except ConfigError as error:
                 raise pytest.UsageError(str(error)) from None
+            instrument.read_options(self.config)
+            self._instruments[name] = instrument
         return self._instruments[name]
 
     def _choose_models(self, registry: ModelRegistry) -> list[ModelSpec]:
@@ -352,6 +357,7 @@ class SnapSession:
             self.gate = run_gate(
                 self.config,
                 [*self.observations, *baseline_rows],
+                self._instruments,
                 settings,
                 self.thresholds,
                 self.baseline,
@@ -384,13 +390,7 @@ class SnapSession:
         }
         # `summary`, not `prefix`: pytest-html puts the prefix in a narrow column.
         summary.append(
-            summary_html(
-                self.gate.document,
-                self.observations,
-                thresholds.get("snap", {}),
-                instrument_thresholds={name: table for name, table in thresholds.items() if name != "snap"},
-                checks=self.gate.checks,
-            )
+            summary_html(self.gate.document, self.observations, thresholds, self._instruments, checks=self.gate.checks)
         )
 
     @pytest.hookimpl(optionalhook=True)
@@ -404,8 +404,9 @@ class SnapSession:
     def thresholds(self, instrument: str) -> ThresholdConfig:
         if instrument not in self._thresholds:
             try:
+                specs = {**SHARED_METRICS, **self.instrument(instrument).metrics}
                 self._thresholds[instrument] = load_thresholds(
-                    self.options.config_dir, instrument, self.options.threshold_overrides, self.options.judge
+                    self.options.config_dir, instrument, self.options.threshold_overrides, self.options.judge, specs
                 )
             except ConfigError as error:
                 raise pytest.UsageError(str(error)) from None
@@ -454,7 +455,6 @@ class SnapSession:
             "judge": self.options.judge or "thresholds.yaml",
             "resamples": self.options.resamples,
             "seed": self.options.seed,
-            "compass_per_prompt": self.options.compass_per_prompt,
             "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             **provenance(self.options.config_dir, self.options.rootdir),
         }

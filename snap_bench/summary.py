@@ -31,7 +31,7 @@ def dry_run_lines(session: SnapSession) -> list[str]:
             f"instrument {name} (version {instrument.version}): {len(conditions)} conditions per model "
             f"over {len(per_item)} items"
         )
-        for factor, levels in getattr(instrument, "factor_levels", {}).items():
+        for factor, levels in instrument.factor_levels.items():
             lines.append(f"  {factor}: {', '.join(levels)}")
         for model in session.models:
             if model.price is None:
@@ -135,20 +135,6 @@ def verdict_block(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
     return lines
 
 
-def _placement(coordinates: dict[str, Any]) -> str:
-    """ "economic -1.16 [-4.72, 6.17], social +2.00 [...]" from a compass analysis's coordinates."""
-    parts = []
-    for axis, metric in coordinates.items():
-        value = metric.get("value")
-        if value is None:
-            parts.append(f"{axis} undefined ({metric.get('undefined')})")
-            continue
-        low, high = metric.get("ci_low"), metric.get("ci_high")
-        interval = "" if low is None or high is None else f" [{low:+.2f}, {high:+.2f}]"
-        parts.append(f"{axis} {value:+.2f}{interval}")
-    return ", ".join(parts)
-
-
 VERDICT_COLOURS = {"PASS": {"green": True}, "BORDERLINE": {"yellow": True}, "FAIL": {"red": True}}
 
 
@@ -173,9 +159,8 @@ def verdict_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
                 if not check.passed:
                     lines.append((f"     failed: {check.message}", {"red": True}))
             analysis = gate.analyses.get((verdict.model, instrument))
-            placement = _placement(analysis.details.get("coordinates", {})) if analysis is not None else ""
-            if placement:
-                lines.append((f"     placement: {placement}", {}))
+            if analysis is not None:
+                lines.extend((f"     {line}", {}) for line in session.instrument(instrument).terminal_lines(analysis))
     for note in gate.notes:
         lines.append((f"warning: {note}", {"yellow": True}))
     if gate.baseline:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from snap_bench.history import overall_history
+from snap_bench.instruments.compass.history import overall_history
 from tests.conftest import FAKE_KEY, REPO, BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
 

@@ -47,7 +47,7 @@ def test_a_missing_recording_is_the_could_not_measure_status(
     bench: BenchProject, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
 ) -> None:
     bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
-    (bench.cassettes / "fake-model" / "snap" / "M01-P1-NEU-t0-C0-r1.json").unlink()
+    (bench.cassettes / "fake-model" / "profile" / "M01-P1-NEU-t0-C0-r1.json").unlink()
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     result = bench.run("--model=fake-model", *SLICE, *workers, gate=True)
     assert result.ret == NOT_MEASURED

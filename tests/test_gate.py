@@ -44,35 +44,35 @@ def test_each_threshold_is_a_test_outcome_and_failures_set_the_exit_status(
     )
     result.stdout.fnmatch_lines(
         [
-            "PASSED snap-bench::thresholds[[]fake-model-test_retest_r[]]",
-            "FAILED snap-bench::thresholds[[]fake-model-inter_paraphrase_r[]]*",
+            "PASSED snap-bench::thresholds[[]fake-model-profile-test_retest_r[]]",
+            "FAILED snap-bench::thresholds[[]fake-model-profile-inter_paraphrase_r[]]*",
         ]
     )
     result.stdout.fnmatch_lines(
         [
-            "verdicts for snap (thresholds.yaml, judged on point estimates):",
+            "verdicts for profile (thresholds.yaml, judged on point estimates):",
             "  #1 fake-model: FAIL (composite *)",
             "     failed: fake-model inter_paraphrase_r = *BELOW the minimum*",
         ]
     )
     result.stdout.fnmatch_lines(["exit status 1: * threshold check(s) failed (the exit status follows the thresholds*"])
     xml = junit.read_text(encoding="utf-8")
-    assert 'name="thresholds[fake-model-icc2_1]"' in xml
+    assert 'name="thresholds[fake-model-profile-icc2_1]"' in xml
     # every check carries its figures as JUnit properties, a passing one too
-    retest = re.search(r'name="thresholds\[fake-model-test_retest_r\]".*?</testcase>', xml, re.S)
+    retest = re.search(r'name="thresholds\[fake-model-profile-test_retest_r\]".*?</testcase>', xml, re.S)
     assert retest is not None
     assert '<property name="decision" value="pass"' in retest.group(0)
     assert re.search(r'<property name="value" value="1(\.0)?"', retest.group(0))
     assert '<property name="n_designed" value="36"' in retest.group(0)
     # the HTML report has the checks as rows (in its data) and as a table, and counts what the terminal counts
     report = (bench.out / "report.html").read_text(encoding="utf-8")
-    assert "snap-bench::thresholds[fake-model-inter_paraphrase_r]" in html.unescape(report)
-    assert 'id="snap-check-fake-model-inter_paraphrase_r"' in report
+    assert "snap-bench::thresholds[fake-model-profile-inter_paraphrase_r]" in html.unescape(report)
+    assert 'id="snap-check-fake-model-profile-inter_paraphrase_r"' in report
     counts = {label.lower(): int(n) for n, label in re.findall(r">(\d+) (Failed|Passed|Unscored),?<", report)}
     terminal = result.parseoutcomes()
     assert counts == {outcome: terminal.get(outcome, 0) for outcome in ("failed", "passed", "unscored")}
     document = analysis(bench)
-    model = document["models"]["fake-model"]
+    model = document["instruments"]["profile"]["models"]["fake-model"]
     assert model["verdict"] == "FAIL"
     assert model["rank"] == 1
     retest = model["metrics"]["test_retest_r"]
@@ -91,8 +91,8 @@ def test_constant_answers_are_undefined_and_judged_on_agreement(
     no_reversed_items = ("--snap-items=M02,M03,P01,P03", *SLICE[1:])  # M01 is reverse-keyed: it would vary
     result = bench.run("--model=fake-model", *no_reversed_items, "-rA", gate=True)
     result.stdout.fnmatch_lines(["fake-model test_retest_r: undefined (*zero variance*); not judged, n=36"])
-    result.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]fake-model-tara_all_runs[]]"])
-    model = analysis(bench)["models"]["fake-model"]
+    result.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]fake-model-profile-tara_all_runs[]]"])
+    model = analysis(bench)["instruments"]["profile"]["models"]["fake-model"]
     assert model["metrics"]["test_retest_r"]["value"] is None
     assert "zero variance" in model["metrics"]["test_retest_r"]["undefined"]
     assert model["metrics"]["tara_all_runs"]["value"] == 1.0
@@ -103,7 +103,7 @@ def test_constant_answers_are_undefined_and_judged_on_agreement(
 def test_threshold_override_from_the_command_line_wins(bench: BenchProject, fake_server: FakeOpenAIServer) -> None:
     fake_server.script.answer = statement_score
     result = bench.run("--model=fake-model", *SLICE, "--snap-threshold=inter_paraphrase_r=-1:-1", "-rA", gate=True)
-    result.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]fake-model-inter_paraphrase_r[]]"])
+    result.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]fake-model-profile-inter_paraphrase_r[]]"])
 
 
 @pytest.mark.parametrize("workers", WORKERS)
@@ -115,7 +115,7 @@ def test_baseline_gate_passes_an_equal_model_and_fails_a_regression(
     bench.run("--model=other-model", *SLICE, gate=True)
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     same = bench.run("--model=other-model", "--baseline=fake-model", *SLICE, *workers, "-rA", gate=True)
-    same.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]other-model-vs-fake-model-test_retest_r[]]"])
+    same.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]other-model-vs-fake-model-profile-test_retest_r[]]"])
     comparisons = {c["metric"]: c for c in analysis(bench)["baseline"]}
     assert comparisons["test_retest_r"]["difference"] == pytest.approx(0.0)
     assert comparisons["test_retest_r"]["paired"] is True
@@ -129,7 +129,7 @@ def test_baseline_gate_passes_an_equal_model_and_fails_a_regression(
     worse = bench.run("--model=other-model", "--baseline=fake-model", *SLICE, *workers, "-rA", gate=True)
     assert worse.ret == pytest.ExitCode.TESTS_FAILED
     worse.stdout.fnmatch_lines(["other-model vs fake-model test_retest_r: *paired*: REGRESSION"])
-    worse.stdout.fnmatch_lines(["FAILED snap-bench::thresholds[[]other-model-vs-fake-model-test_retest_r[]]*"])
+    worse.stdout.fnmatch_lines(["FAILED snap-bench::thresholds[[]other-model-vs-fake-model-profile-test_retest_r[]]*"])
 
 
 def test_saved_analysis_can_be_the_baseline(bench: BenchProject, fake_server: FakeOpenAIServer) -> None:

@@ -64,7 +64,7 @@ def test_failed_re_ask_of_a_stale_recording_in_new_episodes_keeps_the_old_exchan
     fake_server.script.failures.clear()
     bench.run("--model=fake-model", *SMALL, f"{RECORD_MODE}=new_episodes").assert_outcomes(passed=SMALL_SIZE)
     for name, old in before.items():
-        interactions = json.loads((bench.cassettes / "fake-model" / "snap" / name).read_text(encoding="utf-8"))
+        interactions = json.loads((bench.cassettes / "fake-model" / "profile" / name).read_text(encoding="utf-8"))
         assert interactions["interactions"][0] == json.loads(old)["interactions"][0]
         assert len(interactions["interactions"]) == 2
 
@@ -123,7 +123,7 @@ def test_damaged_recordings_are_named_offline_and_re_recorded_live(
     bench: BenchProject, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
 ) -> None:
     bench.run("--model=fake-model", *SMALL).assert_outcomes(passed=SMALL_SIZE)
-    folder = bench.cassettes / "fake-model" / "snap"
+    folder = bench.cassettes / "fake-model" / "profile"
     damaged = dict(zip(DAMAGES, sorted(folder.glob("*.json")), strict=False))
     assert len(damaged) == len(DAMAGES)
     for how, path in damaged.items():

@@ -13,15 +13,15 @@ from snap_bench.cassettes import cassette_path
 from snap_bench.config import ConfigError
 from snap_bench.instruments import load_instrument
 from snap_bench.instruments.base import Selection
-from snap_bench.instruments.few_shot import (
+from snap_bench.instruments.perturbation.few_shot import (
     best_variant_from_recordings,
     diverse_examples,
     recorded_answer,
     seeded_order,
     tfidf,
 )
-from snap_bench.instruments.perturbation import PerturbationInstrument
-from snap_bench.instruments.sentiment_data import Sample
+from snap_bench.instruments.perturbation.instrument import PerturbationInstrument
+from snap_bench.instruments.perturbation.sentiment_data import Sample
 from tests.conftest import REPO
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from snap_bench.cassettes import CassetteState, cassette_path, cassette_state, recorded_models
 from snap_bench.client import request_body
-from snap_bench.instruments import INSTRUMENTS, Selection, load_instrument
+from snap_bench.instruments import Selection, load_instrument, registered
 from snap_bench.local_servers import canonical_local_url
 from snap_bench.models import load_models
 from tests.conftest import REPO
@@ -23,7 +23,7 @@ CASSETTES = REPO / "cassettes"
 CONFIG = REPO / "config"
 
 
-@pytest.mark.parametrize("instrument_name", sorted(INSTRUMENTS))
+@pytest.mark.parametrize("instrument_name", sorted(registered()))
 @pytest.mark.parametrize("model_name", recorded_models(CASSETTES))
 def test_every_condition_of_the_design_has_its_recording(model_name: str, instrument_name: str) -> None:
     instrument = load_instrument(instrument_name, CONFIG)
@@ -43,7 +43,7 @@ def test_every_condition_of_the_design_has_its_recording(model_name: str, instru
     assert not not_replayable, {state: (len(ids), ids[:5]) for state, ids in not_replayable.items()}
 
 
-@pytest.mark.parametrize("instrument_name", sorted(INSTRUMENTS))
+@pytest.mark.parametrize("instrument_name", sorted(registered()))
 @pytest.mark.parametrize("model_name", recorded_models(CASSETTES))
 def test_every_shipped_recording_belongs_to_a_condition_of_the_design(model_name: str, instrument_name: str) -> None:
     # A recording that no condition asks for (a removed sample, phase 2 of a variant that is no longer the

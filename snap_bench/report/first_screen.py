@@ -20,9 +20,6 @@ from snap_bench.report.formatting import metric_label, number, text
 from snap_bench.report.palette import model_colour
 from snap_bench.report.tables import mapping, verdict_badge
 
-# The instruments in the order a reader meets them, with their short names.
-INSTRUMENT_NAMES = {"snap": "profile", "compass": "compass", "perturbation": "perturbation"}
-
 
 def report_title(models: Sequence[str], when: dt.date) -> str:
     """The page's title: the product, the models and the date."""
@@ -68,19 +65,19 @@ def reason_text(verdict: str, check: CheckRecord | None) -> str:
 def verdict_matrix(document: Mapping[str, Any], checks: Sequence[CheckRecord]) -> str:
     """Models as rows, instruments as columns: verdict, composite and the deciding reason in each cell."""
     entries: dict[str, dict[str, Mapping[str, Any]]] = {}
-    for model, entry in mapping(document.get("models")).items():
-        entries.setdefault("snap", {})[str(model)] = mapping(entry)
+    titles: dict[str, str] = {}
     for instrument, section in mapping(document.get("instruments")).items():
+        titles[str(instrument)] = str(mapping(section).get("title") or instrument)
         for model, entry in mapping(mapping(section).get("models")).items():
             entries.setdefault(str(instrument), {})[str(model)] = mapping(entry)
-    instruments = [name for name in INSTRUMENT_NAMES if name in entries] + sorted(set(entries) - set(INSTRUMENT_NAMES))
+    instruments = list(entries)
     models = sorted({model for per_model in entries.values() for model in per_model})
     if not models:
         return "<p>No model was judged in this session.</p>"
     by_key: dict[tuple[str, str], list[CheckRecord]] = defaultdict(list)
     for check in checks:
         by_key[(check.model, check.instrument)].append(check)
-    header = "".join(f"<th>{text(INSTRUMENT_NAMES.get(name, name))}</th>" for name in instruments)
+    header = "".join(f'<th title="{text(titles[name])}">{text(name)}</th>' for name in instruments)
     rows = []
     for model in models:
         cells = []
@@ -160,7 +157,7 @@ def agreement_chart(points: Sequence[AgreementPoint]) -> str:
     Hand-drawn SVG (a few KB, no matplotlib on the first screen); a point on less than half of its
     design is hollow, grey-hatched and labelled with its coverage.
     """
-    instruments = [name for name in INSTRUMENT_NAMES if any(p.instrument == name for p in points)]
+    instruments = sorted({p.instrument for p in points})
     if not instruments:
         return "<p>No instrument varied the temperature with repeated runs: no stability chart.</p>"
     width, height, left, top, bottom = 270, 250, 52, 26, 40
@@ -179,7 +176,7 @@ def agreement_chart(points: Sequence[AgreementPoint]) -> str:
 
         parts = [
             f'<g transform="translate({index * width},0)">',
-            f'<text x="{left}" y="14" font-size="12" font-weight="600">{text(INSTRUMENT_NAMES[instrument])}</text>',
+            f'<text x="{left}" y="14" font-size="12" font-weight="600">{text(instrument)}</text>',
         ]
         for tick in (0, 0.25, 0.5, 0.75, 1):
             parts.append(
@@ -208,7 +205,7 @@ def agreement_chart(points: Sequence[AgreementPoint]) -> str:
                         f'stroke="{colour}" stroke-width="1.2"/>'
                     )
                 title = (
-                    f"{model}, {INSTRUMENT_NAMES[instrument]}, temperature {p.temperature:g}: "
+                    f"{model}, {instrument}, temperature {p.temperature:g}: "
                     f"{p.agree:.2f} [{p.ci_low or 0:.2f}, {p.ci_high or 0:.2f}] on {p.used} of {p.designed} cells"
                 )
                 if p.thin:

@@ -81,19 +81,24 @@ def test_the_deciding_check_of_a_fail_is_the_unscored_rate_before_any_correlatio
 
 def matrix_document() -> dict[str, Any]:
     return {
-        "models": {"model-b": {"verdict": "PASS", "composite": 0.91}, XSS_PAYLOADS[0]: {"verdict": "FAIL"}},
-        "instruments": {"compass": {"models": {"model-b": {"verdict": "BORDERLINE", "composite": 0.5}}}},
+        "instruments": {
+            "first": {
+                "title": "first instrument",
+                "models": {"model-b": {"verdict": "PASS", "composite": 0.91}, XSS_PAYLOADS[0]: {"verdict": "FAIL"}},
+            },
+            "second": {"title": "second", "models": {"model-b": {"verdict": "BORDERLINE", "composite": 0.5}}},
+        }
     }
 
 
 def test_the_matrix_has_a_verdict_per_model_and_instrument_and_escapes_names() -> None:
-    checks = [dataclasses.replace(record("unscored_rate", 0.7, LOWER), model=XSS_PAYLOADS[0])]
+    checks = [dataclasses.replace(record("unscored_rate", 0.7, LOWER), model=XSS_PAYLOADS[0], instrument="first")]
     matrix = verdict_matrix(matrix_document(), checks)
     assert "<script>" not in matrix
     assert "&lt;script&gt;" in matrix
-    assert re.findall(r"<th>(profile|compass)</th>", matrix) == ["profile", "compass"]
+    assert re.findall(r'<th title="[^"]*">(\w+)</th>', matrix) == ["first", "second"]
     assert matrix.count("snap-badge-") == 3
-    assert "not run" in matrix  # the payload-named model ran no compass
+    assert "not run" in matrix  # the payload-named model ran no second instrument
     assert "unscored answers 0.700" in matrix
     assert "every judged figure reaches its target" in matrix
 

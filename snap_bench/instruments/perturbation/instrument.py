@@ -7,27 +7,35 @@ labelled examples before (``pre``) or after (``suf``) the prompt.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from snap_bench.config import ConfigError, Node, load_yaml
-from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.instruments.base import Instrument, ReportContext, Scored, Selection
 from snap_bench.instruments.design import selected, temperature_level, temperatures
-from snap_bench.instruments.few_shot import (
+from snap_bench.instruments.perturbation.few_shot import (
     EXAMPLE_POSITIONS,
     BestVariant,
     best_variant_from_recordings,
     diverse_examples,
     seeded_order,
 )
-from snap_bench.instruments.prompt_variants import PromptDesign, Variant
-from snap_bench.instruments.sentiment_data import ENCODING, LABELS, DataSpec, Sample, load_samples
-from snap_bench.label_parsing import parse_label
-from snap_bench.observation import Condition
+from snap_bench.instruments.perturbation.labels import parse_label
+from snap_bench.instruments.perturbation.metrics import METRICS
+from snap_bench.instruments.perturbation.prompt_variants import PromptDesign, Variant
+from snap_bench.instruments.perturbation.sentiment_data import ENCODING, LABELS, DataSpec, Sample, load_samples
+from snap_bench.observation import Condition, Observation
+
+if TYPE_CHECKING:
+    import pytest
+
+    from snap_bench.analysis import AnalysisSettings, ModelAnalysis
 
 EXPERIMENT_FILE = "experiment.yaml"
 SECTION = "perturbation"
 EXAMPLES_FACTOR = "examples"
+PHASE2_OPTION = "--snap-perturbation-phase2"
 GOLD_PREFIX = {"five_class": "gold:", "polarity": "polarity:"}
 
 
@@ -46,6 +54,8 @@ def read_gold(construct: str | None) -> tuple[str, str] | None:
 
 class PerturbationInstrument(Instrument):
     name = "perturbation"
+    title = "prompt perturbation (sentiment robustness)"
+    metrics = METRICS
 
     def __init__(self, config_dir: Path) -> None:
         experiment = config_dir / EXPERIMENT_FILE
@@ -234,3 +244,27 @@ class PerturbationInstrument(Instrument):
     def construct(self, condition: Condition) -> str | None:
         """The sample's gold label (the analysis reads it back with :func:`read_gold`)."""
         return gold_construct(self.samples[condition.item], self.data_spec.gold_kind)
+
+    @classmethod
+    def add_options(cls, group: pytest.OptionGroup) -> None:
+        group.addoption(
+            PHASE2_OPTION,
+            action="store_true",
+            default=False,
+            help="perturbation: also ask each model's best baseline variant with few-shot examples before "
+            "and after the prompt (needs the model's whole baseline recorded). Default: %(default)r.",
+        )
+
+    @classmethod
+    def follow_up_requested(cls, config: pytest.Config) -> bool:
+        return bool(config.getoption(PHASE2_OPTION))
+
+    def analyse(self, model: str, observations: Sequence[Observation], settings: AnalysisSettings) -> ModelAnalysis:
+        from snap_bench.instruments.perturbation.analysis import analyse_perturbation
+
+        return analyse_perturbation(model, self.name, observations, settings)
+
+    def report_section(self, context: ReportContext) -> str:
+        from snap_bench.instruments.perturbation.report import perturbation_section
+
+        return perturbation_section(context.models, context.observations)

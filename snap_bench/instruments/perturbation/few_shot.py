@@ -14,17 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
-
 from snap_bench.cassettes import cassette_path
 from snap_bench.config import ConfigError
 from snap_bench.instruments.base import Selection
-from snap_bench.instruments.prompt_variants import Variant
-from snap_bench.instruments.sentiment_data import Sample, gold_interval, max_squared_error
+from snap_bench.instruments.perturbation.prompt_variants import Variant
+from snap_bench.instruments.perturbation.sentiment_data import Sample, gold_interval, max_squared_error
 
 if TYPE_CHECKING:
-    from snap_bench.instruments.perturbation import PerturbationInstrument
+    import numpy as np
+    import numpy.typing as npt
+
+    from snap_bench.instruments.perturbation.instrument import PerturbationInstrument
 
 EXAMPLE_POSITIONS = ("pre", "suf")
 ACCURACY_WEIGHT = 0.7  # the study's weighted index: 0.7 x variant accuracy + 0.3 x model consistency
@@ -90,6 +90,8 @@ def best_variant_from_recordings(
     variants alike; ties go to the alphabetically first variant id. Every baseline condition
     must be recorded: choosing on part of the data would choose on chance.
     """
+    import numpy as np
+
     # Imported here: the stats package loads scipy, which importing the instrument registry (at
     # plugin import, in every worker) must not pay for.
     from snap_bench.stats.categorical import interval_squared_errors, modal_share, mse_accuracy
@@ -145,6 +147,8 @@ def best_variant_from_recordings(
 
 def tfidf(texts: list[str]) -> npt.NDArray[np.float64]:
     """L2-normalised TF-IDF rows: raw term counts x smooth idf ln((1 + n) / (1 + df)) + 1 (scikit-learn's default)."""
+    import numpy as np
+
     documents = [Counter(TOKEN.findall(text.lower())) for text in texts]
     vocabulary = sorted({term for document in documents for term in document})
     index = {term: column for column, term in enumerate(vocabulary)}
@@ -170,6 +174,8 @@ def diverse_examples(pool: list[Sample], per_label: int) -> list[Sample]:
     result comes in rounds of the pool's label order (pos, neg, pos, ...); the prompt shows the
     examples in :func:`seeded_order` instead.
     """
+    import numpy as np
+
     if not pool:
         raise ValueError("no examples to choose from")
     vectors = tfidf([sample.text for sample in pool])
@@ -199,6 +205,8 @@ def seeded_order(examples: list[Sample], seed: int) -> list[Sample]:
     Not the label rounds of :func:`diverse_examples`: labels that strictly alternate are a pattern a
     model can continue instead of reading the input, and the gain would then measure that pattern.
     """
+    import numpy as np
+
     permutation = np.random.default_rng(seed).permutation(len(examples))
     return [examples[int(index)] for index in permutation]
 
