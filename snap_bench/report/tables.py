@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from snap_bench.report.coverage import cell_class, coverage_text, is_thin
+from snap_bench.report.coverage import THIN_CLASS, cell_class, coverage_text, is_thin
 from snap_bench.report.formatting import (
     STATUS_MEANING,
     STATUSES,
@@ -49,6 +49,8 @@ def legend_html() -> str:
         f"{text(STATUS_MEANING[status])}</li>"
         for status in STATUSES
     )
+    thin = f'<span class="snap-swatch {THIN_CLASS}">47 / 540</span>'
+    items += f"<li>{thin} used / designed under one half: no status colour, whatever the value</li>"
     return f'<ul class="snap-legend">{items}</ul>'
 
 
