@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from snap_bench.config import ConfigError, Node, load_yaml
-from snap_bench.metric_specs import MetricSpec
+from snap_bench.metric_specs import MetricSpec, metric_spec
 
 if TYPE_CHECKING:
     from snap_bench.analysis import Metric, ModelAnalysis
@@ -218,8 +218,6 @@ def composite(analysis: ModelAnalysis, config: ThresholdConfig) -> float | None:
     session does not move the verdict's composite.
     """
     total = weight_sum = 0.0
-    from snap_bench.instruments import metric_spec
-
     for name, weight in config.composite_weights.items():
         metric = analysis.metrics.get(name)
         spec = metric_spec(name, analysis.instrument)

@@ -12,9 +12,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import snap_bench.report.charts as charts
+import snap_bench.report.tables as tables
 from snap_bench.instruments.base import Instrument, ReportContext
 from snap_bench.observation import Observation
-from snap_bench.report import charts, tables
 from snap_bench.report.checks import CheckRecord, checks_table
 from snap_bench.report.conditions import conditions_section
 from snap_bench.report.downloads import CSV_GZIP_OVER, analysis_download, csv_download
