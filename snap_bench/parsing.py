@@ -35,6 +35,14 @@ class AnswerCode(IntEnum):
     INVALID = -2
     API_ERROR = -3
 
+    @property
+    def label(self) -> str:
+        """How the report, the terminal and the tables name the code."""
+        return ANSWER_CODE_LABELS[self]
+
+
+ANSWER_CODE_LABELS = {AnswerCode.REFUSAL: "refusal", AnswerCode.INVALID: "invalid", AnswerCode.API_ERROR: "API error"}
+
 
 @dataclass(frozen=True)
 class ParsedAnswer:
