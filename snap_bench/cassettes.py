@@ -127,22 +127,29 @@ def cassette_state(path: Path, method: str, uri: str, body: bytes) -> tuple[Cass
     A recording of this request that holds no usable answer (only failures) counts as damaged: it
     cannot be replayed, and recording it again is the fix.
     """
+    state, why, _ = examine(path, method, uri, body)
+    return state, why
+
+
+def examine(path: Path, method: str, uri: str, body: bytes) -> tuple[CassetteState, str, ChatReply | None]:
+    """:func:`cassette_state`, and the recorded answer when the state is MATCHES (the file read once)."""
     if not path.is_file():
-        return CassetteState.MISSING, "no cassette"
+        return CassetteState.MISSING, "no cassette", None
     try:
         pairs = _interactions(path)
     except DamagedCassette as error:
-        return CassetteState.MALFORMED, str(error)
+        return CassetteState.MALFORMED, str(error), None
     matching = _matching(pairs, method, uri, body)
     if matching:
-        if recorded_reply(matching).error is None:
-            return CassetteState.MATCHES, ""
+        reply = recorded_reply(matching)
+        if reply.error is None:
+            return CassetteState.MATCHES, "", reply
         codes = ", ".join(str(response["status"]["code"]) for response in matching)
-        return CassetteState.MALFORMED, f"damaged cassette: no usable answer recorded (HTTP {codes})"
+        return CassetteState.MALFORMED, f"damaged cassette: no usable answer recorded (HTTP {codes})", None
     first = pairs[0][0]
     if first["uri"] != uri:
-        return CassetteState.STALE, f"recorded for {first['uri']}, now asking {uri}"
-    return CassetteState.STALE, "the recorded request body differs (prompt or parameters changed)"
+        return CassetteState.STALE, f"recorded for {first['uri']}, now asking {uri}", None
+    return CassetteState.STALE, "the recorded request body differs (prompt or parameters changed)", None
 
 
 def replay(path: Path, method: str, uri: str, body: bytes) -> ChatReply:

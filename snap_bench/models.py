@@ -38,6 +38,8 @@ class ModelSpec:
     price: Price | None
     weights: LocalWeights | None
     rate_limit_per_minute: float | None = None
+    # Requests in flight at once for this model across the session's processes (None: one per process).
+    concurrency: int | None = None
 
     @property
     def is_local(self) -> bool:
@@ -69,10 +71,11 @@ def load_models(config_dir: Path) -> ModelRegistry:
     default_url = defaults.get("base_url", OPENROUTER_URL).text()
     default_key_env = defaults.get("api_key_env", "OPENROUTER_API_KEY").optional_text()
     default_rate = defaults.get("rate_limit_per_minute", None)
+    default_concurrency = defaults.get("concurrency", None)
 
     models: dict[str, ModelSpec] = {}
     for name, entry in document.get("models").items():
-        models[name] = _model(name, entry, default_url, default_key_env, default_rate)
+        models[name] = _model(name, entry, default_url, default_key_env, default_rate, default_concurrency)
     if not models:
         raise document.get("models").error("no models", "add at least one entry")
 
@@ -86,7 +89,9 @@ def load_models(config_dir: Path) -> ModelRegistry:
     return ModelRegistry(models=models, pilot=pilot, source=config_dir / MODELS_FILE)
 
 
-def _model(name: str, entry: Node, default_url: str, default_key_env: str | None, default_rate: Node) -> ModelSpec:
+def _model(
+    name: str, entry: Node, default_url: str, default_key_env: str | None, default_rate: Node, default_concurrency: Node
+) -> ModelSpec:
     if not name.replace("-", "").replace(".", "").replace("_", "").isalnum():
         raise entry.error(
             f"model name {name!r} has characters unfit for a folder or a test id",
@@ -112,11 +117,21 @@ def _model(name: str, entry: Node, default_url: str, default_key_env: str | None
         rate_limit_per_minute=_rate(
             entry.get("rate_limit_per_minute", None) if entry.has("rate_limit_per_minute") else default_rate
         ),
+        concurrency=_concurrency(entry.get("concurrency", None) if entry.has("concurrency") else default_concurrency),
     )
 
 
 def _rate(node: Node) -> float | None:
     return None if node.value is None else node.number(0.001, 1_000_000, "rate limit (requests per minute)")
+
+
+def _concurrency(node: Node) -> int | None:
+    if node.value is None:
+        return None
+    value = node.number(1, 10_000, "concurrency (requests in flight at once)")
+    if value != int(value):
+        raise node.error(f"concurrency {value!r} is not a whole number", "give a whole number of requests, e.g. 8")
+    return int(value)
 
 
 def _weights(node: Node) -> LocalWeights:

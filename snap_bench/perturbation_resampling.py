@@ -158,7 +158,8 @@ class SampleSums:
         def statistic(data: FloatArray, counts: FloatArray) -> FloatArray:
             if not rates:
                 return np.full(counts.shape[0], np.nan)
-            return np.max(np.stack([rate(data, counts) for rate in rates]), axis=0)
+            largest: FloatArray = np.max(np.stack([rate(data, counts) for rate in rates]), axis=0)
+            return largest
 
         return statistic
 

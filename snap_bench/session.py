@@ -20,9 +20,11 @@ from typing import Any
 
 import pytest
 
+from snap_bench.ask_ahead_setup import ask_ahead_factory
 from snap_bench.asking import Asker, Endpoint
 from snap_bench.baseline import BaselineSpec, parse_baseline
 from snap_bench.cassettes import recorded_models, remove_stale_temporaries
+from snap_bench.claims import clear_claims
 from snap_bench.client import RetryPolicy
 from snap_bench.config import ConfigError
 from snap_bench.credentials import api_key
@@ -39,6 +41,7 @@ from snap_bench.parsing import AnswerCode
 from snap_bench.report import row_hooks
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 from snap_bench.scrub import Scrubber
+from snap_bench.shards import in_shard
 from snap_bench.stops import NOT_ASKED, StopBoard, clear_stops, stopped_models
 from snap_bench.summary import summary_lines, verdict_block
 from snap_bench.throttle import Budget, BudgetLimits, RateLimiter, SharedState
@@ -191,11 +194,12 @@ class SnapSession:
         instrument = self.instrument(instrument_name)
         selection = self.selection(instrument)
         try:
-            return [
+            cases = [
                 Case(model.name, instrument_name, condition)
                 for model in self.models
                 for condition in instrument.conditions_for(model.name, selection, self.options.cassette_dir)
             ]
+            return [case for case in cases if in_shard(case.id, self.options.shard)]  # --snap-shard
         except ConfigError as error:
             raise pytest.UsageError(str(error)) from None
 
@@ -223,6 +227,7 @@ class SnapSession:
             # Each session has its own budget; the workers start after this (xdist's sessionstart).
             (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)
             clear_stops(self.options.out_dir)
+            clear_claims(self.options.out_dir)
 
     def endpoint_plans(self) -> dict[str, Endpoint]:
         """Endpoints as they stand before any local server is started."""
@@ -284,6 +289,7 @@ class SnapSession:
                 self.budget(),
                 Scrubber.configured([model.api_key_env for model in self.models], self.options.rootdir / ".env"),
                 StopBoard(self.options.out_dir),
+                ask_ahead_factory(self.config, self.options, self.models, self._rate_limits(), self.budget(), policy),
             )
         return self._asker
 
@@ -397,7 +403,7 @@ class SnapSession:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._asker is not None:
-            self._asker.close()
+            self._asker.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
             self._asker = None
         if self.is_worker or not self.active or self.collect_only:
             return
