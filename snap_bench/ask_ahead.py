@@ -116,6 +116,20 @@ class AskAhead:
 
         self._loop.call_soon_threadsafe(refresh)
 
+    def settled(self, key: Key) -> Outcome | None:
+        """The outcome of a condition asked ahead in this session (by any process; waiting while it is
+        in flight), or None if no one asked it ahead: then its recording, if any, predates the session."""
+        future = self._futures.pop(key, None)
+        if future is not None:
+            return future.result()
+        while True:
+            claimed, settled = self._claims.outcome(key)
+            if settled is not None:
+                return Outcome.from_json(settled)
+            if not claimed:
+                return None
+            time.sleep(POLL_S)
+
     def answer(self, job: Job) -> Outcome:
         """The outcome of ``job``: asked ahead by this process, by another one, or now."""
         while True:

@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from snap_bench.ask_ahead import AskAhead, Job
+from snap_bench.ask_ahead import AskAhead, Job, Outcome
 from snap_bench.cassettes import (
     CassetteState,
     RecordMode,
@@ -115,6 +115,11 @@ class Asker:
     def ask(self, model: str, instrument: Instrument, condition: Condition) -> Observation:
         endpoint = self._endpoints[model]
         messages = instrument.messages(condition)
+        if self._ahead is not None and model in self._ahead.limits:
+            # Asked ahead this session (by this process or another): its answer, not a replay.
+            settled = self._ahead.settled((model, instrument.name, condition.id))
+            if settled is not None:
+                return self._outcome_observation(model, instrument, condition, messages, settled)
         body = request_body(endpoint.model.provider_id, messages, condition.temperature, instrument.max_tokens)
         path = cassette_path(self._root, model, instrument.name, condition.id)
         canonical_uri = f"{endpoint.canonical_url}/chat/completions"
@@ -126,10 +131,7 @@ class Asker:
             return self._scrubbed(_observation(model, instrument, condition, messages, reply, True))
         job = self.job(model, instrument, condition) if state is CassetteState.MISSING else None
         if job is not None and self._ahead is not None:
-            outcome = self._ahead.answer(job)
-            if outcome.reply is None:
-                raise BudgetReached(f"{outcome.budget}; {model} {condition.id} was not asked. Run again to continue.")
-            return self._scrubbed(_observation(model, instrument, condition, messages, outcome.reply, False))
+            return self._outcome_observation(model, instrument, condition, messages, self._ahead.answer(job))
         stop = self._stops.stopped(model) if self._stops is not None else None
         if stop is not None:
             # The model cannot be asked this session (see snap_bench.stops): say so, send nothing.
@@ -140,6 +142,13 @@ class Asker:
             said = dataclasses.replace(reply, error=reply.error and self._scrub(reply.error))
             self._stops.note(model, endpoint.base_url, endpoint.model.api_key_env, said)
         return self._scrubbed(_observation(model, instrument, condition, messages, reply, False))
+
+    def _outcome_observation(
+        self, model: str, instrument: Instrument, condition: Condition, messages: list[dict[str, str]], outcome: Outcome
+    ) -> Observation:
+        if outcome.reply is None:
+            raise BudgetReached(f"{outcome.budget}; {model} {condition.id} was not asked. Run again to continue.")
+        return self._scrubbed(_observation(model, instrument, condition, messages, outcome.reply, False))
 
     def job(self, model: str, instrument: Instrument, condition: Condition) -> Job | None:
         """The condition as a job to ask ahead, or None where asking ahead does not apply (no
