@@ -72,9 +72,7 @@ def _tree_rss_kb(root: int) -> int:
 def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, int]:
     """(wall seconds, peak MB of the process tree, exit status) of one command."""
     started = time.perf_counter()
-    process = subprocess.Popen(
-        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     peak = 0
     done = threading.Event()
 
@@ -257,9 +255,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
     if not args.skip_live:
         concurrencies = [int(part) for part in args.concurrency.split(",") if part.strip()]
-        print(f"live, profile design{' (quick: items ' + QUICK_ITEMS + ')' if args.quick else ''}, "
-              f"server latency {args.latency * 1000:.0f} ms, snap-bench at -n 2:")
-        print("  concurrency | requests | snap-bench | raw httpx | ratio | floor (requests x latency / C) | peak memory")
+        print(
+            f"live, profile design{' (quick: items ' + QUICK_ITEMS + ')' if args.quick else ''}, "
+            f"server latency {args.latency * 1000:.0f} ms, snap-bench at -n 2:"
+        )
+        print(
+            "  concurrency | requests | snap-bench | raw httpx | ratio | floor (requests x latency / C) | peak memory"
+        )
         for row in live_comparison(concurrencies, args.latency, args.quick):
             print(
                 f"  {row['concurrency']:>11.0f} | {row['requests']:>8.0f} | {row['snap_s']:>8.1f} s | "

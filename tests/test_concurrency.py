@@ -34,7 +34,9 @@ def bodies(cassettes: Path) -> dict[str, str]:
 
 def asked(fake_server: FakeOpenAIServer) -> list[str]:
     """Each request the server received, as the canonical JSON its cassette holds."""
-    return [json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False) for r in fake_server.script.requests]
+    return [
+        json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False) for r in fake_server.script.requests
+    ]
 
 
 @pytest.mark.parametrize("workers", WORKERS)
@@ -49,7 +51,8 @@ def test_every_condition_is_asked_once_with_up_to_n_in_flight(
     assert sorted(asked(fake_server)) == sorted(bodies(bench.cassettes).values())
     observations = read_jsonl(bench.out / "observations.jsonl")
     assert len(observations) == SLICE_SIZE
-    assert not any(o.replayed for o in observations) and all(o.score == 4 for o in observations)
+    assert not any(o.replayed for o in observations)
+    assert all(o.score == 4 for o in observations)
     # Every recording replays: the second run sends nothing.
     bench.run("--model=fake-model", *SLICE, "--snap-concurrency=4", *workers).assert_outcomes(passed=SLICE_SIZE)
     assert len(fake_server.script.requests) == SLICE_SIZE
@@ -58,7 +61,9 @@ def test_every_condition_is_asked_once_with_up_to_n_in_flight(
 
 def test_concurrency_from_models_yaml_and_a_bad_value_named(bench: BenchProject, fake_server: FakeOpenAIServer) -> None:
     models = bench.root / "config" / "models.yaml"
-    models.write_text(models.read_text(encoding="utf-8").replace("    id: fake/model\n", "    id: fake/model\n    concurrency: 3\n"))
+    models.write_text(
+        models.read_text(encoding="utf-8").replace("    id: fake/model\n", "    id: fake/model\n    concurrency: 3\n")
+    )
     fake_server.script.hold_until = 3
     bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
     assert fake_server.script.max_in_flight == 3
@@ -74,9 +79,7 @@ def test_the_request_budget_stays_a_hard_cap_with_many_in_flight(
 ) -> None:
     fake_server.script.failures = deque([Failure(503, retry_after="0")] * 200)
     limit = 5
-    result = bench.run(
-        "--model=fake-model", *SLICE, "--snap-concurrency=8", f"--snap-max-requests={limit}", *workers
-    )
+    result = bench.run("--model=fake-model", *SLICE, "--snap-concurrency=8", f"--snap-max-requests={limit}", *workers)
     assert len(fake_server.script.requests) <= limit
     result.assert_outcomes(skipped=SLICE_SIZE)
 
@@ -97,7 +100,8 @@ def test_retry_after_is_honoured_and_the_attempts_are_recorded_in_order(
     assert sum(len(attempts) for attempts in codes) == SLICE_SIZE + 2
     for path in bench.cassettes.rglob("*.json"):
         text = path.read_text(encoding="utf-8")
-        assert "authorization" not in text.lower() and "sk-fake" not in text
+        assert "authorization" not in text.lower()
+        assert "sk-fake" not in text
 
 
 def test_a_refused_key_stops_the_model_with_many_in_flight(bench: BenchProject, fake_server: FakeOpenAIServer) -> None:
@@ -146,7 +150,8 @@ def test_kill_9_at_any_request_loses_only_what_was_in_flight_and_resumes_without
     # Runs of a condition send the same body, so count: each missing condition asked once, nothing recorded again.
     assert len(fake_server.script.requests) - first_run == SLICE_SIZE - len(recorded)
     after = bodies(bench.cassettes)
-    assert len(after) == SLICE_SIZE and all(after[name] == body for name, body in recorded.items())
+    assert len(after) == SLICE_SIZE
+    assert all(after[name] == body for name, body in recorded.items())
 
 
 def path_uri(bench: BenchProject) -> str:
@@ -188,4 +193,3 @@ def test_concurrency_option_value_is_checked(bench: BenchProject) -> None:
     result = bench.run("--model=fake-model", "--snap-concurrency=0")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--snap-concurrency*0*whole number*"])
-
