@@ -16,6 +16,7 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import itertools
+import sys
 import threading
 import time
 from collections import deque
@@ -35,6 +36,7 @@ from snap_bench.throttle import Budget, RateLimiter
 
 # How often a test waiting for another process's answer looks at the claim (a file read).
 POLL_S = 0.01
+SWITCH_INTERVAL_S = 0.0005
 
 
 class BudgetSpent(Exception):
@@ -99,6 +101,10 @@ class AskAhead:
         self._clients: dict[str, ChatClient] = {}
         self._spent: str | None = None
         self._closing = False
+        # The loop thread holds the GIL while it parses replies; with Python's default 5 ms switch interval
+        # the test thread can then wait up to 5 ms after each of its own system calls. 0.5 ms keeps both
+        # threads moving.
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="snap-bench-ask-ahead", daemon=True)
         self._thread.start()

@@ -38,6 +38,7 @@ from snap_bench.observation import Condition, Observation
 from snap_bench.options import SessionOptions
 from snap_bench.outcomes import NOT_MEASURED_ATTRIBUTE
 from snap_bench.parsing import AnswerCode
+from snap_bench.preload import preload
 from snap_bench.report import row_hooks
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 from snap_bench.scrub import Scrubber
@@ -222,6 +223,8 @@ class SnapSession:
         self.endpoints = {model.name: self._endpoint(model, local_urls.get(model.name)) for model in self.models}
         self._local_urls = local_urls
         if not self.is_worker:
+            if self.options.gate:
+                preload()  # the analysis' and report's imports, while the tests run
             remove_stale_temporaries(self.options.cassette_dir)
             self._writer = ObservationWriter(self.options.out_dir)
             # Each session has its own budget; the workers start after this (xdist's sessionstart).
