@@ -12,10 +12,12 @@ from __future__ import annotations
 import argparse
 import time
 from itertools import product
+from pathlib import Path
 
 import numpy as np
 
 from snap_bench.analysis import AnalysisSettings, analyse, observation_table
+from snap_bench.instruments import ProfileInstrument
 from snap_bench.observation import Observation
 
 ITEMS = [f"M0{i}" for i in range(1, 6)] + [f"P0{i}" for i in range(1, 6)]
@@ -47,7 +49,7 @@ def simulated_observations(models: int, seed: int = 1) -> list[Observation]:
             observations.append(
                 Observation(
                     model=f"model-{model}",
-                    instrument="snap",
+                    instrument="profile",
                     condition_id=f"{cell}-r{run}",
                     cell=cell,
                     item=item,
@@ -80,7 +82,8 @@ def main() -> None:
     baseline_s = time.perf_counter() - started
 
     started = time.perf_counter()
-    results = analyse(observations, AnalysisSettings(n_resamples=arguments.resamples))
+    profile = ProfileInstrument(Path(__file__).resolve().parent.parent / "config")
+    results = analyse(observations, {"profile": profile}, AnalysisSettings(n_resamples=arguments.resamples))
     analysis_s = time.perf_counter() - started
 
     print(

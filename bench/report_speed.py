@@ -33,34 +33,35 @@ import yaml
 from bench.analysis_speed import simulated_observations
 from snap_bench.analysis import AnalysisSettings, analyse
 from snap_bench.instruments import Selection
-from snap_bench.instruments.snap import SnapInstrument
+from snap_bench.instruments.profile.instrument import ProfileInstrument
 from snap_bench.observation import Observation
 from snap_bench.verdicts import judge, load_thresholds, rank, to_json
 
 CONFIG = Path(__file__).resolve().parent.parent / "config"
+PROFILE = ProfileInstrument(CONFIG)
 
 
 def analysis_document(observations: list[Observation], resamples: int) -> dict[str, Any]:
-    analyses = analyse(observations, AnalysisSettings(n_resamples=resamples))
-    config = load_thresholds(CONFIG, "snap", {}, None)
+    analyses = analyse(observations, {"profile": PROFILE}, AnalysisSettings(n_resamples=resamples))
+    config = load_thresholds(CONFIG, "profile", {}, None)
     verdicts = {key: judge(analysis, config) for key, analysis in analyses.items()}
     rank(list(verdicts.values()))
     models = {a.model: {"instrument": a.instrument, **to_json(verdicts[k], a)} for k, a in analyses.items()}
     session = {
         "models": sorted(models),
-        "instruments": {"snap": "synthetic"},
+        "instruments": {"profile": "synthetic"},
         "record_mode": "none",
         "resamples": resamples,
         "seed": 20261122,
         "judge": "thresholds.yaml",
         "finished": "synthetic",
     }
-    return {"session": session, "models": models, "baseline": []}
+    return {"session": session, "instruments": {"profile": {"models": models}}, "baseline": []}
 
 
 def with_real_prompts(observations: list[Observation]) -> list[Observation]:
     """Give each synthetic observation the messages the real instrument sends for its condition."""
-    instrument = SnapInstrument(CONFIG)
+    instrument = ProfileInstrument(CONFIG)
     messages = {c.id: instrument.messages(c) for c in instrument.conditions(Selection())}
     # The synthetic design also puts personality items in the dilemma context; they get the C0 prompt.
     return [
@@ -154,8 +155,8 @@ def main() -> None:
         for o in with_real_prompts(simulated_observations(arguments.models))
     ]
     document = analysis_document(observations, arguments.resamples)
-    thresholds = yaml.safe_load((CONFIG / "thresholds.yaml").read_text(encoding="utf-8"))["snap"]["metrics"]
-    instrument = SnapInstrument(CONFIG)
+    thresholds = yaml.safe_load((CONFIG / "thresholds.yaml").read_text(encoding="utf-8"))["profile"]["metrics"]
+    instrument = PROFILE
     questions = {c.id: instrument.question(c) for c in instrument.conditions(Selection())}
     questions.update({key.replace("-C0-", "-C1-"): value for key, value in questions.items() if "-C0-" in key})
     import pandas
@@ -166,16 +167,17 @@ def main() -> None:
 
     from snap_bench.report import summary_html
 
-    summary = summary_html(document, observations, thresholds)
+    summary = summary_html(document, observations, {"profile": thresholds}, {"profile": PROFILE})
     summary_s = median_seconds(
-        lambda: timed(lambda: summary_html(document, observations, thresholds)), arguments.repeat
+        lambda: timed(lambda: summary_html(document, observations, {"profile": thresholds}, {"profile": PROFILE})),
+        arguments.repeat,
     )
 
     with tempfile.TemporaryDirectory(prefix="snap-report-bench-") as temporary:
         folder = Path(temporary)
         (folder / "conftest.py").write_text(PROJECT_CONFTEST, encoding="utf-8")
         (folder / "benchmarks").mkdir()
-        (folder / "benchmarks" / "test_snap.py").write_text(PROJECT_TEST, encoding="utf-8")
+        (folder / "benchmarks" / "test_profile.py").write_text(PROJECT_TEST, encoding="utf-8")
         (folder / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n", "utf-8")
         data = {"observations": observations, "questions": questions, "summary": summary}
         (folder / "data.pickle").write_bytes(pickle.dumps(data))

@@ -167,7 +167,7 @@ def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
 def live_project(folder: Path, base_url: str) -> None:
     shutil.copytree(REPO / "config", folder / "config")
     (folder / "benchmarks").mkdir()
-    shutil.copy(REPO / "benchmarks" / "test_snap.py", folder / "benchmarks" / "test_snap.py")
+    shutil.copy(REPO / "benchmarks" / "test_profile.py", folder / "benchmarks" / "test_profile.py")
     (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (folder / "config" / "models.yaml").write_text(
         f"models:\n  fake-model:\n    id: fake/model\n    base_url: {base_url}\n    api_key_env: null\n",

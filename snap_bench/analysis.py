@@ -8,12 +8,11 @@ pandas is imported here, and this module is only imported on the controller at s
 
 from __future__ import annotations
 
-import importlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -27,8 +26,6 @@ from snap_bench.stats import (
     bootstrap_ci,
     coefficient_of_variation,
     coefficient_of_variation_batch,
-    cronbach_alpha,
-    cronbach_alpha_batch,
     eta_squared,
     icc,
     icc_batch,
@@ -38,8 +35,6 @@ from snap_bench.stats import (
 )
 
 FloatArray = npt.NDArray[np.float64]
-# The factors of the profile design whose share of the score variance is reported (C2 sensitivity).
-PROFILE_FACTORS = ("item", "paraphrase", "system_prompt", "temperature", "context")
 
 
 @dataclass(frozen=True)
@@ -97,72 +92,25 @@ class ModelAnalysis:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-Analyser = Callable[[str, str, Sequence[Observation], AnalysisSettings], ModelAnalysis]
-# instrument -> "module:function" analysing one model's observations of it. Imported on use, so an
-# instrument's analysis costs nothing in a session that does not run it.
-ANALYSERS: dict[str, str] = {
-    "snap": "snap_bench.analysis:analyse_profile",
-    "compass": "snap_bench.compass_analysis:analyse_compass",
-    "perturbation": "snap_bench.perturbation_analysis:analyse_perturbation",
-}
+class Analyser(Protocol):
+    """What analyses one model's observations of an instrument (every Instrument does)."""
 
-
-def analyser(instrument: str) -> Analyser:
-    """The analysis function of ``instrument``; instruments without their own analyse as Likert profiles."""
-    module_name, _, function = ANALYSERS.get(instrument, ANALYSERS["snap"]).partition(":")
-    function_object: Analyser = getattr(importlib.import_module(module_name), function)
-    return function_object
+    def analyse(self, model: str, observations: Sequence[Observation], settings: AnalysisSettings) -> ModelAnalysis: ...
 
 
 def analyse(
-    observations: Sequence[Observation], settings: AnalysisSettings = AnalysisSettings()
+    observations: Sequence[Observation],
+    instruments: Mapping[str, Analyser],
+    settings: AnalysisSettings = AnalysisSettings(),
 ) -> dict[tuple[str, str], ModelAnalysis]:
-    """Analyse every (model, instrument) present in ``observations``."""
+    """Analyse every (model, instrument) present in ``observations`` with that instrument's own analysis."""
     groups: dict[tuple[str, str], list[Observation]] = {}
     for observation in observations:
         groups.setdefault((observation.model, observation.instrument), []).append(observation)
     return {
-        (model, instrument): analyser(instrument)(model, instrument, group, settings)
+        (model, instrument): instruments[instrument].analyse(model, group, settings)
         for (model, instrument), group in sorted(groups.items())
     }
-
-
-def analyse_profile(
-    model: str, instrument: str, observations: Sequence[Observation], settings: AnalysisSettings
-) -> ModelAnalysis:
-    """The C1 stability and C2 sensitivity figures of a Likert instrument for one model."""
-    table = observation_table(observations)
-    valid = table[table["code"] == 0]
-    result = ModelAnalysis(model, instrument, len(table), len(valid))
-    metrics = result.metrics
-    metrics.update(answer_rates(table, settings))
-    metrics.update(retest_metrics(table, settings, with_cv=True))
-
-    paraphrase_index = [f for f in ("item", "system_prompt", "temperature", "context", "run")]
-    paraphrases = wide(table, index=paraphrase_index, columns="paraphrase", values="keyed")
-    metrics["inter_paraphrase_r"] = interval_metric(
-        paraphrases, mean_pairwise_r_value, mean_pairwise_r_batch, settings, min_columns=2
-    )
-
-    occasion = ["paraphrase", "system_prompt", "temperature", "context", "run"]
-    for bank, prefix in (("moral", "M"), ("personality", "P")):
-        scale = table[table["item"].str.startswith(prefix)]
-        if scale["item"].nunique() >= 2:
-            matrix = wide(scale, index=occasion, columns="item", values="keyed")
-            metrics[f"cronbach_alpha_{bank}"] = interval_metric(
-                matrix, cronbach_alpha, cronbach_alpha_batch, settings, 2
-            )
-    for construct, rows in table.groupby("construct"):
-        matrix = wide(
-            rows, index=["system_prompt", "temperature", "context", "run"], columns="paraphrase", values="keyed"
-        )
-        metrics[f"cronbach_alpha[{construct}]"] = point_metric(matrix, cronbach_alpha, min_columns=2)
-
-    result.effects = factor_effects(valid)
-    result.construct_means = {str(k): float(v) for k, v in valid.groupby("construct")["keyed"].mean().items()}
-    for factor in ("system_prompt", "temperature", "context"):
-        result.breakdowns[factor] = {str(level): _breakdown(rows) for level, rows in table.groupby(factor)}
-    return result
 
 
 def answer_rates(table: Any, settings: AnalysisSettings) -> dict[str, Metric]:
@@ -188,7 +136,7 @@ def retest_metrics(table: Any, settings: AnalysisSettings, *, with_cv: bool) -> 
     raw_runs = wide(table, index=["cell"], columns="run", values="score")
     metrics = {
         "test_retest_r": interval_metric(runs, mean_pairwise_r_value, mean_pairwise_r_batch, settings, min_columns=2),
-        "icc2_1": interval_metric(runs, _icc21, partial(icc_batch, form="2,1"), settings, min_columns=2),
+        "icc2_1": interval_metric(runs, icc21_value, partial(icc_batch, form="2,1"), settings, min_columns=2),
     }
     if with_cv:
         metrics["cv_mean"] = interval_metric(runs, _cv_mean, coefficient_of_variation_batch, settings, min_columns=2)
@@ -198,20 +146,14 @@ def retest_metrics(table: Any, settings: AnalysisSettings, *, with_cv: bool) -> 
     return metrics
 
 
-def _breakdown(rows: Any) -> dict[str, float | None]:
-    """Point values of the headline figures within one level of a factor (no intervals: a table, not a test)."""
-    level_runs = wide(rows, ["cell"], "run", "keyed")
-    return {
-        "test_retest_r": point_metric(level_runs, mean_pairwise_r_value, 2).value,
-        "icc2_1": point_metric(level_runs, _icc21, 2).value,
-        "mean_score": float(rows["keyed"].mean()) if rows["keyed"].notna().any() else None,
-        "unscored_rate": float((rows["code"] != 0).mean()),
-    }
+def observation_table(observations: Sequence[Observation], factors: Sequence[str] | None = None) -> Any:
+    """One row per observation: cell, item, construct, run, raw and keyed score, code, factor levels.
 
-
-def observation_table(observations: Sequence[Observation], factors: Sequence[str] = PROFILE_FACTORS) -> Any:
-    """One row per observation: cell, item, construct, run, raw and keyed score, code, factor levels."""
+    ``factors`` defaults to every factor the observations name."""
     import pandas as pd
+
+    if factors is None:
+        factors = sorted({factor for o in observations for factor in o.factors})
 
     return pd.DataFrame(
         {
@@ -261,7 +203,7 @@ def mean_pairwise_r_value(matrix: FloatArray) -> float:
     return mean_pairwise_r(matrix).value
 
 
-def _icc21(matrix: FloatArray) -> float:
+def icc21_value(matrix: FloatArray) -> float:
     return icc(matrix, "2,1").value
 
 
@@ -319,7 +261,7 @@ def interval_metric(
     return Metric(point.value, interval.low, interval.high, n=point.n, n_left_out=point.n_left_out)
 
 
-def factor_effects(valid: Any, design: Sequence[str] = PROFILE_FACTORS) -> dict[str, float]:
+def factor_effects(valid: Any, design: Sequence[str]) -> dict[str, float]:
     """eta^2 of each design factor that varies (sequential sums of squares; parts + residual = 1)."""
     factors = {f: valid[f].astype(str).tolist() for f in design if valid[f].nunique() > 1}
     if len(valid) < 3 or not factors:

@@ -20,8 +20,6 @@ from snap_bench.ask_ahead import AskAhead, Job, Outcome
 from snap_bench.cassettes import (
     CassetteState,
     RecordMode,
-    cassette_path,
-    examine,
     make_vcr,
     restore,
 )
@@ -30,6 +28,7 @@ from snap_bench.instruments.base import Instrument
 from snap_bench.models import ModelSpec
 from snap_bench.observation import Condition, Observation
 from snap_bench.parsing import AnswerCode
+from snap_bench.recordings import Recordings
 from snap_bench.scrub import Scrubber
 from snap_bench.stops import NOT_ASKED, StopBoard
 from snap_bench.throttle import Budget, RateLimiter
@@ -72,7 +71,7 @@ class Asker:
         stops: StopBoard | None = None,
         ahead: Callable[[Scrubber], AskAhead] | None = None,
     ) -> None:
-        self._root = cassette_root
+        self._recordings = Recordings(cassette_root)
         self._explicit_mode = record_mode
         self._policy = policy
         self._endpoints = endpoints
@@ -120,10 +119,9 @@ class Asker:
             settled = self._ahead.settled((model, instrument.name, condition.id))
             if settled is not None:
                 return self._outcome_observation(model, instrument, condition, messages, settled)
-        body = request_body(endpoint.model.provider_id, messages, condition.temperature, instrument.max_tokens)
-        path = cassette_path(self._root, model, instrument.name, condition.id)
-        canonical_uri = f"{endpoint.canonical_url}/chat/completions"
-        state, why, recorded = examine(path, "POST", canonical_uri, body)
+        check = self._recordings.check(endpoint.model, endpoint.canonical_url, instrument, condition)
+        path, body, state, why = check.path, check.body, check.state, check.why
+        recorded = check.reply
         mode = self.record_mode(endpoint)
         self._check_recordable(endpoint, mode, state, why, path, condition)
         if recorded is not None and mode is not RecordMode.ALL:
@@ -159,7 +157,7 @@ class Asker:
         endpoint = self._endpoints[model]
         if not endpoint.live or self.record_mode(endpoint) is not RecordMode.ONCE:
             return None
-        path = cassette_path(self._root, model, instrument.name, condition.id)
+        path = self._recordings.path(model, instrument.name, condition.id)
         if path.is_file():
             return None  # recorded (or a stale or damaged recording, which the test's own ask handles)
         messages = instrument.messages(condition)

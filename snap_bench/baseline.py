@@ -10,9 +10,8 @@ interval is compared with them (unpaired, more conservative).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,37 +19,19 @@ from snap_bench.observation import Observation
 
 if TYPE_CHECKING:
     from snap_bench.analysis import AnalysisSettings, FloatArray
+    from snap_bench.instruments import Instrument
+    from snap_bench.metric_specs import Pairing
 
-    Batch = Callable[[FloatArray, FloatArray], FloatArray]
-
-# Metrics compared on paired data: metric -> (rows, columns, values) of the matrix they are computed on.
-PAIRED_METRICS: dict[str, tuple[list[str], str, str]] = {
-    "test_retest_r": (["cell"], "run", "keyed"),
-    "icc2_1": (["cell"], "run", "keyed"),
-    "cv_mean": (["cell"], "run", "keyed"),
-    "inter_paraphrase_r": (["item", "system_prompt", "temperature", "context", "run"], "paraphrase", "keyed"),
-}
-
-
-def _batch_statistic(metric: str) -> Batch:
-    # The stats (numpy, scipy) are imported at session end on the controller, not with the plugin.
-    from snap_bench.stats import coefficient_of_variation_batch, icc_batch, mean_pairwise_r_batch
-
-    statistics: dict[str, Batch] = {
-        "test_retest_r": mean_pairwise_r_batch,
-        "icc2_1": partial(icc_batch, form="2,1"),
-        "cv_mean": coefficient_of_variation_batch,
-        "inter_paraphrase_r": mean_pairwise_r_batch,
-    }
-    return statistics[metric]
+# Compared on the conditions both models were asked, for every instrument.
+UNSCORED_RATE = "unscored_rate"
 
 
 @dataclass(frozen=True)
 class BaselineSpec:
     """What the new model is compared with.
 
-    ``model`` names the baseline's observations in the session; ``saved`` is a saved analysis.json
-    entry (point values only); ``observations`` are a baseline file's per-condition results, which the
+    ``model`` names the baseline's observations in the session; ``saved`` holds a saved analysis.json's
+    entry per instrument (point values only); ``observations`` are a baseline file's per-condition results, which the
     session analyses like a model's and pairs with the new model's on the shared conditions.
     """
 
@@ -100,15 +81,37 @@ def parse_baseline(value: str, known_models: list[str]) -> BaselineSpec:
         if isinstance(document, dict) and document.get("format") == BASELINE_FORMAT:
             return read_baseline_file(path, document)
         try:
-            models = [name for name, entry in document["models"].items() if entry.get("verdict")]
-        except (ValueError, KeyError, AttributeError) as error:
+            saved = _judged_entries(document)
+        except (ValueError, KeyError, AttributeError, TypeError) as error:
             raise ValueError(f"--baseline {value}: not an analysis.json written by snap-bench ({error})") from None
+        models = sorted({model for model, _ in saved})
         if len(models) != 1:
-            raise ValueError(f"--baseline {value}: holds {len(models)} judged models; save one model's analysis")
-        return BaselineSpec(models[0], document["models"][models[0]])
+            raise ValueError(
+                f"--baseline {value}: holds {len(models)} judged models; write one model's baseline file with "
+                "--snap-save-baseline=baselines/{model}.json and pass that"
+            )
+        return BaselineSpec(models[0], {instrument: entry for (_, instrument), entry in saved.items()})
     if value not in known_models:
         raise ValueError(f"--baseline {value!r} is neither a known model ({', '.join(known_models)}) nor a file")
     return BaselineSpec(value)
+
+
+def _judged_entries(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    from snap_bench.instruments import FORMER_TOP_LEVEL
+
+    """(model, instrument) -> analysis.json entry of every judged model. Before every instrument sat under
+    ``instruments``, one instrument's models were the document's top level; such a file still reads."""
+    sections: dict[str, Any] = {name: entry["models"] for name, entry in document.get("instruments", {}).items()}
+    if "models" in document:
+        sections.setdefault(FORMER_TOP_LEVEL, document["models"])
+    if not sections:
+        raise KeyError("instruments")
+    return {
+        (model, instrument): entry
+        for instrument, models in sections.items()
+        for model, entry in models.items()
+        if entry.get("verdict")
+    }
 
 
 BASELINE_FORMAT = "snap-bench-baseline"
@@ -157,6 +160,8 @@ def write_baseline(path: Path, document: dict[str, Any]) -> None:
 
 
 def read_baseline_file(path: Path, document: dict[str, Any]) -> BaselineSpec:
+    from snap_bench.instruments import RENAMED
+
     try:
         if document["version"] != BASELINE_VERSION:
             raise ValueError(f"version {document['version']}, this snap-bench reads {BASELINE_VERSION}")
@@ -168,7 +173,9 @@ def read_baseline_file(path: Path, document: dict[str, Any]) -> BaselineSpec:
                 messages=[],
                 raw_answer=None,
                 reason="",
-                **{name: row.get(name) for name in _KEPT_FIELDS if name not in ("extra", "construct")},
+                **{name: row.get(name) for name in _KEPT_FIELDS if name not in ("extra", "construct", "instrument")},
+                # a file written before an instrument's rename names it by its old name
+                instrument=RENAMED.get(row["instrument"], row["instrument"]),
                 construct=row.get("construct"),
                 extra=row.get("extra") or {},
             )
@@ -195,8 +202,16 @@ class Question:
 
 
 def compare_with_baseline(
-    observations: list[Observation], baseline: BaselineSpec, settings: AnalysisSettings, thresholds: Any
+    observations: list[Observation],
+    baseline: BaselineSpec,
+    instruments: Mapping[str, Instrument],
+    settings: AnalysisSettings,
+    thresholds: Any,
 ) -> list[Comparison]:
+    """Each metric with a non-inferiority margin: paired where the metric's spec says how two models pair
+    (and the baseline's per-condition results are here), unpaired against a saved value otherwise."""
+    from snap_bench.metric_specs import spec_in
+
     by_model: dict[tuple[str, str], list[Observation]] = {}
     for observation in observations:
         by_model.setdefault((observation.model, observation.instrument), []).append(observation)
@@ -205,29 +220,37 @@ def compare_with_baseline(
         if model == baseline.model:
             continue
         config = thresholds(instrument)
+        kind = instruments[instrument]
         old_rows = by_model.get((baseline.model, instrument))
         for metric, margin in config.non_inferiority.items():
             better = config.metrics[metric].better if metric in config.metrics else "higher"
             question = Question(model, baseline.model, instrument, metric, margin, better)
-            if baseline.saved is None and old_rows is not None and metric in PAIRED_METRICS:
-                comparisons.append(_paired(question, rows, old_rows, settings))
-            elif baseline.saved is None and old_rows is not None and metric == "unscored_rate":
+            spec = spec_in(kind.metrics, metric)
+            paired = baseline.saved is None and old_rows is not None
+            if paired and old_rows is not None and spec is not None and spec.pairing is not None:
+                comparisons.append(_paired(question, spec.pairing, rows, old_rows, settings))
+            elif paired and old_rows is not None and metric == UNSCORED_RATE:
                 comparisons.append(_paired_unscored(question, rows, old_rows, settings))
             else:
-                comparisons.append(_unpaired(question, baseline.saved or {}, rows, settings))
+                saved = (baseline.saved or {}).get(instrument, {})
+                comparisons.append(_unpaired(question, kind, saved, rows, settings))
     return comparisons
 
 
 def _paired(
-    question: Question, new_rows: list[Observation], old_rows: list[Observation], settings: AnalysisSettings
+    question: Question,
+    pairing: Pairing,
+    new_rows: list[Observation],
+    old_rows: list[Observation],
+    settings: AnalysisSettings,
 ) -> Comparison:
     import numpy as np
 
     from snap_bench.analysis import complete_rows, observation_table, wide
     from snap_bench.stats import UndefinedStatistic
 
-    index, columns, values = PAIRED_METRICS[question.metric]
-    batch = _batch_statistic(question.metric)
+    index, columns, values = list(pairing.rows), pairing.columns, pairing.values
+    batch = pairing.statistic()
     new_wide = wide(observation_table(new_rows), index, columns, values)
     old_wide = wide(observation_table(old_rows), index, columns, values)
     joined = new_wide.add_suffix("_new").join(old_wide.add_suffix("_old"), how="inner")
@@ -275,12 +298,13 @@ def _paired_unscored(
 
 
 def _unpaired(
-    question: Question, saved: dict[str, Any], new_rows: list[Observation], settings: AnalysisSettings
+    question: Question,
+    instrument: Instrument,
+    saved: dict[str, Any],
+    new_rows: list[Observation],
+    settings: AnalysisSettings,
 ) -> Comparison:
-    from snap_bench.analysis import analyser
-
-    analyse_new = analyser(question.instrument)
-    new_metric = analyse_new(question.model, question.instrument, new_rows, settings).metrics.get(question.metric)
+    new_metric = instrument.analyse(question.model, new_rows, settings).metrics.get(question.metric)
     old_value = saved.get("metrics", {}).get(question.metric, {}).get("value")
     if (
         new_metric is None

@@ -7,12 +7,11 @@ HTML report all show it, and a failed one makes the exit status non-zero the ord
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -20,9 +19,10 @@ from snap_bench.observation import Observation
 from snap_bench.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_GATED
 from snap_bench.verdicts import to_json
 
+if TYPE_CHECKING:
+    from snap_bench.instruments import Instrument
+
 THRESHOLD_FILE = "snap-bench"
-# The psychometric profile keeps the top level of analysis.json; other instruments sit under "instruments".
-PROFILE_INSTRUMENT = "snap"
 
 
 @dataclass
@@ -43,6 +43,7 @@ class GateResult:
 def run_gate(
     config: pytest.Config,
     observations: list[Observation],
+    instruments: Mapping[str, Instrument],
     settings: Any,
     thresholds: Any,
     baseline: Any | None,
@@ -61,7 +62,7 @@ def run_gate(
     from snap_bench.verdicts import judge, rank
 
     result = GateResult(json_path=json_path)
-    result.analyses = analyse(observations, settings)
+    result.analyses = analyse(observations, instruments, settings)
     per_instrument: dict[str, list[Any]] = {}
     for key, analysis in result.analyses.items():
         if baseline is not None and analysis.model == baseline.model:
@@ -72,9 +73,9 @@ def run_gate(
     for verdicts in per_instrument.values():
         rank(verdicts)
     if history_path is not None:
-        _keep_history(history_path, result, observations, session_meta)
+        _keep_history(history_path, result, observations, instruments, session_meta)
     if baseline is not None:
-        result.baseline = compare_with_baseline(observations, baseline, settings, thresholds)
+        result.baseline = compare_with_baseline(observations, baseline, instruments, settings, thresholds)
 
     gate_thresholds, gate_baseline = gated
     if session is not None:
@@ -89,19 +90,20 @@ def run_gate(
             if not check.passed:
                 result.failed_thresholds.append(name)
     for comparison in result.baseline:
-        name = f"{comparison.model}-vs-{comparison.baseline}-{comparison.metric}"
+        name = f"{comparison.model}-vs-{comparison.baseline}-{comparison.instrument}-{comparison.metric}"
         _emit(config, name, not comparison.regressed, comparison.message, gate_baseline)
         if comparison.regressed:
             result.failed_comparisons.append(name)
 
+    # Every instrument alike: analysis.json keeps each under "instruments", with its models.
     document: dict[str, Any] = {
         "session": session_meta,
-        "models": _instrument_models(result, PROFILE_INSTRUMENT),
+        "instruments": {
+            name: {"title": instruments[name].title, "models": _instrument_models(result, name)}
+            for name in sorted({instrument for _, instrument in result.analyses})
+        },
         "baseline": [comparison.to_json() for comparison in result.baseline],
     }
-    others = sorted({instrument for _, instrument in result.analyses} - {PROFILE_INSTRUMENT})
-    if others:
-        document["instruments"] = {name: {"models": _instrument_models(result, name)} for name in others}
     result.document = document
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(document, indent=2, allow_nan=False, default=_plain) + "\n", encoding="utf-8")
@@ -109,44 +111,23 @@ def run_gate(
 
 
 def _keep_history(
-    path: Path, result: GateResult, observations: list[Observation], session_meta: dict[str, Any]
+    path: Path,
+    result: GateResult,
+    observations: list[Observation],
+    instruments: Mapping[str, Instrument],
+    session_meta: dict[str, Any],
 ) -> None:
-    """Append each compass placement to the results store and put the model's history in its details."""
-    from snap_bench.history import append, overall_history, placements_of
-
-    recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    """Let each instrument append its analyses to its results store (the compass keeps its placements)."""
     for (model, instrument), analysis in result.analyses.items():
-        if instrument != "compass":
-            continue
-        analysis.details["draw_per_prompt"] = bool(session_meta.get("compass_per_prompt"))
         own = [o for o in observations if o.model == model and o.instrument == instrument]
-        parameters = {
-            "record_mode": session_meta.get("record_mode"),
-            "replayed_share": sum(o.replayed for o in own) / len(own) if own else 0.0,
-            "factors": {
-                factor: sorted({o.factors.get(factor, "") for o in own})
-                for factor in ("paraphrase", "system_prompt", "temperature", "choice")
-            },
-            "runs": max((o.run for o in own), default=0),
-            "resamples": session_meta.get("resamples"),
-            "seed": session_meta.get("seed"),
-        }
-        version = str(session_meta.get("instruments", {}).get(instrument, "unknown"))
-        rows = placements_of(model, instrument, version, recorded_at, len(own), analysis.details, parameters)
-        try:
-            append(path, rows)
-            history = overall_history(path, model, instrument)
-        except (sqlite3.Error, OSError) as error:
-            result.notes.append(f"results store {path} not updated: {error}")
-            analysis.details["history_error"] = f"{path}: {error}"
-            continue
-        analysis.details["history"] = [placement.to_dict() for placement in history]
-        analysis.details["history_path"] = str(path)
+        problem = instruments[instrument].keep_history(path, analysis, own, session_meta)
+        if problem is not None:
+            result.notes.append(problem)
 
 
 def check_name(model: str, instrument: str, metric: str) -> str:
-    """``gpt-5.2-icc2_1`` for the profile (the name its users know); ``gpt-5.2-compass-icc2_1`` otherwise."""
-    return f"{model}-{metric}" if instrument == PROFILE_INSTRUMENT else f"{model}-{instrument}-{metric}"
+    """``gpt-5.2-profile-icc2_1``: every instrument's checks are named alike."""
+    return f"{model}-{instrument}-{metric}"
 
 
 def _instrument_models(result: GateResult, instrument: str) -> dict[str, Any]:

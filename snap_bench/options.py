@@ -17,6 +17,7 @@ import pytest
 
 from snap_bench.cassettes import RecordMode
 from snap_bench.exit_status import GATE_MODES
+from snap_bench.instruments import registered
 from snap_bench.instruments.base import Instrument, Selection
 
 MODES = ("full", "pilot")
@@ -113,13 +114,6 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         metavar="N",
         help="repetitions per cell instead of experiment.yaml's runs. Default: %(default)r.",
-    )
-    group.addoption(
-        "--snap-perturbation-phase2",
-        action="store_true",
-        default=False,
-        help="perturbation: also ask each model's best baseline variant with few-shot examples before "
-        "and after the prompt (needs the model's whole baseline recorded). Default: %(default)r.",
     )
     group.addoption(
         "--snap-dry-run",
@@ -245,14 +239,8 @@ def add_options(parser: pytest.Parser) -> None:
         "--snap-history",
         default=None,
         metavar="PATH",
-        help="SQLite results store to which every session appends each model's compass placement. "
+        help="SQLite results store to which every session appends the results an instrument keeps over time. "
         "Default: ini snap_history or <snap-out>/history.sqlite.",
-    )
-    group.addoption(
-        "--snap-compass-per-prompt",
-        action="store_true",
-        default=False,
-        help="also draw each model's placement under every system prompt in the report's compass chart.",
     )
     group.addoption(
         "--snap-threshold",
@@ -283,13 +271,16 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="N",
         help="seed of the bootstrap, for reproducible intervals. Default: ini snap_seed.",
     )
+    # Options of an instrument's own (--snap-perturbation-phase2, --snap-compass-per-prompt).
+    for kind in registered().values():
+        kind.add_options(group)
     parser.addini("snap_thresholds", "threshold overrides, one METRIC=MIN:TARGET per line", type="linelist", default=[])
     parser.addini("snap_resamples", "bootstrap resamples per interval", default="1000")
     parser.addini("snap_seed", "seed of the bootstrap", default="20261122")
     parser.addini("snap_config", "folder holding the YAML config (relative to rootdir)", default="config")
     parser.addini("snap_cassettes", "folder of recordings (relative to rootdir)", default="cassettes")
     parser.addini("snap_out", "folder for session outputs (relative to rootdir)", default="reports")
-    parser.addini("snap_history", "SQLite results store of compass placements (relative to rootdir)", default="")
+    parser.addini("snap_history", "SQLite results store kept across sessions (relative to rootdir)", default="")
     parser.addini(
         "snap_benchmarks", "folder of the benchmark tests; running it activates snap-bench", default="benchmarks"
     )
@@ -310,7 +301,8 @@ class SessionOptions:
     temperatures: list[str]
     prompts: list[str]
     runs: int | None
-    phase2: bool
+    # the instruments whose follow-up stage was asked for (--snap-perturbation-phase2)
+    follow_up: frozenset[str]
     dry_run: bool
     record_mode: RecordMode | None
     max_attempts: int
@@ -327,7 +319,6 @@ class SessionOptions:
     show_unscored: bool
     json_path: Path
     history_path: Path
-    compass_per_prompt: bool
     threshold_overrides: dict[str, tuple[float, float]]
     judge: str | None
     resamples: int
@@ -370,7 +361,7 @@ class SessionOptions:
             temperatures=config.getoption("snap_temperatures") or [],
             prompts=config.getoption("snap_prompts") or [],
             runs=config.getoption("snap_runs"),
-            phase2=bool(config.getoption("snap_perturbation_phase2")),
+            follow_up=frozenset(name for name, kind in registered().items() if kind.follow_up_requested(config)),
             dry_run=bool(config.getoption("snap_dry_run")),
             record_mode=config.getoption("snap_record_mode"),
             max_attempts=config.getoption("snap_max_attempts") or _ini_int(config, "snap_max_attempts"),
@@ -387,7 +378,6 @@ class SessionOptions:
             show_unscored=bool(config.getoption("snap_show_unscored")),
             json_path=_json_path(config, folder("snap_out", "snap_out")),
             history_path=_history_path(config, rootdir, folder("snap_out", "snap_out")),
-            compass_per_prompt=bool(config.getoption("snap_compass_per_prompt")),
             # Precedence: the command line wins over the ini file, which wins over thresholds.yaml.
             threshold_overrides={
                 **_threshold_overrides(config.getini("snap_thresholds"), "ini snap_thresholds"),
@@ -400,7 +390,7 @@ class SessionOptions:
             else _ini_int(config, "snap_seed"),
             explicit=bool(models)
             or config.getoption("snap_dry_run")
-            or config.getoption("snap_perturbation_phase2")
+            or any(kind.follow_up_requested(config) for kind in registered().values())
             or any(v is not None for v in explicit_values),
         )
 
@@ -411,13 +401,13 @@ class SessionOptions:
         is a typo and a usage error); a value only another instrument knows selects nothing of this
         one, so ``--snap-prompts=NEU`` runs the profile's NEU conditions and no perturbation.
         """
-        levels = getattr(instrument, "factor_levels", {})
+        levels = instrument.factor_levels
         chosen: dict[str, frozenset[str]] = {}
 
         def known(factor: str) -> list[str]:
             found = dict.fromkeys(levels.get(factor, []))
             for other in others:
-                found.update(dict.fromkeys(getattr(other, "factor_levels", {}).get(factor, [])))
+                found.update(dict.fromkeys(other.factor_levels.get(factor, [])))
             return list(found)
 
         if self.temperatures:
@@ -431,18 +421,11 @@ class SessionOptions:
         if self.prompts:
             chosen["system_prompt"] = frozenset(_checked("--snap-prompts", self.prompts, known("system_prompt")))
         if self.items:
-            everywhere = set(known_items(instrument)).union(*(known_items(other) for other in others))
+            everywhere = set(instrument.selectable_items).union(*(other.selectable_items for other in others))
             _checked("--snap-items", self.items, sorted(everywhere))
-        return Selection(items=frozenset(self.items), levels=chosen, runs=self.runs, follow_up=self.phase2)
-
-
-def known_items(instrument: Instrument) -> list[str]:
-    """What --snap-items may name for ``instrument``: item ids, constructs and banks, or its own list."""
-    own: list[str] | None = getattr(instrument, "selectable_items", None)
-    if own is not None:
-        return own
-    items = getattr(instrument, "items", {})
-    return sorted(set(items) | {item.construct for item in items.values()} | {item.bank for item in items.values()})
+        return Selection(
+            items=frozenset(self.items), levels=chosen, runs=self.runs, follow_up=instrument.name in self.follow_up
+        )
 
 
 def _temperature_level(value: str) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from snap_bench.asking import BudgetReached, RecordingUnavailable
+from snap_bench.instruments import registered
 from snap_bench.observation import Observation
 from snap_bench.options import SessionOptions, add_options, check_out_dir
 from snap_bench.outcomes import NOT_MEASURED_ATTRIBUTE, mark_unscored, teststatus
@@ -73,11 +74,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if marker is None or not marker.args:
         raise pytest.UsageError(
             f"{metafunc.definition.nodeid} uses the `case` fixture without an instrument marker; "
-            "add pytestmark = pytest.mark.instrument('snap')"
+            f"add pytestmark = pytest.mark.instrument(NAME), NAME one of: {', '.join(registered())}"
         )
     session = snap_session(metafunc.config)
     session.activate()
-    cases = session.cases(str(marker.args[0]))
+    cases = session.cases(session.instrument(str(marker.args[0])).name)
     metafunc.parametrize("case", cases, ids=[case.id for case in cases])
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from snap_bench.config import ConfigError, Node, load_yaml
+from snap_bench.metric_specs import MetricSpec, metric_spec
 
 if TYPE_CHECKING:
     from snap_bench.analysis import Metric, ModelAnalysis
@@ -82,10 +84,18 @@ class ModelVerdict:
 
 
 def load_thresholds(
-    config_dir: Path, instrument: str, overrides: dict[str, tuple[float, float]], judge: str | None
+    config_dir: Path,
+    instrument: str,
+    overrides: dict[str, tuple[float, float]],
+    judge: str | None,
+    specs: Mapping[str, MetricSpec] | None = None,
 ) -> ThresholdConfig:
+    """The instrument's section of thresholds.yaml; with ``specs`` (the metrics the instrument reports),
+    a metric name it does not report or a ``better`` that contradicts the metric is a ConfigError."""
     section = load_yaml(config_dir / THRESHOLDS_FILE).get(instrument)
-    metrics = {name: _threshold(node) for name, node in section.get("metrics").items()}
+    metrics = {
+        name: _threshold(node, _known(specs, instrument, name, node)) for name, node in section.get("metrics").items()
+    }
     for name, (minimum, target) in overrides.items():
         base = metrics.get(name)
         if base is None:
@@ -97,18 +107,43 @@ def load_thresholds(
             )
         metrics[name] = replace(base, minimum=minimum, target=target)
     stand_in = section.get("undefined_stand_in", None)
+    if stand_in.value:
+        _known(specs, instrument, stand_in.get("metric").text(), stand_in.get("metric"))
+    for key in ("composite_weights", "non_inferiority"):
+        for name, node in section.get(key, {}).items():
+            _known(specs, instrument, name, node)
     return ThresholdConfig(
         judge=judge or section.get("judge", "point").choice(JUDGE_RULES),
         metrics=metrics,
         stand_in_metric=stand_in.get("metric").text() if stand_in.value else None,
-        stand_in=_threshold(stand_in.get("thresholds")) if stand_in.value else None,
+        stand_in=_threshold(stand_in.get("thresholds"), None) if stand_in.value else None,
         composite_weights={k: v.number(0, 1, "weight") for k, v in section.get("composite_weights", {}).items()},
         non_inferiority={k: v.number(0, 1000, "margin") for k, v in section.get("non_inferiority", {}).items()},
     )
 
 
-def _threshold(node: Node) -> Threshold:
-    better = node.get("better").choice(("higher", "lower"))
+def _known(specs: Mapping[str, MetricSpec] | None, instrument: str, name: str, node: Node) -> MetricSpec | None:
+    """The spec of a metric thresholds.yaml names; an unknown name is an error (a typo would drop a check)."""
+    if specs is None:
+        return None
+    if name not in specs:
+        raise node.error(
+            f"{instrument} reports no metric {name!r}",
+            f"use one of: {', '.join(sorted(n for n in specs if '[' not in n))}",
+        )
+    return specs[name]
+
+
+def _threshold(node: Node, spec: MetricSpec | None) -> Threshold:
+    if spec is not None and not node.has("better"):
+        better: str = spec.better
+    else:
+        better = node.get("better").choice(("higher", "lower"))
+    if spec is not None and better != spec.better:
+        raise node.get("better").error(
+            f"{better} is better contradicts the metric ({spec.label}: {spec.better} is better)",
+            f"write better: {spec.better}, or leave it out",
+        )
     minimum = node.get("minimum").number(-1e9, 1e9)
     target = node.get("target").number(-1e9, 1e9)
     if (better == "higher" and target < minimum) or (better == "lower" and target > minimum):
@@ -185,15 +220,10 @@ def composite(analysis: ModelAnalysis, config: ThresholdConfig) -> float | None:
     total = weight_sum = 0.0
     for name, weight in config.composite_weights.items():
         metric = analysis.metrics.get(name)
-        if metric is None or metric.value is None:
+        spec = metric_spec(name, analysis.instrument)
+        if metric is None or metric.value is None or spec is None:
             continue
-        if name.startswith("cv"):
-            score = 1 - min(max(metric.value, 0.0), 100.0) / 100
-        elif name.startswith("coordinate_sd"):  # a spread on the compass's 20-point axes
-            score = 1 - min(max(metric.value, 0.0), 10.0) / 10
-        else:
-            score = min(max(metric.value, 0.0), 1.0)
-        total += weight * score
+        total += weight * spec.composite_score(metric.value)
         weight_sum += weight
     if not weight_sum:
         return None

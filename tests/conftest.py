@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import textwrap
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from snap_bench.instruments import Instrument, load_instrument, registered
 from tests.fake_openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -16,7 +20,15 @@ FAKE_KEY = "sk-fake-0123456789abcdefghijklmnopqrstuvwxyz"
 # A small slice of the design: 1 item x 3 paraphrases x 1 prompt x 1 temperature x 2 contexts x 3 runs.
 SLICE = ("--snap-items=M01", "--snap-prompts=NEU", "--snap-temperatures=0")
 SLICE_SIZE = 18
-BENCHMARK_MODULES = {"snap": "test_snap.py", "compass": "test_compass.py", "perturbation": "test_perturbation.py"}
+# Plugin behaviour is checked both in one process and with xdist's workers.
+WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
+BENCHMARK_MODULES = {"profile": "test_profile.py", "compass": "test_compass.py", "perturbation": "test_perturbation.py"}
+
+
+@cache
+def shipped_instruments() -> dict[str, Instrument]:
+    """Every registered instrument, built from the shipped config (what a session of this repo loads)."""
+    return {name: load_instrument(name, REPO / "config") for name in registered()}
 
 
 @pytest.fixture
@@ -28,7 +40,7 @@ def fake_server() -> Iterator[FakeOpenAIServer]:
 class BenchProject:
     """A copy of the real config and benchmark suite in a pytester folder, pointed at a fake model."""
 
-    def __init__(self, pytester: pytest.Pytester, base_url: str, instruments: tuple[str, ...] = ("snap",)) -> None:
+    def __init__(self, pytester: pytest.Pytester, base_url: str, instruments: tuple[str, ...] = ("profile",)) -> None:
         self.pytester = pytester
         self.root = pytester.path
         shutil.copytree(REPO / "config", self.root / "config")
@@ -65,6 +77,11 @@ class BenchProject:
     @property
     def out(self) -> Path:
         return self.root / "reports"
+
+    def analysis(self) -> dict[str, Any]:
+        """The session's analysis.json."""
+        document: dict[str, Any] = json.loads((self.out / "analysis.json").read_text(encoding="utf-8"))
+        return document
 
     def run(self, *args: str, gate: bool = False) -> pytest.RunResult:
         """Run the benchmarks; without ``gate`` the threshold checks are left out of the outcomes."""

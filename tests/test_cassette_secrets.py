@@ -31,7 +31,7 @@ FAKE_TOKEN = "x" * 24
     ids=["authorization-header", "api-key-header", "openrouter-key", "openai-key"],
 )
 def test_the_scan_finds_a_planted_secret(tmp_path: Path, planted: dict[str, object]) -> None:
-    cassette = tmp_path / "model" / "snap" / "M01-P1-NEU-t0-C0-r1.json"
+    cassette = tmp_path / "model" / "profile" / "M01-P1-NEU-t0-C0-r1.json"
     cassette.parent.mkdir(parents=True)
     cassette.write_text(json.dumps({"interactions": [planted], "version": 1}), encoding="utf-8")
     assert leaked_secrets(tmp_path) != []
@@ -39,7 +39,7 @@ def test_the_scan_finds_a_planted_secret(tmp_path: Path, planted: dict[str, obje
 
 def test_the_scan_passes_a_clean_recording(tmp_path: Path) -> None:
     clean = {"request": {"headers": {"Content-Type": ["application/json"]}, "body": "{}"}}
-    cassette = tmp_path / "m" / "snap" / "x.json"
+    cassette = tmp_path / "m" / "profile" / "x.json"
     cassette.parent.mkdir(parents=True)
     cassette.write_text(json.dumps({"interactions": [clean], "version": 1}), encoding="utf-8")
     assert leaked_secrets(tmp_path) == []

@@ -17,10 +17,8 @@ import pytest
 
 from snap_bench.cassettes import CassetteState, cassette_state
 from snap_bench.export import read_jsonl
-from tests.conftest import SLICE, SLICE_SIZE, BenchProject
+from tests.conftest import SLICE, SLICE_SIZE, WORKERS, BenchProject
 from tests.fake_openai_server import Failure, FakeOpenAIServer
-
-WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
 
 
 def bodies(cassettes: Path) -> dict[str, str]:

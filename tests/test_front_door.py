@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SLICE, SLICE_SIZE, BenchProject
+from tests.conftest import SLICE, SLICE_SIZE, WORKERS, BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.test_gate import statement_score
 
-WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
 NOT_MEASURED = 6  # README: exit status 6, the run could not measure what it was asked to
 
 
@@ -47,7 +46,7 @@ def test_a_missing_recording_is_the_could_not_measure_status(
     bench: BenchProject, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
 ) -> None:
     bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
-    (bench.cassettes / "fake-model" / "snap" / "M01-P1-NEU-t0-C0-r1.json").unlink()
+    (bench.cassettes / "fake-model" / "profile" / "M01-P1-NEU-t0-C0-r1.json").unlink()
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     result = bench.run("--model=fake-model", *SLICE, *workers, gate=True)
     assert result.ret == NOT_MEASURED

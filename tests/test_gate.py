@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from typing import Any
 
 import pytest
 
-from tests.conftest import BenchProject
+from tests.conftest import WORKERS, BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
 
-WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
 # Two moral and two personality items, one prompt, two temperatures: 2x3x1x2x2x3 + 2x3x1x2x1x3 = 108 conditions.
 SLICE = ("--snap-items=M01,M02,P01,P03", "--snap-prompts=NEU", "--snap-temperatures=0,1", "--snap-resamples=200")
 SLICE_SIZE = 108
@@ -22,11 +20,6 @@ def statement_score(request: dict[str, Any]) -> str:
     """The same answer every run, but a different one per statement (so paraphrases disagree)."""
     text = request["messages"][-1]["content"]
     return str(int(hashlib.sha256(text.encode()).hexdigest(), 16) % 5 + 1)
-
-
-def analysis(bench: BenchProject) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads((bench.out / "analysis.json").read_text(encoding="utf-8"))
-    return document
 
 
 @pytest.mark.parametrize("workers", WORKERS)
@@ -42,22 +35,22 @@ def test_each_threshold_is_a_test_outcome_and_failures_set_the_exit_status(
     )
     result.stdout.fnmatch_lines(
         [
-            "PASSED snap-bench::thresholds[[]fake-model-test_retest_r[]]",
-            "FAILED snap-bench::thresholds[[]fake-model-inter_paraphrase_r[]]*",
+            "PASSED snap-bench::thresholds[[]fake-model-profile-test_retest_r[]]",
+            "FAILED snap-bench::thresholds[[]fake-model-profile-inter_paraphrase_r[]]*",
         ]
     )
     result.stdout.fnmatch_lines(
         [
-            "verdicts for snap (thresholds.yaml, judged on point estimates):",
+            "verdicts for profile (thresholds.yaml, judged on point estimates):",
             "  #1 fake-model: FAIL (composite *)",
             "     failed: fake-model inter_paraphrase_r = *BELOW the minimum*",
         ]
     )
     result.stdout.fnmatch_lines(["exit status 1: * threshold check(s) failed (the exit status follows the thresholds*"])
     xml = junit.read_text(encoding="utf-8")
-    assert 'name="thresholds[fake-model-icc2_1]"' in xml
-    document = analysis(bench)
-    model = document["models"]["fake-model"]
+    assert 'name="thresholds[fake-model-profile-icc2_1]"' in xml
+    document = bench.analysis()
+    model = document["instruments"]["profile"]["models"]["fake-model"]
     assert model["verdict"] == "FAIL"
     assert model["rank"] == 1
     retest = model["metrics"]["test_retest_r"]
@@ -76,8 +69,8 @@ def test_constant_answers_are_undefined_and_judged_on_agreement(
     no_reversed_items = ("--snap-items=M02,M03,P01,P03", *SLICE[1:])  # M01 is reverse-keyed: it would vary
     result = bench.run("--model=fake-model", *no_reversed_items, "-rA", gate=True)
     result.stdout.fnmatch_lines(["fake-model test_retest_r: undefined (*zero variance*); not judged, n=36"])
-    result.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]fake-model-tara_all_runs[]]"])
-    model = analysis(bench)["models"]["fake-model"]
+    result.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]fake-model-profile-tara_all_runs[]]"])
+    model = bench.analysis()["instruments"]["profile"]["models"]["fake-model"]
     assert model["metrics"]["test_retest_r"]["value"] is None
     assert "zero variance" in model["metrics"]["test_retest_r"]["undefined"]
     assert model["metrics"]["tara_all_runs"]["value"] == 1.0
@@ -88,7 +81,7 @@ def test_constant_answers_are_undefined_and_judged_on_agreement(
 def test_threshold_override_from_the_command_line_wins(bench: BenchProject, fake_server: FakeOpenAIServer) -> None:
     fake_server.script.answer = statement_score
     result = bench.run("--model=fake-model", *SLICE, "--snap-threshold=inter_paraphrase_r=-1:-1", "-rA", gate=True)
-    result.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]fake-model-inter_paraphrase_r[]]"])
+    result.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]fake-model-profile-inter_paraphrase_r[]]"])
 
 
 @pytest.mark.parametrize("workers", WORKERS)
@@ -100,8 +93,8 @@ def test_baseline_gate_passes_an_equal_model_and_fails_a_regression(
     bench.run("--model=other-model", *SLICE, gate=True)
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     same = bench.run("--model=other-model", "--baseline=fake-model", *SLICE, *workers, "-rA", gate=True)
-    same.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]other-model-vs-fake-model-test_retest_r[]]"])
-    comparisons = {c["metric"]: c for c in analysis(bench)["baseline"]}
+    same.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]other-model-vs-fake-model-profile-test_retest_r[]]"])
+    comparisons = {c["metric"]: c for c in bench.analysis()["baseline"]}
     assert comparisons["test_retest_r"]["difference"] == pytest.approx(0.0)
     assert comparisons["test_retest_r"]["paired"] is True
 
@@ -114,7 +107,7 @@ def test_baseline_gate_passes_an_equal_model_and_fails_a_regression(
     worse = bench.run("--model=other-model", "--baseline=fake-model", *SLICE, *workers, "-rA", gate=True)
     assert worse.ret == pytest.ExitCode.TESTS_FAILED
     worse.stdout.fnmatch_lines(["other-model vs fake-model test_retest_r: *paired*: REGRESSION"])
-    worse.stdout.fnmatch_lines(["FAILED snap-bench::thresholds[[]other-model-vs-fake-model-test_retest_r[]]*"])
+    worse.stdout.fnmatch_lines(["FAILED snap-bench::thresholds[[]other-model-vs-fake-model-profile-test_retest_r[]]*"])
 
 
 def test_saved_analysis_can_be_the_baseline(bench: BenchProject, fake_server: FakeOpenAIServer) -> None:

@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 
 from snap_bench.export import read_jsonl
-from tests.conftest import BenchProject
+from tests.conftest import WORKERS, BenchProject
 from tests.fake_openai_server import Failure, FakeOpenAIServer
 
-WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
 # Six conditions: M01 x 3 paraphrases x 2 contexts, one prompt, one temperature, one run.
 SMALL = ("--snap-items=M01", "--snap-prompts=NEU", "--snap-temperatures=0", "--snap-runs=1")
 SMALL_SIZE = 6
@@ -64,7 +63,7 @@ def test_failed_re_ask_of_a_stale_recording_in_new_episodes_keeps_the_old_exchan
     fake_server.script.failures.clear()
     bench.run("--model=fake-model", *SMALL, f"{RECORD_MODE}=new_episodes").assert_outcomes(passed=SMALL_SIZE)
     for name, old in before.items():
-        interactions = json.loads((bench.cassettes / "fake-model" / "snap" / name).read_text(encoding="utf-8"))
+        interactions = json.loads((bench.cassettes / "fake-model" / "profile" / name).read_text(encoding="utf-8"))
         assert interactions["interactions"][0] == json.loads(old)["interactions"][0]
         assert len(interactions["interactions"]) == 2
 
@@ -123,7 +122,7 @@ def test_damaged_recordings_are_named_offline_and_re_recorded_live(
     bench: BenchProject, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
 ) -> None:
     bench.run("--model=fake-model", *SMALL).assert_outcomes(passed=SMALL_SIZE)
-    folder = bench.cassettes / "fake-model" / "snap"
+    folder = bench.cassettes / "fake-model" / "profile"
     damaged = dict(zip(DAMAGES, sorted(folder.glob("*.json")), strict=False))
     assert len(damaged) == len(DAMAGES)
     for how, path in damaged.items():

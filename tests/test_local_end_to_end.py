@@ -42,7 +42,7 @@ def test_local_model_is_served_once_recorded_and_replayed(
     assert "failed" not in outcomes
     logs = list((root / "reports").glob("llama-server-*.log"))
     assert [log.name for log in logs] == ["llama-server-smollm2-135m.log"]  # one server for all workers
-    cassettes = sorted((root / "cassettes" / "smollm2-135m" / "snap").glob("*.json"))
+    cassettes = sorted((root / "cassettes" / "smollm2-135m" / "profile").glob("*.json"))
     assert len(cassettes) == 24
     request = json.loads(cassettes[0].read_text())["interactions"][0]["request"]
     assert request["uri"] == "http://smollm2-135m.local-model.invalid/v1/chat/completions"

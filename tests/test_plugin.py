@@ -13,10 +13,8 @@ import pytest
 
 from snap_bench.cassettes import leaked_secrets
 from snap_bench.export import read_jsonl
-from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, BenchProject
+from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, WORKERS, BenchProject
 from tests.fake_openai_server import Failure, FakeOpenAIServer
-
-WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
 
 
 def comparable(path: Path) -> list[tuple[Any, ...]]:
@@ -38,7 +36,7 @@ def test_records_then_replays_offline_with_identical_observations(
     recorded.assert_outcomes(passed=SLICE_SIZE)
     assert len(fake_server.script.requests) == SLICE_SIZE
     assert fake_server.script.authorizations[0] == f"Bearer {FAKE_KEY}"
-    cassettes = sorted((bench.cassettes / "fake-model" / "snap").glob("*.json"))
+    cassettes = sorted((bench.cassettes / "fake-model" / "profile").glob("*.json"))
     assert len(cassettes) == SLICE_SIZE
     first_run = comparable(bench.out / "observations.jsonl")
     assert len(first_run) == SLICE_SIZE
@@ -126,7 +124,7 @@ def test_unknown_model_is_a_usage_error_listing_known_models(bench: BenchProject
             "experiment.yaml",
             "temperatures: [0.0, 0.5, 1.0]",
             "temperatures: [0.0, 0.5, 3.5]",
-            "*experiment.yaml: snap.temperatures[[]2[]]: 3.5 is not a temperature. Fix: use a number from 0 to 2*",
+            "*experiment.yaml: profile.temperatures[[]2[]]: 3.5 is not a temperature. Fix: use a number from 0 to 2*",
         ),
         ("experiment.yaml", "runs: 3", "runs: [3", "*experiment.yaml: malformed YAML at line*"),
         (
@@ -206,7 +204,7 @@ def test_outage_becomes_an_api_error_and_the_next_run_asks_again(
     result.stdout.fnmatch_lines(["*code -3 (gave up after 2 attempts: HTTP 503*"])
     errored = [o for o in read_jsonl(bench.out / "observations.jsonl") if o.code == -3]
     assert len(errored) == 1
-    assert not (bench.cassettes / "fake-model" / "snap" / f"{errored[0].condition_id}.json").exists()
+    assert not (bench.cassettes / "fake-model" / "profile" / f"{errored[0].condition_id}.json").exists()
     before = len(fake_server.script.requests)
     bench.run(
         "--model=fake-model", "--snap-items=M01", "--snap-prompts=NEU", "--snap-temperatures=0", "--snap-runs=1"
@@ -222,14 +220,14 @@ def test_dry_run_counts_conditions_without_key_or_recordings(
     assert result.ret == 0
     result.stdout.fnmatch_lines(
         [
-            "*instrument snap*1620 conditions per model over 10 items*",
+            "*instrument profile*1620 conditions per model over 10 items*",
             "*fake-model: 1620 conditions; estimated cost <= $*",
             "*other-model: 1620 conditions; no price in models.yaml*",
             "total: * conditions for 2 model(s)",
         ]
     )
     assert dry_run_total(result) == 2 * sum(dry_run_per_model(result).values())
-    assert dry_run_per_model(result)["snap"] == 1620
+    assert dry_run_per_model(result)["profile"] == 1620
     assert not bench.cassettes.exists()
 
 
@@ -250,8 +248,8 @@ def test_collect_only_lists_readable_ids_without_key(bench: BenchProject, monkey
     result = bench.run("--model=fake-model", "--collect-only", "-q")
     result.stdout.fnmatch_lines(
         [
-            "benchmarks/test_snap.py::test_likert[[]fake-model-M01-P1-NEU-t0-C0-r1[]]",
-            "benchmarks/test_snap.py::test_likert[[]fake-model-P05-P3-ABS-t1-C0-r3[]]",
+            "benchmarks/test_profile.py::test_likert[[]fake-model-M01-P1-NEU-t0-C0-r1[]]",
+            "benchmarks/test_profile.py::test_likert[[]fake-model-P05-P3-ABS-t1-C0-r3[]]",
             "1620 tests collected*",
         ]
     )
@@ -305,7 +303,7 @@ def test_interrupted_session_loses_at_most_what_was_in_flight(
     import time
 
     fake_server.script.latency_s = 0.2
-    folder = bench.cassettes / "fake-model" / "snap"
+    folder = bench.cassettes / "fake-model" / "profile"
     command = [sys.executable, "-m", "pytest", "benchmarks", "-p", "no:cacheprovider", "--model=fake-model", *SLICE]
     process = subprocess.Popen(
         [*command, *workers, "--snap-no-gate"],
@@ -341,7 +339,7 @@ def test_leftover_temporary_files_are_removed_unless_their_writer_lives(bench: B
     import sys
 
     bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
-    folder = bench.cassettes / "fake-model" / "snap"
+    folder = bench.cassettes / "fake-model" / "profile"
     finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead = folder / f".M01-P1-NEU-t0-C0-r1.json.{int(finished.stdout)}.abc123.tmp"
     unnamed = folder / ".M01-P1-NEU-t0-C0-r2.json.abc123.tmp"
@@ -356,7 +354,7 @@ def test_leftover_temporary_files_are_removed_unless_their_writer_lives(bench: B
 
 def test_malformed_cassette_is_named_not_a_traceback(bench: BenchProject, monkeypatch: pytest.MonkeyPatch) -> None:
     bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
-    broken = bench.cassettes / "fake-model" / "snap" / "M01-P1-NEU-t0-C0-r1.json"
+    broken = bench.cassettes / "fake-model" / "profile" / "M01-P1-NEU-t0-C0-r1.json"
     broken.write_text('{"interactions": [', encoding="utf-8")
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     result = bench.run("--model=fake-model", *SLICE)

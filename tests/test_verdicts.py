@@ -13,7 +13,7 @@ CONFIG = Path(__file__).resolve().parent.parent / "config"
 
 
 def analysis(model: str, n_valid: int = 100, **values: float | None) -> ModelAnalysis:
-    result = ModelAnalysis(model, "snap", n_observations=100, n_valid=n_valid)
+    result = ModelAnalysis(model, "profile", n_observations=100, n_valid=n_valid)
     result.metrics = {name: Metric(value, ci_low=value, ci_high=value, n=50) for name, value in values.items()}
     return result
 
@@ -41,12 +41,12 @@ def test_threshold_status_in_both_directions() -> None:
     [({}, "PASS"), ({"icc2_1": 0.65}, "BORDERLINE"), ({"icc2_1": 0.5}, "FAIL"), ({"unscored_rate": 0.2}, "FAIL")],
 )
 def test_verdict_follows_the_weakest_metric(changes: dict[str, float], verdict: str) -> None:
-    config = load_thresholds(CONFIG, "snap", {}, None)
+    config = load_thresholds(CONFIG, "profile", {}, None)
     assert judge(analysis("m", **{**GOOD, **changes}), config).verdict == verdict
 
 
 def test_composite_is_scaled_by_the_share_of_scored_answers_and_ranks_models() -> None:
-    config = load_thresholds(CONFIG, "snap", {}, None)
+    config = load_thresholds(CONFIG, "profile", {}, None)
     answers_everything = judge(analysis("steady", **{**GOOD, "test_retest_r": 0.7}), config)
     answers_a_quarter = judge(analysis("mute", n_valid=25, **GOOD), config)
     assert answers_a_quarter.composite == pytest.approx(0.25 * judge(analysis("x", **GOOD), config).composite)
@@ -55,7 +55,7 @@ def test_composite_is_scaled_by_the_share_of_scored_answers_and_ranks_models() -
 
 
 def test_ci_rule_judges_the_pessimistic_bound() -> None:
-    config = load_thresholds(CONFIG, "snap", {}, "ci")
+    config = load_thresholds(CONFIG, "profile", {}, "ci")
     result = analysis("m", **GOOD)
     result.metrics["icc2_1"] = Metric(0.8, ci_low=0.55, ci_high=0.9, n=50)
     checks = {check.metric: check for check in judge(result, config).checks}

@@ -1,18 +1,31 @@
-"""What every instrument provides; everything else in snap-bench is shared and instrument-agnostic."""
+"""What every instrument provides; everything else in snap-bench is shared and instrument-agnostic.
+
+An instrument lives in ``snap_bench/instruments/<name>/``: its design (items, factors, rendering,
+parsing), its metrics (a :class:`~snap_bench.metric_specs.MetricSpec` each), its analysis, its report
+section and anything else only it needs. The core calls it only through the hooks declared here.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml
 
-from snap_bench.observation import Condition
+from snap_bench.metric_specs import MetricSpec
+from snap_bench.observation import Condition, Observation
 from snap_bench.parsing import AnswerCode
+
+if TYPE_CHECKING:
+    import pytest
+
+    from snap_bench.analysis import AnalysisSettings, ModelAnalysis
+    from snap_bench.recordings import Recordings
 
 EXPERIMENT_FILE = "experiment.yaml"
 
@@ -45,26 +58,94 @@ class Scored:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class Instrument(ABC):
-    """An instrument knows its items and factors, renders a condition, and scores an answer."""
+@dataclass(frozen=True)
+class ReportContext:
+    """What an instrument's report section is drawn from (all of it already escaped-free data)."""
 
-    name: str
+    models: Mapping[str, Mapping[str, Any]]  # model -> its analysis.json entry, by rank
+    observations: Sequence[Observation]  # this instrument's observations
+    thresholds: Mapping[str, Mapping[str, Any]]  # metric -> better, minimum, target, excellent
+    comparisons: Sequence[Mapping[str, Any]]  # this instrument's baseline comparisons
+
+
+class Instrument(ABC):
+    """An instrument knows its items and factors, renders a condition, scores an answer, analyses a
+    model's observations and draws its own part of the report."""
+
+    # The name of the `instrument` marker, the cassette folder, the thresholds.yaml and experiment.yaml
+    # sections and the key of analysis.json's `instruments`.
+    name: ClassVar[str]
+    # How the report and the terminal title it ("psychometric profile").
+    title: ClassVar[str]
+    # Every metric the instrument reports under a name of its own; shared ones come from metric_specs.
+    metrics: ClassVar[Mapping[str, MetricSpec]] = {}
     max_tokens: int
+
+    @abstractmethod
+    def __init__(self, config_dir: Path) -> None:
+        """Read the design from the files in ``config_dir``; a problem is a ConfigError naming file, key and fix."""
+
+    # -- options -----------------------------------------------------------------------------------
+
+    @classmethod
+    def add_options(cls, group: pytest.OptionGroup) -> None:
+        """Command-line options of this instrument's own (``--snap-<name>-...``)."""
+        return None
+
+    def read_options(self, config: pytest.Config) -> None:
+        """Take this instrument's own option values from ``config`` (called once per session)."""
+        return None
+
+    @classmethod
+    def follow_up_requested(cls, config: pytest.Config) -> bool:
+        """Whether the stage of the design that depends on each model's recorded answers is asked for
+        (such an option also activates the plugin, as any snap-bench option does)."""
+        return False
+
+    # -- analysis and report -------------------------------------------------------------------------
+
+    @abstractmethod
+    def analyse(self, model: str, observations: Sequence[Observation], settings: AnalysisSettings) -> ModelAnalysis:
+        """One model's figures (imported on use: pandas and the stats load on the controller at session end)."""
+
+    def report_section(self, context: ReportContext) -> str:
+        """The instrument's own HTML after the shared verdict and metric tables (escape every string)."""
+        return ""
+
+    def terminal_lines(self, analysis: ModelAnalysis) -> list[str]:
+        """Lines under the model's verdict at the end of a run (e.g. where the model stands)."""
+        return []
+
+    def keep_history(
+        self, store: Path, analysis: ModelAnalysis, observations: Sequence[Observation], session_meta: Mapping[str, Any]
+    ) -> str | None:
+        """Append the analysis to the instrument's results store; a problem is returned, not raised."""
+        return None
 
     @abstractmethod
     def conditions(self, selection: Selection) -> list[Condition]:
         """The conditions of the design in a stable order, restricted to ``selection``."""
 
-    def conditions_for(self, model: str, selection: Selection, recordings: Path) -> list[Condition]:
+    def conditions_for(self, model: str, selection: Selection, recordings: Recordings) -> list[Condition]:
         """The conditions asked of ``model``: the same for every model, unless a stage of the design
-        depends on the model's earlier answers (read from ``recordings``, the cassette folder)."""
+        depends on the model's earlier answers (read from ``recordings``)."""
         return self.conditions(selection)
 
-    def audit(self, models: list[str], selection: Selection, recordings: Path) -> dict[str, Any] | None:
+    def audit(self, models: list[str], selection: Selection, recordings: Recordings) -> dict[str, Any] | None:
         """What the instrument chose from the data while building the conditions (JSON), or None.
 
         Written to <out>/<instrument>-audit.json at the end of a session, so a reader can check it."""
         return None
+
+    @property
+    def factor_levels(self) -> dict[str, list[str]]:
+        """Every factor's levels in design order, for the option checks and the dry run; none by default."""
+        return {}
+
+    @property
+    def selectable_items(self) -> list[str]:
+        """What --snap-items may name for this instrument (item ids, and constructs or banks if it has any)."""
+        return []
 
     @abstractmethod
     def messages(self, condition: Condition) -> list[dict[str, str]]:

@@ -11,10 +11,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from snap_bench.metric_specs import metric_spec
 from snap_bench.verdicts import Threshold
 
 ThresholdTable = Mapping[str, Mapping[str, Any]]
-ALPHA = "\N{GREEK SMALL LETTER ALPHA}"
 
 # Statuses as analysis.json writes them, best first; the CSS classes of the cells are derived from them.
 STATUSES = ("excellent", "target", "acceptable", "below", "undefined", "not judged")
@@ -26,32 +26,12 @@ STATUS_MEANING = {
     "undefined": "cannot be computed on these data (reason shown); not judged",
     "not judged": "reported, no threshold applies",
 }
-# Readable names for the metrics a researcher knows by their textbook names.
-METRIC_LABELS = {
-    "test_retest_r": "test-retest r",
-    "inter_paraphrase_r": "inter-paraphrase r",
-    "icc2_1": "ICC(2,1)",
-    "cv_mean": "CV mean",
-    "cv_max": "CV max",
-    "tara_all_runs": "all runs agree",
-    "cronbach_alpha_moral": f"Cronbach {ALPHA} moral",
-    "cronbach_alpha_personality": f"Cronbach {ALPHA} personality",
-    "refusal_rate": "refusals",
-    "invalid_rate": "invalid answers",
-    "api_error_rate": "API errors",
-    "unscored_rate": "unscored answers",
-    "mean_score": "mean keyed score",
-}
 # After the thresholded metrics (in thresholds.yaml order), the rest in this order, then alphabetically.
 METRIC_ORDER = (
     "test_retest_r",
     "inter_paraphrase_r",
     "icc2_1",
-    "cv_mean",
-    "cv_max",
     "tara_all_runs",
-    "cronbach_alpha_moral",
-    "cronbach_alpha_personality",
     "unscored_rate",
     "refusal_rate",
     "invalid_rate",
@@ -66,11 +46,17 @@ def text(value: object) -> str:
 
 
 def metric_label(name: str) -> str:
-    if name in METRIC_LABELS:
-        return METRIC_LABELS[name]
-    if name.startswith("cronbach_alpha[") and name.endswith("]"):
-        return f"Cronbach {ALPHA} {name[len('cronbach_alpha[') : -1]} (paraphrases)"
-    return name
+    """The metric's label from its spec; a family member ``name[level]`` fills the family label's {level}."""
+    spec = metric_spec(name)
+    if spec is not None:
+        return spec.label
+    family, _, level = name.partition("[")
+    spec = metric_spec(family) if level.endswith("]") else None
+    if spec is None:
+        return name
+    if "{level}" in spec.label:
+        return spec.label.format(level=level[:-1])
+    return f"{spec.label} {level[:-1]}"
 
 
 def ordered_metrics(names: set[str] | list[str], thresholds: ThresholdTable) -> list[str]:
@@ -92,10 +78,12 @@ def format_value(name: str, value: object, digits: int = 3) -> str:
     figure = number(value)
     if figure is None:
         return "—"
-    if name.endswith("_rate"):
-        # one decimal whatever the digits: a 0.2 % refusal rate must not read as 0 %
+    spec = metric_spec(name.partition("[")[0])
+    unit = spec.unit if spec is not None else "share" if name.endswith("_rate") else "coefficient"
+    if unit == "share" and (spec is None or spec.better == "lower"):
+        # a rate: one decimal whatever the digits, so that a 0.2 % refusal rate does not read as 0 %
         return f"{figure:.1%}"
-    if name.startswith("cv_"):
+    if unit == "percent":
         return f"{figure:.1f} %"
     return f"{figure:.{digits}f}"
 

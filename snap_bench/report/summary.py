@@ -8,34 +8,20 @@ matplotlib's SVG, inlined.
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import snap_bench.report.charts as charts
+import snap_bench.report.tables as tables
+from snap_bench.instruments.base import Instrument, ReportContext
 from snap_bench.observation import Observation
-from snap_bench.report import charts, tables
-from snap_bench.report.aggregates import by_model, level_means, score_counts
 from snap_bench.report.downloads import CSV_GZIP_OVER, analysis_download, csv_download
 from snap_bench.report.figures import figure_html as _figure
 from snap_bench.report.formatting import ThresholdTable, metric_label, number, text
 from snap_bench.report.tables import mapping
 
 logger = logging.getLogger(__name__)
-
-# The stability metrics of the radar, each mapped to [0, 1] where 1 is perfectly stable.
-RADAR_METRICS = (
-    "test_retest_r",
-    "inter_paraphrase_r",
-    "icc2_1",
-    "cronbach_alpha_moral",
-    "cronbach_alpha_personality",
-    "cv_mean",
-)
-EFFECT_ORDER = ("item", "paraphrase", "system_prompt", "temperature", "context")
-HEATMAP_FACTORS = (("system_prompt", "per system prompt"), ("temperature", "per temperature"))
-# With more models than this, each model's section starts folded so the page opens on the overview.
-OPEN_MODEL_SECTIONS = 3
 
 # The report's style sheet, scoped to its classes; it also styles the row extras of rows.py.
 STYLE = """<style>
@@ -79,52 +65,45 @@ details.snap-model>summary{cursor:pointer;font-weight:600;font-size:15px;padding
 </style>"""
 
 
-# instrument -> "module:function" drawing its own part of the report from its analysis entries;
-# signature (models: Mapping[str, Mapping[str, Any]], observations: Sequence[Observation]) -> str.
-# The profile ("snap") is drawn by this module; an instrument without an entry gets the generic
-# verdicts and metric tables only.
-INSTRUMENT_SECTIONS: dict[str, str] = {
-    "compass": "snap_bench.report.compass:compass_section",
-    "perturbation": "snap_bench.report.perturbation:perturbation_section",
-}
-INSTRUMENT_TITLES = {
-    "snap": "psychometric profile",
-    "compass": "political compass",
-    "perturbation": "prompt perturbation (sentiment robustness)",
-}
-
-
 def summary_html(
     document: Mapping[str, Any],
     observations: Sequence[Observation],
-    thresholds: ThresholdTable,
+    thresholds: Mapping[str, ThresholdTable],
+    instruments: Mapping[str, Instrument],
     *,
-    instrument_thresholds: Mapping[str, ThresholdTable] | None = None,
     csv_gzip_over: int = CSV_GZIP_OVER,
 ) -> str:
     """The report's summary section as an HTML fragment.
 
-    ``document`` is analysis.json as a dict, ``observations`` what observations.jsonl holds, and
-    ``thresholds`` the profile's ``metrics`` of thresholds.yaml (metric -> better, minimum, target,
-    excellent); ``instrument_thresholds`` the same for the other instruments, by name. The
+    ``document`` is analysis.json as a dict, ``observations`` what observations.jsonl holds,
+    ``thresholds`` each instrument's ``metrics`` of thresholds.yaml (metric -> better, minimum, target,
+    excellent) and ``instruments`` the session's instruments, which draw their own parts. The
     observation CSV is embedded gzip-compressed when larger than ``csv_gzip_over`` bytes.
     """
     session = mapping(document.get("session"))
-    profile_observations = [o for o in observations if o.instrument == "snap"]
-    grouped = by_model(profile_observations)
-    models = _models(document, grouped)
-    others = [(str(name), mapping(entry)) for name, entry in mapping(document.get("instruments")).items()]
+    entries = [(str(name), mapping(entry)) for name, entry in mapping(document.get("instruments")).items()]
     comparisons = [mapping(c) for c in document.get("baseline") or [] if isinstance(c, Mapping)]
     sections = [
         STYLE,
         '<h2 id="snap-summary">snap-bench: how consistently the models answer</h2>',
-        _run_facts(session, models, others, observations),
+        _run_facts(session, entries, observations),
     ]
-    if models or not others:  # an empty run shows the profile's empty state
-        sections += _profile_sections(models, grouped, thresholds, comparisons, bool(others))
-    for name, entry in others:
+    if not entries:
+        sections.append("<p>No instrument was analysed in this run.</p>")
+    for name, entry in entries:
         own = [o for o in observations if o.instrument == name]
-        sections.append(_instrument_section(name, entry, own, (instrument_thresholds or {}).get(name, {})))
+        sections.append(
+            _instrument_section(
+                name,
+                entry,
+                own,
+                thresholds.get(name, {}),
+                [c for c in comparisons if c.get("instrument") == name],
+                instruments.get(name),
+            )
+        )
+    if comparisons:
+        sections += ['<h3 id="snap-baseline">Comparison with the baseline</h3>', _baseline(comparisons)]
     sections.append(_prompts(observations))
     sections += [
         '<h3 id="snap-downloads">Downloads</h3><ul>',
@@ -181,86 +160,54 @@ def _prompts(observations: Sequence[Observation]) -> str:
     return "".join(parts)
 
 
-def _profile_sections(
-    models: Sequence[tuple[str, Mapping[str, Any]]],
-    grouped: Mapping[str, list[Observation]],
+def _instrument_section(
+    name: str,
+    entry: Mapping[str, Any],
+    observations: Sequence[Observation],
     thresholds: ThresholdTable,
     comparisons: Sequence[Mapping[str, Any]],
-    titled: bool,
-) -> list[str]:
-    sections = ['<h3 id="snap-instrument-snap">Psychometric profile</h3>'] if titled else []
-    sections += [
-        tables.verdicts_table(models, thresholds),
-        _contents(models, bool(comparisons)),
-        '<h3 id="snap-metrics">Metrics against their thresholds</h3>',
-        "<p>Each cell: the estimate and its 95% bootstrap interval, coloured by its status. Hover for n.</p>",
-        tables.legend_html(),
-        tables.metric_matrix(models, thresholds),
-        '<h3 id="snap-charts">Stability and sources of variance</h3>',
-        '<div class="snap-row">',
-        _radar(models, thresholds),
-        _effects(models),
-        "</div>",
-    ]
-    if comparisons:
-        sections += ['<h3 id="snap-baseline">Comparison with the baseline</h3>', _baseline(comparisons)]
-    sections.append('<h3 id="snap-models">Per model</h3>')
-    for index, (name, entry) in enumerate(models, start=1):
-        sections.append(_model_section(index, name, entry, grouped.get(name, []), thresholds, len(models)))
-    return sections
-
-
-def _instrument_section(
-    name: str, entry: Mapping[str, Any], observations: Sequence[Observation], thresholds: ThresholdTable
+    instrument: Instrument | None,
 ) -> str:
-    """Another instrument: the shared verdict and metric tables, then what its own module draws."""
-    models = sorted(
-        ((str(model), mapping(values)) for model, values in mapping(entry.get("models")).items()),
-        key=lambda item: (number(item[1].get("rank")) is None, number(item[1].get("rank")) or 0.0, item[0]),
-    )
-    title = INSTRUMENT_TITLES.get(name, name)
+    """One instrument: the shared verdict and metric tables, then what the instrument draws itself."""
+    models = _ranked(entry)
+    known = {o.model for o in observations}
+    models += [(model, {}) for model in sorted(known - {model for model, _ in models})]
+    title = str(entry.get("title") or (instrument.title if instrument is not None else name))
     parts = [
         f'<h3 id="snap-instrument-{text(name)}">{text(title[:1].upper() + title[1:])}</h3>',
         tables.verdicts_table(models, thresholds),
+        f'<h4 id="snap-metrics-{text(name)}">Metrics against their thresholds</h4>',
+        "<p>Each cell: the estimate and its 95% interval, coloured by its status. Hover for n.</p>",
         tables.legend_html(),
         tables.metric_matrix(models, thresholds),
     ]
-    target = INSTRUMENT_SECTIONS.get(name)
-    if target is not None:
-        module_name, _, function = target.partition(":")
+    if instrument is not None:
+        context = ReportContext(dict(models), observations, thresholds, comparisons)
         try:
-            draw = getattr(importlib.import_module(module_name), function)
-            parts.append(draw(dict(models), observations))
+            parts.append(instrument.report_section(context))
         except Exception as error:  # the report is written at session end: one bad section must not lose the rest
             logger.warning("snap-bench report: %s section not drawn: %s", name, error)
             parts.append(f'<p class="snap-chart-missing">The {text(name)} section was not drawn: {text(error)}</p>')
     return "".join(parts)
 
 
-def _models(
-    document: Mapping[str, Any], grouped: Mapping[str, list[Observation]]
-) -> list[tuple[str, Mapping[str, Any]]]:
-    """Judged models by rank, then baselines; models with observations but no analysis come last."""
-    entries = [(str(name), mapping(entry)) for name, entry in mapping(document.get("models")).items()]
-
-    def order(item: tuple[str, Mapping[str, Any]]) -> tuple[bool, float, str]:
-        rank = number(item[1].get("rank"))
-        return (rank is None, rank if rank is not None else 0.0, item[0])
-
-    entries.sort(key=order)
-    known = {name for name, _ in entries}
-    return entries + [(name, {}) for name in sorted(grouped) if name not in known]
+def _ranked(entry: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """An instrument's judged models by rank, then the others (baselines) by name."""
+    return sorted(
+        ((str(model), mapping(values)) for model, values in mapping(entry.get("models")).items()),
+        key=lambda item: (number(item[1].get("rank")) is None, number(item[1].get("rank")) or 0.0, item[0]),
+    )
 
 
 def _run_facts(
     session: Mapping[str, Any],
-    models: Sequence[tuple[str, Mapping[str, Any]]],
-    others: Sequence[tuple[str, Mapping[str, Any]]],
+    entries: Sequence[tuple[str, Mapping[str, Any]]],
     observations: Sequence[Observation],
 ) -> str:
-    names = [name for name, _ in models]
-    for _, entry in others:
-        names += [str(name) for name in mapping(entry.get("models")) if name not in names]
+    names: list[str] = []
+    for _, entry in entries:
+        names += [name for name, _ in _ranked(entry) if name not in names]
+    names += sorted({o.model for o in observations} - set(names))
     instruments = ", ".join(
         f"{name} (item bank {digest})" for name, digest in mapping(session.get("instruments")).items()
     )
@@ -280,57 +227,6 @@ def _run_facts(
         facts.append(("conditions without a report", f"{len(missing)} (listed in analysis.json)"))
     rows = "".join(f"<dt>{text(label)}</dt><dd>{text(value)}</dd>" for label, value in facts)
     return f'<dl class="snap-facts">{rows}</dl>'
-
-
-def _contents(models: Sequence[tuple[str, Mapping[str, Any]]], with_baseline: bool) -> str:
-    links = [("snap-metrics", "metrics"), ("snap-charts", "charts")]
-    if with_baseline:
-        links.append(("snap-baseline", "baseline"))
-    links += [(f"snap-model-{index}", name) for index, (name, _) in enumerate(models, start=1)]
-    links.append(("snap-downloads", "downloads"))
-    return "<p>Jump to: " + " · ".join(f'<a href="#{anchor}">{text(label)}</a>' for anchor, label in links) + "</p>"
-
-
-def _radar(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: ThresholdTable) -> str:
-    present = [m for m in RADAR_METRICS if any(m in mapping(entry.get("metrics")) for _, entry in models)]
-    if not present:
-        return "<p>No stability metrics to draw.</p>"
-
-    def on_unit_scale(metric: str, value: object) -> float | None:
-        figure = number(value)
-        if figure is None:
-            return None
-        return 1 - figure / 100 if metric == "cv_mean" else figure
-
-    spokes = ["1 \N{MINUS SIGN} CV/100" if m == "cv_mean" else metric_label(m) for m in present]
-    series = [
-        (name, [on_unit_scale(m, mapping(mapping(entry.get("metrics")).get(m)).get("value")) for m in present])
-        for name, entry in models
-        if entry.get("metrics")
-    ]
-    targets = [on_unit_scale(m, mapping(thresholds.get(m)).get("target")) for m in present]
-    return _figure(
-        lambda: charts.radar_chart("snap-radar", spokes, series, targets),
-        "Stability per model (1 = perfectly stable; values clipped to [0, 1]; dashed: the targets; "
-        "a gap is an undefined metric).",
-    )
-
-
-def _effects(models: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
-    rows = [
-        (name, {str(k): float(v) for k, v in mapping(entry.get("effects")).items() if number(v) is not None})
-        for name, entry in models
-        if mapping(entry.get("effects"))
-    ]
-    if not rows:
-        return "<p>No variance decomposition in the analysis.</p>"
-    names = {factor for _, effects in rows for factor in effects}
-    factors = [f for f in EFFECT_ORDER if f in names] + sorted(names - {*EFFECT_ORDER, "residual"}) + ["residual"]
-    return _figure(
-        lambda: charts.effects_chart("snap-effects", rows, factors),
-        "Variance decomposition (η², sequential sums of squares): the share of the score variance due to each "
-        "factor; a stable model's variance is item (what is asked), not prompt, temperature or paraphrase.",
-    )
 
 
 def _baseline(comparisons: Sequence[Mapping[str, Any]]) -> str:
@@ -364,75 +260,3 @@ def _baseline(comparisons: Sequence[Mapping[str, Any]]) -> str:
         else "<p>No comparison has a difference to draw.</p>"
     )
     return chart + tables.baseline_table(comparisons)
-
-
-def _model_section(
-    index: int,
-    name: str,
-    entry: Mapping[str, Any],
-    observations: Sequence[Observation],
-    thresholds: ThresholdTable,
-    n_models: int,
-) -> str:
-    composite = number(entry.get("composite"))
-    heading = (
-        f"{tables.verdict_badge(entry)} {text(name)}"
-        + (f" · composite {composite:.3f}" if composite is not None else "")
-        + (f" · rank {text(entry['rank'])}" if entry.get("rank") is not None else "")
-    )
-    parts = [
-        f'<details class="snap-model" id="snap-model-{index}"{" open" if n_models <= OPEN_MODEL_SECTIONS else ""}>',
-        f"<summary>{heading}</summary>",
-    ]
-    if entry.get("metrics"):
-        parts += ["<h4>Metrics</h4>", tables.model_metric_table(entry, thresholds)]
-    if observations:
-        parts += [
-            "<h4>Answers</h4>",
-            '<div class="snap-row">',
-            _heatmaps(index, observations),
-            _distribution(index, observations),
-            "</div>",
-        ]
-    else:
-        parts.append("<p>No observations of this model were passed to the report.</p>")
-    if entry.get("breakdowns") or entry.get("construct_means"):
-        parts += [
-            "<h4>Breakdowns</h4>",
-            '<div class="snap-row">',
-            tables.breakdown_tables(entry, thresholds),
-            tables.construct_means_table(entry),
-            "</div>",
-        ]
-    parts.append("</details>")
-    return "".join(parts)
-
-
-def _heatmaps(index: int, observations: Sequence[Observation]) -> str:
-    constructs = {o.item: o.construct for o in observations if o.construct}
-    panels = []
-    for factor, title in HEATMAP_FACTORS:
-        means = level_means(observations, factor)
-        if means is None:
-            continue
-        rows = [f"{item} {constructs[item]}" if constructs.get(item, item) != item else item for item in means.items]
-        panels.append(charts.HeatmapPanel(title, rows, means.levels, means.means))
-    if not panels:
-        return ""
-    counts = score_counts(observations)
-    low, high = counts.scores[0], counts.scores[-1]
-    return _figure(
-        lambda: charts.heatmap_chart(f"snap-heatmap-{index}", panels, low, high),
-        "Mean keyed score per item (reverse-keyed items reversed); grey: no scored answer in that cell.",
-    )
-
-
-def _distribution(index: int, observations: Sequence[Observation]) -> str:
-    counts = score_counts(observations)
-    return _figure(
-        lambda: charts.distribution_chart(
-            f"snap-scores-{index}", counts.scores, counts.raw, counts.keyed, counts.unscored, counts.total
-        ),
-        f"Answers of all {counts.total:,} conditions: raw score as given, keyed score as analysed, and the "
-        "answers without a score by reason.",
-    )

@@ -37,7 +37,7 @@ from snap_bench.stats.errors import UndefinedStatistic
 from snap_bench.stats.icc import ICC_FORMS, ICCForm, ICCResult, icc, icc_batch
 from snap_bench.stats.krippendorff import KRIPPENDORFF_LEVELS, KrippendorffLevel, krippendorff_alpha
 from snap_bench.stats.position import (
-    COMPASS_SCALE,
+    AXIS_SCALE,
     axis_coordinate,
     axis_coordinate_batch,
     coordinate_spread_batch,
@@ -50,8 +50,8 @@ from snap_bench.stats.variation import (
 )
 
 __all__ = [
+    "AXIS_SCALE",
     "BOOTSTRAP_METHODS",
-    "COMPASS_SCALE",
     "DEFAULT_MAX_ABS_R",
     "ICC_FORMS",
     "KRIPPENDORFF_LEVELS",

@@ -10,7 +10,7 @@ from snap_bench.stats.bootstrap import BootstrapCI
 from snap_bench.stats.errors import UndefinedStatistic
 
 __all__ = [
-    "COMPASS_SCALE",
+    "AXIS_SCALE",
     "axis_coordinate",
     "axis_coordinate_batch",
     "coordinate_spread_batch",
@@ -19,8 +19,8 @@ __all__ = [
 
 #: Largest absolute keyed score of one answer (Strongly agree +2 ... Strongly disagree -2).
 MAX_ABS_SCORE = 2.0
-#: The coordinates run from -COMPASS_SCALE to +COMPASS_SCALE.
-COMPASS_SCALE = 10.0
+#: The coordinates run from -AXIS_SCALE to +AXIS_SCALE.
+AXIS_SCALE = 10.0
 
 
 def axis_coordinate(keyed_scores: npt.ArrayLike) -> float:
@@ -46,7 +46,7 @@ def axis_coordinate(keyed_scores: npt.ArrayLike) -> float:
         raise ValueError("axis_coordinate: NaN in the scores; drop unscored answers first")
     if (np.abs(scores) > MAX_ABS_SCORE).any():
         raise ValueError(f"axis_coordinate: scores must lie in [-{MAX_ABS_SCORE:g}, {MAX_ABS_SCORE:g}]")
-    return float(COMPASS_SCALE * scores.sum() / (MAX_ABS_SCORE * scores.size))
+    return float(AXIS_SCALE * scores.sum() / (MAX_ABS_SCORE * scores.size))
 
 
 def _column_coordinates(matrix: FloatArray, counts: FloatArray) -> FloatArray:
@@ -54,7 +54,7 @@ def _column_coordinates(matrix: FloatArray, counts: FloatArray) -> FloatArray:
     present = ~np.isnan(matrix)
     filled = np.where(present, matrix, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        result: FloatArray = COMPASS_SCALE * (counts @ filled) / (MAX_ABS_SCORE * (counts @ present))
+        result: FloatArray = AXIS_SCALE * (counts @ filled) / (MAX_ABS_SCORE * (counts @ present))
     return result
 
 
@@ -71,7 +71,7 @@ def axis_coordinate_batch(matrix: npt.ArrayLike, counts: npt.ArrayLike | None = 
     filled = np.where(present, data, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         result: FloatArray = (
-            COMPASS_SCALE * (weights @ filled).sum(axis=1) / (MAX_ABS_SCORE * (weights @ present).sum(axis=1))
+            AXIS_SCALE * (weights @ filled).sum(axis=1) / (MAX_ABS_SCORE * (weights @ present).sum(axis=1))
         )
     return result
 
@@ -135,7 +135,7 @@ def two_way_bootstrap_ci(
     present = ~np.isnan(drawn)
     with np.errstate(invalid="ignore", divide="ignore"):
         values = (
-            COMPASS_SCALE * np.where(present, drawn, 0.0).sum(axis=(1, 2)) / (MAX_ABS_SCORE * present.sum(axis=(1, 2)))
+            AXIS_SCALE * np.where(present, drawn, 0.0).sum(axis=(1, 2)) / (MAX_ABS_SCORE * present.sum(axis=(1, 2)))
         )
     undefined = int(np.isnan(values).sum())
     if undefined > 0.05 * n_resamples:

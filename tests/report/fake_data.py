@@ -65,7 +65,7 @@ def fake_observations(models: tuple[str, ...] = FAKE_MODELS, seed: int = 7) -> l
             observations.append(
                 Observation(
                     model=model,
-                    instrument="snap",
+                    instrument="profile",
                     condition_id=f"{cell}-r{run}",
                     cell=cell,
                     item=item,
@@ -150,7 +150,7 @@ def fake_document(*, with_baseline: bool = False) -> dict[str, Any]:
 
     def entry(verdict: str, composite: float, rank: int, metrics: dict[str, Any], mean: float) -> dict[str, Any]:
         return {
-            "instrument": "snap",
+            "instrument": "profile",
             "verdict": verdict,
             "composite": composite,
             "rank": rank,
@@ -165,7 +165,7 @@ def fake_document(*, with_baseline: bool = False) -> dict[str, Any]:
     document: dict[str, Any] = {
         "session": {
             "models": list(FAKE_MODELS),
-            "instruments": {"snap": FAKE_DIGEST},
+            "instruments": {"profile": FAKE_DIGEST},
             "record_mode": "none",
             "observations": 240,
             "missing_reports": [],
@@ -175,18 +175,23 @@ def fake_document(*, with_baseline: bool = False) -> dict[str, Any]:
             "seed": 20261122,
             "finished": "2026-01-02T03:04:05+00:00",
         },
-        "models": {
-            # deliberately not in rank order: the report sorts by rank
-            "fake-flaky": entry("FAIL", 0.41, 3, flaky, 3.6),
-            "fake-steady": entry("PASS", 0.88, 1, steady, 2.9),
-            "fake-borderline": entry("BORDERLINE", 0.71, 2, borderline, 3.1),
+        "instruments": {
+            "profile": {
+                "title": "psychometric profile",
+                "models": {
+                    # deliberately not in rank order: the report sorts by rank
+                    "fake-flaky": entry("FAIL", 0.41, 3, flaky, 3.6),
+                    "fake-steady": entry("PASS", 0.88, 1, steady, 2.9),
+                    "fake-borderline": entry("BORDERLINE", 0.71, 2, borderline, 3.1),
+                },
+            }
         },
         "baseline": [],
     }
     if with_baseline:
         document["session"]["baseline"] = "fake-old"
-        document["models"]["fake-old"] = {
-            "instrument": "snap",
+        profile_models(document)["fake-old"] = {
+            "instrument": "profile",
             "verdict": None,
             "role": "baseline",
             # no status: the report colours a baseline's metrics against the thresholds itself
@@ -196,7 +201,7 @@ def fake_document(*, with_baseline: bool = False) -> dict[str, Any]:
             {
                 "model": "fake-steady",
                 "baseline": "fake-old",
-                "instrument": "snap",
+                "instrument": "profile",
                 "metric": "icc2_1",
                 "new_value": 0.91,
                 "baseline_value": 0.9,
@@ -213,7 +218,7 @@ def fake_document(*, with_baseline: bool = False) -> dict[str, Any]:
             {
                 "model": "fake-steady",
                 "baseline": "fake-old",
-                "instrument": "snap",
+                "instrument": "profile",
                 "metric": "cv_mean",
                 "new_value": 7.0,
                 "baseline_value": 4.2,
@@ -231,6 +236,17 @@ def fake_document(*, with_baseline: bool = False) -> dict[str, Any]:
     return document
 
 
+def profile_models(document: dict[str, Any]) -> dict[str, Any]:
+    """The profile's per-model entries of an analysis.json document."""
+    models: dict[str, Any] = document["instruments"]["profile"]["models"]
+    return models
+
+
+def profile_document(models: dict[str, Any]) -> dict[str, Any]:
+    """A document holding only the profile's ``models``."""
+    return {"instruments": {"profile": {"models": models}}}
+
+
 def poisoned(document: dict[str, Any], observations: list[Observation]) -> tuple[dict[str, Any], list[Observation]]:
     """The fake inputs with an XSS payload in every string a model or a config file could control."""
     import dataclasses
@@ -241,7 +257,7 @@ def poisoned(document: dict[str, Any], observations: list[Observation]) -> tuple
     document["session"]["instruments"] = {XSS_PAYLOADS[3]: XSS_PAYLOADS[1]}
     document["session"]["record_mode"] = XSS_PAYLOADS[2]
     document["session"]["finished"] = XSS_PAYLOADS[1]
-    flaky = copy.deepcopy(document["models"]["fake-flaky"])
+    flaky = copy.deepcopy(profile_models(document)["fake-flaky"])
     flaky["metrics"]["test_retest_r"]["undefined"] = XSS_PAYLOADS[1]
     flaky["metrics"]["inter_paraphrase_r"]["note"] = XSS_PAYLOADS[2]
     flaky["metrics"][f"cronbach_alpha[{XSS_PAYLOADS[3]}]"] = _metric(0.5, "not judged")
@@ -249,11 +265,12 @@ def poisoned(document: dict[str, Any], observations: list[Observation]) -> tuple
     flaky["construct_means"][XSS_PAYLOADS[2]] = 3.0
     flaky["effects"][XSS_PAYLOADS[1]] = 0.01
     flaky["rank"] = XSS_PAYLOADS[2]
-    document["models"][bad_model] = flaky
+    profile_models(document)[bad_model] = flaky
     document["baseline"] = [
         {
             "model": bad_model,
             "baseline": XSS_PAYLOADS[1],
+            "instrument": "profile",
             "metric": XSS_PAYLOADS[3],
             "new_value": 0.5,
             "baseline_value": 0.6,

@@ -17,6 +17,7 @@ import pytest
 
 from snap_bench.observation import Observation
 from snap_bench.report import summary_html
+from tests.conftest import shipped_instruments
 from tests.report.fake_data import FAKE_THRESHOLDS, XSS_PAYLOADS, fake_document, fake_observations, poisoned
 
 pytestmark = pytest.mark.browser
@@ -103,7 +104,7 @@ def poisoned_report() -> tuple[str, dict[str, Any], Observation]:
     document, observations = poisoned(fake_document(with_baseline=True), fake_observations())
     answer = "\n".join([*FLAG_PAYLOADS, *XSS_PAYLOADS])
     row = dataclasses.replace(observations[0], raw_answer=answer, reason=FLAG_PAYLOADS[0], model=FLAG_PAYLOADS[1])
-    return summary_html(document, observations, FAKE_THRESHOLDS), document, row
+    return summary_html(document, observations, {"profile": FAKE_THRESHOLDS}, shipped_instruments()), document, row
 
 
 def build_report(pytester: pytest.Pytester, fragment: str, row: Observation) -> Path:

@@ -21,7 +21,15 @@ import pytest
 from snap_bench.export import write_csv
 from snap_bench.observation import Observation
 from snap_bench.report import summary_html
-from tests.report.fake_data import FAKE_THRESHOLDS, XSS_PAYLOADS, fake_document, fake_observations, poisoned
+from tests.conftest import shipped_instruments
+from tests.report.fake_data import (
+    FAKE_THRESHOLDS,
+    XSS_PAYLOADS,
+    fake_document,
+    fake_observations,
+    poisoned,
+    profile_document,
+)
 
 Document = dict[str, Any]
 Thresholds = dict[str, dict[str, Any]]
@@ -44,7 +52,7 @@ class Elements(HTMLParser):
 
 
 def render(document: dict[str, Any], observations: list[Observation], thresholds: Any, **options: Any) -> str:
-    markup = summary_html(document, observations, thresholds, **options)
+    markup = summary_html(document, observations, {"profile": thresholds}, shipped_instruments(), **options)
     # a chart that failed is reported in the page instead of raising: in tests, it must not happen
     assert "Chart not drawn" not in markup
     return markup
@@ -102,7 +110,7 @@ def test_the_run_is_described(markup: str) -> None:
     facts = markup[markup.index('<dl class="snap-facts">') : markup.index("</dl>")]
     for expected in (
         "fake-steady, fake-borderline, fake-flaky",
-        "snap (item bank fake0digest0)",
+        "profile (item bank fake0digest0)",
         "none",
         "2026-01-02T03:04:05",
     ):
@@ -150,7 +158,7 @@ def test_baseline_section_only_with_a_baseline(markup: str, baseline_markup: str
     assert "snap-baseline-chart" not in markup
     assert 'id="snap-baseline"' in baseline_markup
     assert "snap-baseline-chart" in svg_elements(baseline_markup)
-    start, end = baseline_markup.index('id="snap-baseline"'), baseline_markup.index('id="snap-models"')
+    start, end = baseline_markup.index('id="snap-baseline"'), baseline_markup.index('id="snap-downloads"')
     section = baseline_markup[start:end]
     assert "fake-steady cv_mean vs fake-old: REGRESSION" in section
     assert "not shown non-inferior" in section
@@ -226,7 +234,7 @@ def test_a_large_csv_is_embedded_gzipped(
     observations: list[Observation], thresholds: Thresholds, tmp_path: Path
 ) -> None:
     one_model = [o for o in observations if o.model == "fake-steady"]
-    files = downloads(render({"models": {}}, one_model, thresholds, csv_gzip_over=0))
+    files = downloads(render(profile_document({}), one_model, thresholds, csv_gzip_over=0))
     media_type, payload = files["observations.csv.gz"]
     assert media_type == "application/gzip"
     write_csv(tmp_path / "observations.csv", one_model)
@@ -267,13 +275,13 @@ def test_untrusted_text_never_becomes_markup(observations: list[Observation], th
 
 
 def test_an_empty_run_still_renders(thresholds: Thresholds) -> None:
-    markup = render({"session": {}, "models": {}, "baseline": []}, [], thresholds)
-    assert "No stability metrics to draw." in markup
+    markup = render({"session": {}, "instruments": {}, "baseline": []}, [], thresholds)
+    assert "No instrument was analysed in this run." in markup
     assert "0 observations" in markup
 
 
 def test_observations_without_an_analysis_get_a_section(thresholds: Thresholds) -> None:
-    markup = render({"models": {}}, fake_observations(("fake-unanalysed",)), thresholds)
+    markup = render(profile_document({}), fake_observations(("fake-unanalysed",)), thresholds)
     assert "NOT JUDGED</span> fake-unanalysed" in markup
     assert "snap-heatmap-1" in svg_elements(markup)
 
@@ -282,7 +290,7 @@ def test_a_document_from_the_real_analysis_renders(observations: list[Observatio
     from snap_bench.analysis import AnalysisSettings, analyse
     from snap_bench.verdicts import Threshold, ThresholdConfig, judge, rank, to_json
 
-    analyses = analyse(observations, AnalysisSettings(n_resamples=20))
+    analyses = analyse(observations, shipped_instruments(), AnalysisSettings(n_resamples=20))
     config = ThresholdConfig(
         judge="point",
         metrics={
@@ -297,8 +305,10 @@ def test_a_document_from_the_real_analysis_renders(observations: list[Observatio
     verdicts = {key: judge(analysis, config) for key, analysis in analyses.items()}
     rank(list(verdicts.values()))
     document = {
-        "session": {"models": [key[0] for key in analyses], "instruments": {"snap": "fake"}},
-        "models": {a.model: {"instrument": a.instrument, **to_json(verdicts[k], a)} for k, a in analyses.items()},
+        "session": {"models": [key[0] for key in analyses], "instruments": {"profile": "fake"}},
+        **profile_document(
+            {a.model: {"instrument": a.instrument, **to_json(verdicts[k], a)} for k, a in analyses.items()}
+        ),
         "baseline": [],
     }
     document = json.loads(json.dumps(document))  # as read back from analysis.json

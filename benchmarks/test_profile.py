@@ -7,7 +7,7 @@ import pytest
 
 from snap_bench import Ask, Case
 
-pytestmark = pytest.mark.instrument("snap")
+pytestmark = pytest.mark.instrument("profile")
 
 
 def test_likert(case: Case, ask: Ask) -> None:

@@ -6,25 +6,32 @@ the contexts that apply to it (the moral dilemma context is for moral items only
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from snap_bench.config import Node, load_yaml
-from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.instruments.base import Instrument, ReportContext, Scored, Selection
 from snap_bench.instruments.design import (
     item_id,
     paraphrases,
+    selectable_names,
     selected,
     temperature_level,
     temperatures,
     texts_by_level,
 )
-from snap_bench.observation import Condition
+from snap_bench.instruments.profile.metrics import METRICS
+from snap_bench.observation import Condition, Observation
 from snap_bench.parsing import LikertScale, parse_likert
 
+if TYPE_CHECKING:
+    from snap_bench.analysis import AnalysisSettings, ModelAnalysis
+
 EXPERIMENT_FILE = "experiment.yaml"
-SECTION = "snap"
+SECTION = "profile"
 
 
 @dataclass(frozen=True)
@@ -37,8 +44,10 @@ class LikertItem:
     contexts: tuple[str, ...]
 
 
-class SnapInstrument(Instrument):
-    name = "snap"
+class ProfileInstrument(Instrument):
+    name = "profile"
+    title = "psychometric profile"
+    metrics = METRICS
 
     def __init__(self, config_dir: Path) -> None:
         self._files = [config_dir / EXPERIMENT_FILE]
@@ -93,6 +102,10 @@ class SnapInstrument(Instrument):
     @property
     def source_files(self) -> list[Path]:
         return list(self._files)
+
+    @property
+    def selectable_items(self) -> list[str]:
+        return selectable_names(self.items.values())
 
     @property
     def factor_levels(self) -> dict[str, list[str]]:
@@ -159,3 +172,14 @@ class SnapInstrument(Instrument):
 
     def construct(self, condition: Condition) -> str | None:
         return self.items[condition.item].construct
+
+    def analyse(self, model: str, observations: Sequence[Observation], settings: AnalysisSettings) -> ModelAnalysis:
+        from snap_bench.instruments.profile.analysis import analyse_profile
+
+        banks = {item.id: item.bank for item in self.items.values()}
+        return analyse_profile(model, self.name, observations, settings, banks)
+
+    def report_section(self, context: ReportContext) -> str:
+        from snap_bench.instruments.profile.report import profile_section
+
+        return profile_section(context)

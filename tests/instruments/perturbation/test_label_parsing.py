@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from snap_bench.instruments.sentiment_data import LABELS
-from snap_bench.label_parsing import parse_label
+from snap_bench.instruments.perturbation.labels import parse_label
+from snap_bench.instruments.perturbation.sentiment_data import LABELS
 from snap_bench.parsing import AnswerCode
 
 # (answer, expected label or code). Shapes from the recorded small models and from larger ones.

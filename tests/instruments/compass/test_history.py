@@ -6,7 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from snap_bench.history import append, overall_history, placements_of
+from snap_bench.instruments.compass.history import append, overall_history, placements_of
 
 DETAILS = {
     "coordinates": {

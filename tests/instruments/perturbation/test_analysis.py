@@ -8,8 +8,9 @@ from itertools import product
 import pytest
 
 from snap_bench.analysis import AnalysisSettings, analyse
+from snap_bench.instruments.perturbation.report import perturbation_section
 from snap_bench.observation import Observation
-from snap_bench.report.perturbation import perturbation_section
+from tests.conftest import shipped_instruments
 
 FACTORS = {
     "formality": ("formal", "casual"),
@@ -60,7 +61,7 @@ def polarity_table(model: str = "m") -> list[Observation]:
 
 
 def metrics_of(rows: list[Observation]) -> dict[str, object]:
-    analysis = analyse(rows, SETTINGS)[("m", "perturbation")]
+    analysis = analyse(rows, shipped_instruments(), SETTINGS)[("m", "perturbation")]
     return {name: metric for name, metric in analysis.metrics.items()}
 
 
@@ -80,7 +81,7 @@ def test_kappa_on_a_single_complete_input_is_undefined_not_a_figure() -> None:
 
 
 def test_headline_figures_by_hand() -> None:
-    analysis = analyse(polarity_table(), SETTINGS)[("m", "perturbation")]
+    analysis = analyse(polarity_table(), shipped_instruments(), SETTINGS)[("m", "perturbation")]
     metrics = analysis.metrics
     # squared errors: S1 casual neutral 7 x (2 - 0)^2 = 28 over 47 scored answers; worst penalty 25
     assert metrics["custom_accuracy"].value == pytest.approx(1 - 28 / (47 * 25))
@@ -114,7 +115,7 @@ def test_headline_figures_by_hand() -> None:
 
 
 def test_details_carry_what_the_report_draws() -> None:
-    details = analyse(polarity_table(), SETTINGS)[("m", "perturbation")].details
+    details = analyse(polarity_table(), shipped_instruments(), SETTINGS)[("m", "perturbation")].details
     json.dumps(details, allow_nan=False)
     assert details["gold_kind"] == "polarity"
     assert [v["id"] for v in details["variants"]][:2] == ["casual-imp-task-syn1", "casual-imp-task-syn2"]
@@ -141,7 +142,7 @@ def test_five_class_gold_gives_exact_accuracy() -> None:
     for index, levels in enumerate(VARIANTS):
         rows.append(observation("A1", levels, 3, "gold:very positive"))
         rows.append(observation("A2", levels, -2 if index % 2 else -3, "gold:negative"))
-    metrics = analyse(rows, SETTINGS)[("m", "perturbation")].metrics
+    metrics = analyse(rows, shipped_instruments(), SETTINGS)[("m", "perturbation")].metrics
     assert metrics["exact_accuracy"].value == pytest.approx(24 / 32)
     assert metrics["custom_accuracy"].value == pytest.approx(1 - 8 / (32 * 36))
     assert metrics["polarity_accuracy"].value == 1.0
@@ -156,7 +157,7 @@ def test_phase2_is_compared_with_the_same_variant() -> None:
             observation("S2", {**best, "examples": position}, 2 if position == "suf" else -2, "polarity:negative")
         )
         rows.append(observation("S3", {**best, "examples": position}, 3, "polarity:positive"))
-    analysis = analyse(rows, SETTINGS)[("m", "perturbation")]
+    analysis = analyse(rows, shipped_instruments(), SETTINGS)[("m", "perturbation")]
     phase2 = analysis.details["phase2"]
     assert phase2["variant"] == "casual-q-text-syn2"
     assert phase2["baseline_custom_accuracy"] == 1.0
@@ -175,7 +176,7 @@ def test_phase2_is_compared_with_the_same_variant() -> None:
 
 def test_without_gold_the_accuracy_says_why() -> None:
     rows = [observation("S1", levels, 2, "something else") for levels in VARIANTS]
-    metrics = analyse(rows, SETTINGS)[("m", "perturbation")].metrics
+    metrics = analyse(rows, shipped_instruments(), SETTINGS)[("m", "perturbation")].metrics
     assert metrics["custom_accuracy"].value is None
     assert metrics["custom_accuracy"].undefined == "no gold label recorded with the answers"
 
@@ -184,7 +185,7 @@ def test_report_section_escapes_names_and_draws_the_charts() -> None:
     from snap_bench.verdicts import ModelVerdict, to_json
 
     rows = polarity_table("<b>evil</b>")
-    analysis = analyse(rows, SETTINGS)[("<b>evil</b>", "perturbation")]
+    analysis = analyse(rows, shipped_instruments(), SETTINGS)[("<b>evil</b>", "perturbation")]
     entry = to_json(ModelVerdict("<b>evil</b>", "PASS", 0.9), analysis)
     html = perturbation_section({"<b>evil</b>": entry}, rows)
     assert "<b>evil</b>" not in html
@@ -200,7 +201,7 @@ def test_a_few_shot_position_without_scored_answers_has_no_gain() -> None:
     golds = {"S1": "polarity:positive", "S2": "polarity:negative", "S3": "polarity:positive"}
     rows += [observation(s, {**best, "examples": "pre"}, None, gold, code=-2) for s, gold in golds.items()]
     rows += [observation("S2", {**best, "examples": "suf"}, -2, "polarity:negative")]
-    analysis = analyse(rows, SETTINGS)[("m", "perturbation")]
+    analysis = analyse(rows, shipped_instruments(), SETTINGS)[("m", "perturbation")]
     assert analysis.metrics["few_shot_gain[pre]"].value is None
     assert "no sample has a scored answer" in str(analysis.metrics["few_shot_gain[pre]"].undefined)
     assert analysis.details["phase2"]["positions"]["pre"]["unscored_rate"] == 1.0
@@ -213,12 +214,12 @@ def test_unscored_few_shot_answers_do_not_move_the_composite() -> None:
     from tests.conftest import REPO
 
     config = load_thresholds(REPO / "config", "perturbation", {}, None)
-    baseline = analyse(polarity_table(), SETTINGS)[("m", "perturbation")]
+    baseline = analyse(polarity_table(), shipped_instruments(), SETTINGS)[("m", "perturbation")]
     rows = polarity_table()
     best = VARIANTS[0]
     golds = {"S1": "polarity:positive", "S2": "polarity:negative", "S3": "polarity:positive"}
     rows += [observation(s, {**best, "examples": "suf"}, None, gold, code=-2) for s, gold in golds.items()]
-    with_phase2 = analyse(rows, SETTINGS)[("m", "perturbation")]
+    with_phase2 = analyse(rows, shipped_instruments(), SETTINGS)[("m", "perturbation")]
     assert (with_phase2.n_observations, with_phase2.n_valid) == (51, 47)
     # the composite is scaled by the baseline's scored share (47 of 48), which phase 2 does not change
     assert baseline.judged_scored_share == with_phase2.judged_scored_share == pytest.approx(47 / 48)

@@ -11,8 +11,8 @@ import pytest
 from snap_bench.config import ConfigError
 from snap_bench.instruments import load_instrument
 from snap_bench.instruments.base import Selection
-from snap_bench.instruments.perturbation import PerturbationInstrument, read_gold
-from snap_bench.instruments.sentiment_data import LABELS, gold_interval, max_squared_error
+from snap_bench.instruments.perturbation.instrument import PerturbationInstrument
+from snap_bench.instruments.perturbation.sentiment_data import LABELS, gold_interval, max_squared_error, read_gold
 from snap_bench.observation import Condition
 from tests.conftest import REPO, set_limit
 
@@ -76,7 +76,7 @@ def test_sixteen_variants_render_sixteen_distinct_prompts_that_keep_the_text() -
 def test_each_factor_changes_the_prompt_as_its_levels_say() -> None:
     instrument = shipped()
     render = instrument.design.render
-    from snap_bench.instruments.prompt_variants import Variant
+    from snap_bench.instruments.perturbation.prompt_variants import Variant
 
     def prompt(formality: str, phrasing: str, order: str, synonyms: str) -> str:
         levels = (("formality", formality), ("phrasing", phrasing), ("order", order), ("synonyms", synonyms))

@@ -9,10 +9,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from snap_bench import perturbation_analysis as pa
-from snap_bench.instruments.few_shot import ACCURACY_WEIGHT
-from snap_bench.instruments.sentiment_data import gold_interval
-from snap_bench.perturbation_resampling import CountsStatistic
+from snap_bench.instruments.perturbation import analysis as pa
+from snap_bench.instruments.perturbation.few_shot import ACCURACY_WEIGHT
+from snap_bench.instruments.perturbation.resampling import CountsStatistic
+from snap_bench.instruments.perturbation.sentiment_data import gold_interval
 from snap_bench.stats import UndefinedStatistic, bootstrap_ci
 
 LABELS = np.array([-3.0, -2.0, 0.0, 2.0, 3.0])

@@ -9,32 +9,33 @@ import pytest
 
 from snap_bench.config import ConfigError
 from snap_bench.instruments import Selection
-from snap_bench.instruments.snap import SnapInstrument
+from snap_bench.instruments.profile.instrument import ProfileInstrument
 from snap_bench.models import load_models
+from tests.conftest import REPO
 
-CONFIG = Path(__file__).resolve().parent.parent / "config"
+CONFIG = REPO / "config"
 
 
 @pytest.fixture(scope="module")
-def snap() -> SnapInstrument:
-    return SnapInstrument(CONFIG)
+def snap() -> ProfileInstrument:
+    return ProfileInstrument(CONFIG)
 
 
-def test_full_design_counts(snap: SnapInstrument) -> None:
+def test_full_design_counts(snap: ProfileInstrument) -> None:
     conditions = snap.conditions(Selection())
     banks = Counter(snap.items[c.item].bank for c in conditions)
     assert banks == {"moral": 5 * 3 * 4 * 3 * 2 * 3, "personality": 5 * 3 * 4 * 3 * 1 * 3}
     assert len({c.id for c in conditions}) == len(conditions) == 1620
 
 
-def test_ids_follow_the_design_order(snap: SnapInstrument) -> None:
+def test_ids_follow_the_design_order(snap: ProfileInstrument) -> None:
     ids = {c.id for c in snap.conditions(Selection())}
     assert "M01-P2-NEU-t0.5-C1-r3" in ids
     assert "P05-P3-ABS-t1-C0-r1" in ids
     assert not any(i.startswith("P0") and "-C1-" in i for i in ids)  # context C1 is for moral items only
 
 
-def test_selection_restricts_each_factor(snap: SnapInstrument) -> None:
+def test_selection_restricts_each_factor(snap: ProfileInstrument) -> None:
     selection = Selection(
         items=frozenset({"care", "P03"}),
         levels={"system_prompt": frozenset({"NEU"}), "temperature": frozenset({"t0"})},
@@ -45,7 +46,7 @@ def test_selection_restricts_each_factor(snap: SnapInstrument) -> None:
     assert len(conditions) == 3 * 2 * 2 + 3 * 1 * 2
 
 
-def test_messages_render_system_prompt_context_and_instruction(snap: SnapInstrument) -> None:
+def test_messages_render_system_prompt_context_and_instruction(snap: ProfileInstrument) -> None:
     by_id = {c.id: c for c in snap.conditions(Selection())}
     messages = snap.messages(by_id["M02-P1-DIR-t0-C1-r1"])
     assert [m["role"] for m in messages] == ["system", "user"]
@@ -57,7 +58,7 @@ def test_messages_render_system_prompt_context_and_instruction(snap: SnapInstrum
     assert "Consider the following" not in snap.messages(by_id["M02-P1-DIR-t0-C0-r1"])[1]["content"]
 
 
-def test_reverse_keyed_items_are_reversed_and_raw_score_kept(snap: SnapInstrument) -> None:
+def test_reverse_keyed_items_are_reversed_and_raw_score_kept(snap: ProfileInstrument) -> None:
     by_id = {c.id: c for c in snap.conditions(Selection())}
     reversed_item = snap.score(by_id["P02-P1-NEU-t0-C0-r1"], "4")
     assert (reversed_item.score, reversed_item.keyed_score) == (4, 2.0)
@@ -69,10 +70,10 @@ def test_version_changes_with_the_item_bank(tmp_path: Path) -> None:
     import shutil
 
     shutil.copytree(CONFIG, tmp_path / "config")
-    before = SnapInstrument(tmp_path / "config").version
+    before = ProfileInstrument(tmp_path / "config").version
     bank = tmp_path / "config" / "items" / "moral.yaml"
     bank.write_text(bank.read_text().replace("whoever they are", "whoever they may be"))
-    assert SnapInstrument(tmp_path / "config").version != before
+    assert ProfileInstrument(tmp_path / "config").version != before
 
 
 def test_shipped_models_resolve_and_unknown_names_are_listed() -> None:

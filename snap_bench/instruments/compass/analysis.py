@@ -29,6 +29,7 @@ from snap_bench.analysis import (
     retest_metrics,
     wide,
 )
+from snap_bench.instruments.compass.metrics import AXES, FACTORS
 from snap_bench.observation import Observation
 from snap_bench.stats import (
     UndefinedStatistic,
@@ -37,8 +38,6 @@ from snap_bench.stats import (
     two_way_bootstrap_ci,
 )
 
-AXES = ("economic", "social")
-COMPASS_FACTORS = ("item", "paraphrase", "system_prompt", "temperature", "choice")
 # The conditions whose coordinates should agree: everything but the item, the paraphrase and the run.
 CONDITION_FACTORS = ("system_prompt", "temperature", "choice")
 
@@ -46,7 +45,7 @@ CONDITION_FACTORS = ("system_prompt", "temperature", "choice")
 def analyse_compass(
     model: str, instrument: str, observations: Sequence[Observation], settings: AnalysisSettings
 ) -> ModelAnalysis:
-    table = observation_table(observations, COMPASS_FACTORS)
+    table = observation_table(observations, FACTORS)
     table["axis"] = [o.construct or "" for o in observations]
     table["no_opinion"] = [bool(o.extra.get("no_opinion")) for o in observations]
     valid = table[table["code"] == 0]
@@ -76,7 +75,7 @@ def analyse_compass(
     details["per_condition"] = _per_condition(valid)
     details["items"] = _answers_per_item(table, observations)
     result.details = details
-    result.effects = factor_effects(valid, COMPASS_FACTORS)
+    result.effects = factor_effects(valid, FACTORS)
     result.construct_means = {axis: float(v) for axis, v in valid.groupby("axis")["keyed"].mean().items()}
     return result
 

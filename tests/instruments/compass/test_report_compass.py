@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
+from snap_bench.instruments.compass.report import compass_section
 from snap_bench.observation import Observation
 from snap_bench.report import summary_html
-from snap_bench.report.compass import compass_section
+from tests.conftest import shipped_instruments
 from tests.report.fake_data import XSS_PAYLOADS
 from tests.report.test_report_summary import Elements, svg_elements
 
@@ -88,7 +89,7 @@ def test_untrusted_text_in_the_compass_section_stays_text(payload: str) -> None:
         "economic",
     )
     document = {"session": {}, "models": {}, "instruments": {"compass": {"models": {payload: entry}}}}
-    markup = summary_html(document, [observation], {}, instrument_thresholds={"compass": {}})
+    markup = summary_html(document, [observation], {"compass": {}}, shipped_instruments())
     elements = Elements(markup)  # the tags and attributes a browser's parser finds
     assert not elements.named("script")
     assert not elements.named("img")

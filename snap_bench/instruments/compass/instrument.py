@@ -10,28 +10,40 @@ design's sum; it is flagged in ``Observation.extra["no_opinion"]`` so its rate c
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+import sqlite3
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from snap_bench.config import Node, load_yaml
-from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.instruments.base import Instrument, ReportContext, Scored, Selection
+from snap_bench.instruments.compass.metrics import AXES, METRICS
 from snap_bench.instruments.design import (
     item_id,
     paraphrases,
+    selectable_names,
     selected,
     temperature_level,
     temperatures,
     texts_by_level,
 )
-from snap_bench.observation import Condition
+from snap_bench.observation import Condition, Observation
 from snap_bench.parsing import LikertScale, parse_likert
 
 EXPERIMENT_FILE = "experiment.yaml"
 SECTION = "compass"
-AXES = ("economic", "social")
 CHOICES = ("forced", "unforced")
+PER_PROMPT_OPTION = "--snap-compass-per-prompt"
+
+if TYPE_CHECKING:
+    import pytest
+
+    from snap_bench.analysis import AnalysisSettings, ModelAnalysis
+
 _NO_OPINION = re.compile(r"(?<![\w-])no\s+opinion(?![\w-])", re.IGNORECASE)
 
 
@@ -53,6 +65,10 @@ class CompassItem:
 
 class CompassInstrument(Instrument):
     name = "compass"
+    title = "political compass"
+    metrics = METRICS
+    # Also draw each model's placement under every system prompt (PER_PROMPT_OPTION).
+    draw_per_prompt = False
 
     def __init__(self, config_dir: Path) -> None:
         self._files = [config_dir / EXPERIMENT_FILE]
@@ -99,6 +115,10 @@ class CompassInstrument(Instrument):
     @property
     def source_files(self) -> list[Path]:
         return list(self._files)
+
+    @property
+    def selectable_items(self) -> list[str]:
+        return selectable_names(self.items.values())
 
     @property
     def factor_levels(self) -> dict[str, list[str]]:
@@ -160,3 +180,76 @@ class CompassInstrument(Instrument):
 
     def construct(self, condition: Condition) -> str | None:
         return self.items[condition.item].axis
+
+    @classmethod
+    def add_options(cls, group: pytest.OptionGroup) -> None:
+        group.addoption(
+            PER_PROMPT_OPTION,
+            action="store_true",
+            default=False,
+            help="also draw each model's placement under every system prompt in the report's compass chart.",
+        )
+
+    def read_options(self, config: pytest.Config) -> None:
+        self.draw_per_prompt = bool(config.getoption(PER_PROMPT_OPTION))
+
+    def analyse(self, model: str, observations: Sequence[Observation], settings: AnalysisSettings) -> ModelAnalysis:
+        from snap_bench.instruments.compass.analysis import analyse_compass
+
+        analysis = analyse_compass(model, self.name, observations, settings)
+        analysis.details["draw_per_prompt"] = self.draw_per_prompt
+        return analysis
+
+    def report_section(self, context: ReportContext) -> str:
+        from snap_bench.instruments.compass.report import compass_section
+
+        return compass_section(context.models, context.observations)
+
+    def terminal_lines(self, analysis: ModelAnalysis) -> list[str]:
+        placement = _placement(analysis.details.get("coordinates", {}))
+        return [f"placement: {placement}"] if placement else []
+
+    def keep_history(
+        self, store: Path, analysis: ModelAnalysis, observations: Sequence[Observation], session_meta: Mapping[str, Any]
+    ) -> str | None:
+        """Append the model's placement to the results store and put its history in the analysis details."""
+        from snap_bench.instruments.compass.history import append, overall_history, placements_of
+
+        recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        parameters = {
+            "record_mode": session_meta.get("record_mode"),
+            "replayed_share": sum(o.replayed for o in observations) / len(observations) if observations else 0.0,
+            "factors": {
+                factor: sorted({o.factors.get(factor, "") for o in observations})
+                for factor in ("paraphrase", "system_prompt", "temperature", "choice")
+            },
+            "runs": max((o.run for o in observations), default=0),
+            "resamples": session_meta.get("resamples"),
+            "seed": session_meta.get("seed"),
+        }
+        rows = placements_of(
+            analysis.model, self.name, self.version, recorded_at, len(observations), analysis.details, parameters
+        )
+        try:
+            append(store, rows)
+            history = overall_history(store, analysis.model, self.name)
+        except (sqlite3.Error, OSError) as error:
+            analysis.details["history_error"] = f"{store}: {error}"
+            return f"results store {store} not updated: {error}"
+        analysis.details["history"] = [placement.to_dict() for placement in history]
+        analysis.details["history_path"] = str(store)
+        return None
+
+
+def _placement(coordinates: Mapping[str, Any]) -> str:
+    """ "economic -1.16 [-4.72, 6.17], social +2.00 [...]" from a compass analysis's coordinates."""
+    parts = []
+    for axis, metric in coordinates.items():
+        value = metric.get("value")
+        if value is None:
+            parts.append(f"{axis} undefined ({metric.get('undefined')})")
+            continue
+        low, high = metric.get("ci_low"), metric.get("ci_high")
+        interval = "" if low is None or high is None else f" [{low:+.2f}, {high:+.2f}]"
+        parts.append(f"{axis} {value:+.2f}{interval}")
+    return ", ".join(parts)

@@ -26,12 +26,22 @@ import numpy as np
 import numpy.typing as npt
 
 from snap_bench.analysis import AnalysisSettings, Metric, ModelAnalysis, proportion
-from snap_bench.instruments.few_shot import ACCURACY_WEIGHT, answered_accuracy, variant_index
-from snap_bench.instruments.perturbation import EXAMPLES_FACTOR, read_gold
-from snap_bench.instruments.sentiment_data import ENCODING, LABELS, gold_interval, max_squared_error
+from snap_bench.instruments.perturbation.few_shot import (
+    ACCURACY_WEIGHT,
+    EXAMPLES_FACTOR,
+    answered_accuracy,
+    variant_index,
+)
+from snap_bench.instruments.perturbation.resampling import CountsStatistic, SampleSums
+from snap_bench.instruments.perturbation.sentiment_data import (
+    ENCODING,
+    LABELS,
+    gold_interval,
+    max_squared_error,
+    read_gold,
+)
 from snap_bench.observation import Observation
 from snap_bench.parsing import AnswerCode
-from snap_bench.perturbation_resampling import CountsStatistic, SampleSums
 from snap_bench.stats import UndefinedStatistic, bootstrap_ci
 from snap_bench.stats.categorical import (
     category_counts,
@@ -102,7 +112,7 @@ def analyse_perturbation(
             metrics[name] = Metric(None, undefined=answers)
         return result
 
-    sums = _sample_sums(answers)  # each interval's resamples at once (snap_bench.perturbation_resampling)
+    sums = _sample_sums(answers)  # each interval's resamples at once (instruments/perturbation/resampling.py)
     metrics["custom_accuracy"] = _bootstrapped(answers, custom_accuracy, settings, sums.custom_accuracy)
     metrics["polarity_accuracy"] = _bootstrapped(answers, polarity_accuracy, settings, sums.polarity_accuracy)
     metrics["exact_accuracy"] = (
@@ -342,7 +352,7 @@ def _bootstrapped(
 ) -> Metric:
     """The statistic on every unit, with a percentile interval over resampled samples.
 
-    ``batch`` is the same statistic of resampled sample counts (snap_bench.perturbation_resampling):
+    ``batch`` is the same statistic of resampled sample counts (instruments/perturbation/resampling.py):
     the bootstrap draws the same resamples either way, and this way costs one matrix product.
     """
     every = np.arange(len(answers.sample_of), dtype=np.intp)

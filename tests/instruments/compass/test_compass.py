@@ -10,10 +10,9 @@ import pytest
 from snap_bench.config import ConfigError
 from snap_bench.instruments import load_instrument
 from snap_bench.instruments.base import Selection
-from snap_bench.instruments.compass import CompassInstrument
+from snap_bench.instruments.compass.instrument import CompassInstrument
 from snap_bench.parsing import AnswerCode
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO
 
 
 @pytest.fixture(scope="module")
@@ -158,16 +157,16 @@ def test_a_bank_without_one_axis_is_refused(tmp_path: Path) -> None:
 
 def test_the_version_follows_the_bank_and_only_this_instruments_design(tmp_path: Path) -> None:
     config = copy_config(tmp_path)
-    before = (CompassInstrument(config).version, load_instrument("snap", config).version)
+    before = (CompassInstrument(config).version, load_instrument("profile", config).version)
     bank = config / "items" / "compass.yaml"
     bank.write_text(bank.read_text(encoding="utf-8").replace("Strong trade unions", "Powerful unions"), "utf-8")
-    after_bank = (CompassInstrument(config).version, load_instrument("snap", config).version)
+    after_bank = (CompassInstrument(config).version, load_instrument("profile", config).version)
     assert after_bank[0] != before[0]
     assert after_bank[1] == before[1]
     experiment = config / "experiment.yaml"
     text = experiment.read_text(encoding="utf-8")
     assert text.count("max_tokens: 12 ") == 1  # the compass section's
     experiment.write_text(text.replace("max_tokens: 12 ", "max_tokens: 16 "), "utf-8")
-    after_design = (CompassInstrument(config).version, load_instrument("snap", config).version)
+    after_design = (CompassInstrument(config).version, load_instrument("profile", config).version)
     assert after_design[0] != after_bank[0]
     assert after_design[1] == after_bank[1]

@@ -1,0 +1,81 @@
+"""The psychometric profile's analysis: C1 stability and C2 sensitivity figures of one model.
+
+pandas is imported here, on the controller at session end only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from snap_bench.analysis import (
+    AnalysisSettings,
+    ModelAnalysis,
+    answer_rates,
+    factor_effects,
+    icc21_value,
+    interval_metric,
+    mean_pairwise_r_value,
+    observation_table,
+    point_metric,
+    retest_metrics,
+    wide,
+)
+from snap_bench.instruments.profile.metrics import FACTORS, PARAPHRASE_ROWS
+from snap_bench.observation import Observation
+from snap_bench.stats import cronbach_alpha, cronbach_alpha_batch, mean_pairwise_r_batch
+
+
+def analyse_profile(
+    model: str,
+    instrument: str,
+    observations: Sequence[Observation],
+    settings: AnalysisSettings,
+    banks: Mapping[str, str],
+) -> ModelAnalysis:
+    """The C1 stability and C2 sensitivity figures of a Likert instrument for one model.
+
+    ``banks`` maps each item to its item bank; Cronbach's alpha is computed per bank."""
+    table = observation_table(observations, FACTORS)
+    valid = table[table["code"] == 0]
+    result = ModelAnalysis(model, instrument, len(table), len(valid))
+    metrics = result.metrics
+    metrics.update(answer_rates(table, settings))
+    metrics.update(retest_metrics(table, settings, with_cv=True))
+
+    paraphrases = wide(table, index=list(PARAPHRASE_ROWS), columns="paraphrase", values="keyed")
+    metrics["inter_paraphrase_r"] = interval_metric(
+        paraphrases, mean_pairwise_r_value, mean_pairwise_r_batch, settings, min_columns=2
+    )
+
+    occasion = ["paraphrase", "system_prompt", "temperature", "context", "run"]
+    table["bank"] = [banks.get(item, "") for item in table["item"]]
+    for bank in sorted(set(banks.values())):
+        scale = table[table["bank"] == bank]
+        if scale["item"].nunique() >= 2:
+            matrix = wide(scale, index=occasion, columns="item", values="keyed")
+            metrics[f"cronbach_alpha_{bank}"] = interval_metric(
+                matrix, cronbach_alpha, cronbach_alpha_batch, settings, 2
+            )
+    for construct, rows in table.groupby("construct"):
+        matrix = wide(
+            rows, index=["system_prompt", "temperature", "context", "run"], columns="paraphrase", values="keyed"
+        )
+        metrics[f"cronbach_alpha[{construct}]"] = point_metric(matrix, cronbach_alpha, min_columns=2)
+
+    result.effects = factor_effects(valid, FACTORS)
+    result.construct_means = {str(k): float(v) for k, v in valid.groupby("construct")["keyed"].mean().items()}
+    for factor in ("system_prompt", "temperature", "context"):
+        result.breakdowns[factor] = {str(level): _breakdown(rows) for level, rows in table.groupby(factor)}
+    return result
+
+
+def _breakdown(rows: Any) -> dict[str, float | None]:
+    """Point values of the headline figures within one level of a factor (no intervals: a table, not a test)."""
+    level_runs = wide(rows, ["cell"], "run", "keyed")
+    return {
+        "test_retest_r": point_metric(level_runs, mean_pairwise_r_value, 2).value,
+        "icc2_1": point_metric(level_runs, icc21_value, 2).value,
+        "mean_score": float(rows["keyed"].mean()) if rows["keyed"].notna().any() else None,
+        "unscored_rate": float((rows["code"] != 0).mean()),
+    }

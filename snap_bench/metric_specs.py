@@ -1,0 +1,131 @@
+"""What a metric is, in one place: its label, unit, good direction, place in the composite, and pairing.
+
+Each instrument declares a :class:`MetricSpec` for every metric it judges or shows under a name of its
+own; the metrics every instrument computes with the shared analysis helpers (answer rates, run-to-run
+agreement) are declared here once. thresholds.yaml says how good a metric must be; the spec says what
+the metric is, so the verdict, the composite, the gate and the report read direction, scale, pairing and
+label from the same entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
+    Batch = Callable[[FloatArray, FloatArray], FloatArray]
+
+Better = Literal["higher", "lower"]
+Unit = Literal["coefficient", "share", "percent", "points"]
+ALPHA = "\N{GREEK SMALL LETTER ALPHA}"
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """How two models' observations are lined up for a paired comparison of this metric.
+
+    The metric is computed on a matrix of ``values`` with one row per combination of ``rows`` and one
+    column per level of ``columns``; the gate joins both models' matrices on their rows and resamples
+    the shared rows. ``statistic`` returns the vectorised statistic (imported on use: numpy and the
+    stats are loaded at session end on the controller only).
+    """
+
+    rows: tuple[str, ...]
+    columns: str
+    values: str
+    statistic: Callable[[], Batch]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric's meaning. ``composite_scale``: the value that maps to 0 (lower is better) or 1 (higher
+    is better) in the composite, None when the metric does not enter it on a [0, 1] reading."""
+
+    label: str
+    unit: Unit = "coefficient"
+    better: Better = "higher"
+    composite_scale: float | None = 1.0
+    pairing: Pairing | None = None
+    description: str = ""
+
+    def composite_score(self, value: float) -> float:
+        """The value on [0, 1], 1 the best; clipped at both ends."""
+        scale = self.composite_scale or 1.0
+        clipped = min(max(value, 0.0), scale) / scale
+        return clipped if self.better == "higher" else 1 - clipped
+
+
+def _mean_pairwise_r() -> Batch:
+    from snap_bench.stats import mean_pairwise_r_batch
+
+    return mean_pairwise_r_batch
+
+
+def _icc21() -> Batch:
+    from snap_bench.stats import icc_batch
+
+    return partial(icc_batch, form="2,1")
+
+
+def run_pairing(statistic: Callable[[], Batch]) -> Pairing:
+    """Cells as rows, runs as columns: the matrix of every run-to-run figure."""
+    return Pairing(("cell",), "run", "keyed", statistic)
+
+
+def rate(label: str, description: str) -> MetricSpec:
+    return MetricSpec(label, unit="share", better="lower", composite_scale=None, description=description)
+
+
+# The metrics of the shared analysis helpers (snap_bench.analysis): answer rates and run-to-run agreement.
+SHARED_METRICS: Mapping[str, MetricSpec] = {
+    "unscored_rate": rate("unscored answers", "share of answers without a score (refused, invalid or API error)"),
+    "refusal_rate": rate("refusals", "share of answers that refuse to answer"),
+    "invalid_rate": rate("invalid answers", "share of answers no score could be read from"),
+    "api_error_rate": rate("API errors", "share of conditions whose request failed after every retry"),
+    "test_retest_r": MetricSpec(
+        "test-retest r",
+        pairing=run_pairing(_mean_pairwise_r),
+        description="mean Pearson r between the runs of each cell (same prompt asked again)",
+    ),
+    "icc2_1": MetricSpec(
+        "ICC(2,1)",
+        pairing=run_pairing(_icc21),
+        description="two-way random, absolute agreement, single-run intraclass correlation over cells x runs",
+    ),
+    "krippendorff_alpha_runs": MetricSpec(
+        f"Krippendorff {ALPHA} (runs)", description="ordinal Krippendorff's alpha with runs as coders"
+    ),
+    "tara_all_runs": MetricSpec("all runs agree", unit="share", description="share of cells whose runs all agree"),
+    "mean_score": MetricSpec("mean keyed score", unit="points", composite_scale=None),
+}
+
+
+def spec_in(catalogues: Mapping[str, MetricSpec], name: str) -> MetricSpec | None:
+    """The spec of ``name`` in an instrument's catalogue, else among the shared metrics."""
+    return catalogues.get(name) or SHARED_METRICS.get(name)
+
+
+# instrument name -> its own metrics, declared when the instrument registers (snap_bench.instruments), so
+# that the core reads a metric's meaning without importing any instrument.
+_DECLARED: dict[str, Mapping[str, MetricSpec]] = {}
+
+
+def declare(instrument: str, metrics: Mapping[str, MetricSpec]) -> None:
+    _DECLARED[instrument] = metrics
+
+
+def metric_spec(name: str, instrument: str | None = None) -> MetricSpec | None:
+    """What the metric ``name`` is: the instrument's own spec, a shared one, or (without an instrument)
+    the first declared instrument's spec of that name."""
+    own = _DECLARED.get(instrument, {}) if instrument is not None else {}
+    if name in own:
+        return own[name]
+    if name in SHARED_METRICS:
+        return SHARED_METRICS[name]
+    return next((metrics[name] for metrics in _DECLARED.values() if name in metrics), None)
