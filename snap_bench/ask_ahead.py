@@ -96,7 +96,9 @@ class AskAhead:
         self._futures: dict[Key, concurrent.futures.Future[Outcome]] = {}
         self._in_flight: dict[str, int] = dict.fromkeys(limits, 0)
         self._own: deque[tuple[Job, concurrent.futures.Future[Outcome]]] = deque()
-        self._candidates: Iterator[Job | None] = iter(())
+        self._candidates: Iterator[tuple[Key, Callable[[], Job | None]]] = iter(())
+        # Keys this process need not look at again this session: asked, recorded, or another process's.
+        self._known: set[Key] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._clients: dict[str, ChatClient] = {}
         self._spent: str | None = None
@@ -111,10 +113,11 @@ class AskAhead:
 
     # -- the test's side (main thread) ------------------------------------------------------------
 
-    def look_ahead(self, jobs: Iterable[Job | None]) -> None:
-        """The conditions this process is about to run, nearest first (None: nothing to ask there)."""
+    def look_ahead(self, candidates: Iterable[tuple[Key, Callable[[], Job | None]]]) -> None:
+        """The conditions this process is about to run, nearest first: each key with what builds its job
+        (None: nothing to ask there, e.g. recorded already)."""
         # A window, not the rest of the session: each test start looks again from where it stands.
-        iterator = itertools.islice(jobs, max(64, 8 * max(self.limits.values())))
+        iterator = itertools.islice(candidates, max(64, 4 * max(self.limits.values())))
 
         def refresh() -> None:
             self._candidates = iterator
@@ -192,16 +195,17 @@ class AskAhead:
             return
         while any(self._in_flight[model] < limit for model, limit in self.limits.items()):
             try:
-                job = next(self._candidates)
+                key, build = next(self._candidates)
             except StopIteration:
                 return
-            if job is None or job.key in self._futures:
+            # Rescanned at every test start, so the cheap test comes first: most keys are known.
+            if key in self._known or self._in_flight.get(key[0], 0) >= self.limits.get(key[0], 0):
                 continue
-            model = job.key[0]
-            if self._in_flight[model] >= self.limits[model] or job.cassette.is_file():
+            job = build()
+            if job is None or not self._claims.claim(job.key):
+                self._known.add(key)
                 continue
-            if not self._claims.claim(job.key):
-                continue
+            self._known.add(key)
             future: concurrent.futures.Future[Outcome] = concurrent.futures.Future()
             self._futures[job.key] = future
             self._start(job, future)

@@ -176,7 +176,10 @@ class Asker:
     def look_ahead(self, conditions: Iterable[tuple[str, Instrument, Condition]]) -> None:
         """Ask ahead for the conditions this process runs next (nearest first), as far as --snap-concurrency allows."""
         if self._ahead is not None:
-            self._ahead.look_ahead(self.job(*condition) for condition in conditions)
+            self._ahead.look_ahead(
+                ((model, instrument.name, condition.id), partial(self.job, model, instrument, condition))
+                for model, instrument, condition in conditions
+            )
 
     def _scrubbed(self, observation: Observation) -> Observation:
         """The observation with no key in any text it carries (a provider may echo the key it got)."""
