@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from snap_bench.atomic import TEMPORARY_SUFFIX, write_atomically
+from snap_bench.atomic import TEMPORARY_SUFFIX, process_alive, write_atomically
 from snap_bench.client import ChatReply, reply_from_recording
 from snap_bench.scrub import Scrubber
 
@@ -216,15 +215,7 @@ def _writer_alive(name: str) -> bool:
     # ".<cassette>.json.<pid>.<random>.tmp"
     _, _, after = name.partition(".json.")
     pid_text = after.split(".", 1)[0]
-    if not pid_text.isdigit():
-        return False
-    try:
-        os.kill(int(pid_text), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_text.isdigit() and process_alive(int(pid_text))
 
 
 def atomic_persister() -> type:

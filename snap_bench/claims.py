@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from snap_bench.atomic import write_atomically
+from snap_bench.atomic import process_alive, write_atomically
 
 FOLDER = "claims"
 
@@ -68,7 +68,7 @@ class ClaimBoard:
         if isinstance(outcome, dict):
             return True, outcome
         pid = document.get("pid")
-        if isinstance(pid, int) and not _alive(pid):
+        if isinstance(pid, int) and not process_alive(pid):
             path.unlink(missing_ok=True)
             return False, None
         return True, None
@@ -77,13 +77,3 @@ class ClaimBoard:
 def clear_claims(out_dir: Path) -> None:
     """Forget the previous session's claims (run by the controller before any worker starts)."""
     shutil.rmtree(out_dir / ".state" / FOLDER, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

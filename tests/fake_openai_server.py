@@ -42,7 +42,7 @@ class FakeScript:
     max_in_flight: int = 0
     # Hold the first requests until this many are in flight together (or hold_timeout_s passes).
     hold_until: int = 0
-    hold_timeout_s: float = 20.0
+    hold_timeout_s: float = 60.0  # generous: workers start slowly on a busy machine
     # Called with the request's number (1, 2, ...) as it arrives, before it is answered.
     on_request: Callable[[int], None] | None = None
     answered: int = 0  # 200s sent
