@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from snap_bench.coverage import NOT_JUDGED, Coverage, judge_coverage
+from snap_bench.logprobs import logprob_summaries
 from snap_bench.observation import Observation
 from snap_bench.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_GATED
 from snap_bench.verdicts import to_json
@@ -38,6 +40,8 @@ class GateResult:
     notes: list[str] = field(default_factory=list)
     failed_thresholds: list[str] = field(default_factory=list)
     failed_comparisons: list[str] = field(default_factory=list)
+    # (model, instrument) -> how sure the answers were, where the endpoint gave log-probabilities.
+    logprobs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
 
 def run_gate(
@@ -53,6 +57,7 @@ def run_gate(
     *,
     gated: tuple[bool, bool] = (True, True),
     session: pytest.Session | None = None,
+    coverage: dict[str, Coverage] | None = None,
 ) -> GateResult:
     """Analyse, judge and emit every check as a test outcome; ``gated`` says which kinds (thresholds,
     baseline comparisons) may fail the run: the others are reported as ``ungated``."""
@@ -63,11 +68,13 @@ def run_gate(
 
     result = GateResult(json_path=json_path)
     result.analyses = analyse(observations, instruments, settings)
+    result.logprobs = logprob_summaries(observations)
     per_instrument: dict[str, list[Any]] = {}
     for key, analysis in result.analyses.items():
         if baseline is not None and analysis.model == baseline.model:
             continue
-        verdict = judge(analysis, thresholds(analysis.instrument))
+        # A model that did not cover its design is INCOMPLETE, its checks not judged (snap_bench.coverage).
+        verdict = judge_coverage(judge(analysis, thresholds(analysis.instrument)), (coverage or {}).get(analysis.model))
         result.verdicts[key] = verdict
         per_instrument.setdefault(analysis.instrument, []).append(verdict)
     for verdicts in per_instrument.values():
@@ -86,7 +93,7 @@ def run_gate(
     for (_, instrument), verdict in result.verdicts.items():
         for check in verdict.checks:
             name = check_name(verdict.model, instrument, check.metric)
-            _emit(config, name, check.passed, check.message, gate_thresholds)
+            _emit(config, name, check.passed, check.message, gate_thresholds, judged=check.status != NOT_JUDGED)
             if not check.passed:
                 result.failed_thresholds.append(name)
     for comparison in result.baseline:
@@ -99,10 +106,11 @@ def run_gate(
     document: dict[str, Any] = {
         "session": session_meta,
         "instruments": {
-            name: {"title": instruments[name].title, "models": _instrument_models(result, name)}
+            name: {"title": instruments[name].title, "models": _instrument_models(result, name, coverage)}
             for name in sorted({instrument for _, instrument in result.analyses})
         },
         "baseline": [comparison.to_json() for comparison in result.baseline],
+        "coverage": {model: entry.to_json() for model, entry in sorted((coverage or {}).items())},
     }
     result.document = document
     json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -130,7 +138,9 @@ def check_name(model: str, instrument: str, metric: str) -> str:
     return f"{model}-{instrument}-{metric}"
 
 
-def _instrument_models(result: GateResult, instrument: str) -> dict[str, Any]:
+def _instrument_models(
+    result: GateResult, instrument: str, coverage: dict[str, Coverage] | None = None
+) -> dict[str, Any]:
     """analysis.json's per-model entries of one instrument (a baseline model carries no verdict)."""
     entries: dict[str, Any] = {}
     for key, analysis in result.analyses.items():
@@ -138,6 +148,10 @@ def _instrument_models(result: GateResult, instrument: str) -> dict[str, Any]:
             continue
         if key in result.verdicts:
             entries[analysis.model] = {"instrument": instrument, **to_json(result.verdicts[key], analysis)}
+            if key in result.logprobs:
+                entries[analysis.model]["logprobs"] = result.logprobs[key]
+            if coverage and analysis.model in coverage:
+                entries[analysis.model]["coverage"] = coverage[analysis.model].to_json()
         else:
             entries[analysis.model] = {
                 "instrument": instrument,
@@ -154,17 +168,20 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
-def _emit(config: pytest.Config, name: str, passed: bool, message: str, gated: bool) -> None:
+def _emit(config: pytest.Config, name: str, passed: bool, message: str, gated: bool, *, judged: bool = True) -> None:
     nodeid = f"{THRESHOLD_FILE}::thresholds[{name}]"
     location = (THRESHOLD_FILE, None, f"thresholds[{name}]")
     config.hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
     fails_run = not passed and gated
+    longrepr: Any = message if fails_run else None
+    if not judged:  # the model did not cover its design: the check is skipped, saying why
+        longrepr = (THRESHOLD_FILE, 0, message)
     report = pytest.TestReport(
         nodeid=nodeid,
         location=location,
         keywords={"thresholds": 1},
-        outcome="failed" if fails_run else "passed",
-        longrepr=message if fails_run else None,
+        outcome="skipped" if not judged else "failed" if fails_run else "passed",
+        longrepr=longrepr,
         when="call",
         sections=[] if fails_run else [("snap-bench threshold", message)],
         duration=0.0,

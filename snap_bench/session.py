@@ -27,6 +27,7 @@ from snap_bench.cassettes import remove_stale_temporaries
 from snap_bench.claims import clear_claims
 from snap_bench.client import RetryPolicy
 from snap_bench.config import ConfigError
+from snap_bench.coverage import Coverage, coverage_by_model
 from snap_bench.endpoints import Endpoints
 from snap_bench.exit_status import ExitDecision, ExitFindings, decide, gates
 from snap_bench.export import ObservationWriter
@@ -128,6 +129,8 @@ class SnapSession:
         try:
             self.registry = load_models(self.options.config_dir)
             self.models = self._choose_models(self.registry)
+            if self.options.top_logprobs:  # --snap-logprobs wins over each entry's `logprobs`
+                self.models = [dataclasses.replace(m, top_logprobs=self.options.top_logprobs) for m in self.models]
             if self.options.baseline:
                 self.baseline = parse_baseline(self.options.baseline, sorted(self.registry.models))
                 replayed = self.baseline.saved is None and not self.baseline.observations
@@ -340,6 +343,7 @@ class SnapSession:
                 self.options.history_path,
                 gated=gates(self.options.gate_mode),
                 session=session,
+                coverage=self.coverage(),
             )
         return result
 
@@ -405,6 +409,7 @@ class SnapSession:
             "record_mode": self.options.record_mode.value if self.options.record_mode else "auto",
             "observations": len(self.observations),
             "missing_reports": sorted(self.missing_reports()),
+            "coverage": {model: entry.to_json() for model, entry in self.coverage().items()},
             "baseline": self.options.baseline,
             "judge": self.options.judge or "thresholds.yaml",
             "resamples": self.options.resamples,
@@ -414,6 +419,13 @@ class SnapSession:
 
     def missing_reports(self) -> set[str]:
         return self.expected - self.reported
+
+    def coverage(self) -> dict[str, Coverage]:
+        """Per model: the conditions its design holds and how many were answered (snap_bench.coverage)."""
+        models = [model.name for model in self.models]
+        return coverage_by_model(
+            models, self.expected, self.observed, self.not_measured, self.missing_reports(), self.observations
+        )
 
     def exit_findings(self) -> ExitFindings:
         not_measured: Counter[str] = Counter(self.not_measured.values())

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from snap_bench.analysis import Metric, ModelAnalysis
 
 THRESHOLDS_FILE = "thresholds.yaml"
-Verdict = Literal["PASS", "BORDERLINE", "FAIL"]
+Verdict = Literal["PASS", "BORDERLINE", "FAIL", "INCOMPLETE"]
 JUDGE_RULES = ("point", "ci")
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import snap_bench.report.charts as charts
 import snap_bench.report.tables as tables
+from snap_bench.coverage import incomplete_models
 from snap_bench.instruments.base import Instrument, ReportContext
 from snap_bench.observation import Observation
 from snap_bench.report.downloads import CSV_GZIP_OVER, analysis_download, csv_download
@@ -49,7 +50,7 @@ margin:1em 0}
 .snap-badge{display:inline-block;padding:2px 9px;border-radius:10px;font-weight:700;font-size:12px;color:#fff;
 letter-spacing:.03em}
 .snap-badge-pass{background:#1a7f37}.snap-badge-borderline{background:#bf8700}.snap-badge-fail{background:#cf222e}
-.snap-badge-none{background:#6e7781}
+.snap-badge-none{background:#6e7781}.snap-badge-incomplete{background:#8250df}
 .snap-legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px}
 .snap-swatch{padding:1px 6px;border:1px solid #d0d7de}
 .snap-row{display:flex;flex-wrap:wrap;gap:0 16px;align-items:flex-start}
@@ -222,6 +223,9 @@ def _run_facts(
     ]
     if session.get("baseline"):
         facts.append(("baseline", session["baseline"]))
+    partial = incomplete_models(mapping(session.get("coverage")))
+    if partial:
+        facts.append(("INCOMPLETE (checks not judged)", "; ".join(f"{c.model}: {c.describe()}" for c in partial)))
     missing = session.get("missing_reports") or []
     if missing:
         facts.append(("conditions without a report", f"{len(missing)} (listed in analysis.json)"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from snap_bench.coverage import Coverage
 from snap_bench.report.formatting import (
     STATUS_MEANING,
     STATUSES,
@@ -36,7 +37,7 @@ def mapping(value: object) -> Mapping[str, Any]:
 def verdict_badge(entry: Mapping[str, Any]) -> str:
     """PASS green, BORDERLINE amber, FAIL red; a baseline or an unanalysed model is grey."""
     verdict = entry.get("verdict")
-    if verdict in ("PASS", "BORDERLINE", "FAIL"):
+    if verdict in ("PASS", "BORDERLINE", "FAIL", "INCOMPLETE"):
         return f'<span class="snap-badge snap-badge-{str(verdict).lower()}">{text(verdict)}</span>'
     label = "BASELINE" if entry.get("role") == "baseline" else "NOT JUDGED"
     return f'<span class="snap-badge snap-badge-none">{label}</span>'
@@ -64,6 +65,9 @@ def verdicts_table(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: 
             if metric_status(metric, mapping(metrics[metric]), thresholds) in ("below", "acceptable")
         ]
         rank = entry.get("rank")
+        coverage = mapping(entry.get("coverage"))
+        if entry.get("verdict") == "INCOMPLETE" and coverage:
+            short_of = [f"not judged: {Coverage.from_json(name, coverage).describe()}"]
         rows.append(
             "<tr>"
             f"<td>{text(rank) if rank is not None else '—'}</td>"

@@ -15,12 +15,12 @@ from typing import Any
 from snap_bench.observation import Observation
 from snap_bench.report.charts import MINUS, RC_PARAMS, new_figure, short, to_svg
 from snap_bench.report.figures import figure_html
-from snap_bench.report.formatting import number, text
+from snap_bench.report.formatting import ANSWER_CODES, number, text
 from snap_bench.report.tables import mapping
 
 LIMIT = 10.0
 ANSWER_ORDER = ("strongly agree", "agree", "neutral", "disagree", "strongly disagree", "no opinion")
-UNSCORED_ORDER = ("refused", "invalid", "API error")
+UNSCORED_ORDER = tuple(ANSWER_CODES.values())
 QUADRANTS = (
     (-5, 5, "authoritarian left"),
     (5, 5, "authoritarian right"),
