@@ -42,6 +42,7 @@ from snap_bench.parsing import AnswerCode
 from snap_bench.preload import preload
 from snap_bench.recordings import Recordings
 from snap_bench.report import row_hooks
+from snap_bench.report.history_store import provenance
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 from snap_bench.scrub import Scrubber
 from snap_bench.shards import in_shard
@@ -352,7 +353,13 @@ class SnapSession:
         self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
     ) -> None:
         """pytest-html: the verdicts, metric tables and charts above the per-test table."""
-        if self.is_worker or self.gate is None or not self.gate.document:
+        if self.is_worker or not self.active:
+            return
+        if self.gate is None or not self.gate.document:
+            # Nothing judged (--snap-no-gate): the conditions still have their table, having left pytest-html's.
+            from snap_bench.report.conditions import conditions_only
+
+            summary.append(conditions_only(self.observations))
             return
         from snap_bench.report.summary import summary_html
 
@@ -361,7 +368,17 @@ class SnapSession:
             for instrument in {instrument for _, instrument in self.gate.analyses}
         }
         # `summary`, not `prefix`: pytest-html puts the prefix in a narrow column.
-        summary.append(summary_html(self.gate.document, self.observations, thresholds, self._instruments))
+        summary.append(
+            summary_html(self.gate.document, self.observations, thresholds, self._instruments, checks=self.gate.checks)
+        )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_report_title(self, report: Any) -> None:
+        """pytest-html: the page's title names the product, the models and the date (not the file name)."""
+        if not self.is_worker and self.active:
+            from snap_bench.report.first_screen import report_title
+
+            report.title = report_title([model.name for model in self.models], dt.datetime.now(dt.UTC).date())
 
     def thresholds(self, instrument: str) -> ThresholdConfig:
         if instrument not in self._thresholds:
@@ -415,6 +432,7 @@ class SnapSession:
             "resamples": self.options.resamples,
             "seed": self.options.seed,
             "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            **provenance(self.options.config_dir, self.options.rootdir),
         }
 
     def missing_reports(self) -> set[str]:

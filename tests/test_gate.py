@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import random
+import re
 from typing import Any
 
 import pytest
@@ -49,6 +51,19 @@ def test_each_threshold_is_a_test_outcome_and_failures_set_the_exit_status(
     result.stdout.fnmatch_lines(["exit status 1: * threshold check(s) failed (the exit status follows the thresholds*"])
     xml = junit.read_text(encoding="utf-8")
     assert 'name="thresholds[fake-model-profile-icc2_1]"' in xml
+    # every check carries its figures as JUnit properties, a passing one too
+    retest = re.search(r'name="thresholds\[fake-model-profile-test_retest_r\]".*?</testcase>', xml, re.S)
+    assert retest is not None
+    assert '<property name="decision" value="pass"' in retest.group(0)
+    assert re.search(r'<property name="value" value="1(\.0)?"', retest.group(0))
+    assert '<property name="n_designed" value="36"' in retest.group(0)
+    # the HTML report has the checks as rows (in its data) and as a table, and counts what the terminal counts
+    report = (bench.out / "report.html").read_text(encoding="utf-8")
+    assert "snap-bench::thresholds[fake-model-profile-inter_paraphrase_r]" in html.unescape(report)
+    assert 'id="snap-check-fake-model-profile-inter_paraphrase_r"' in report
+    counts = {label.lower(): int(n) for n, label in re.findall(r">(\d+) (Failed|Passed|Unscored),?<", report)}
+    terminal = result.parseoutcomes()
+    assert counts == {outcome: terminal.get(outcome, 0) for outcome in ("failed", "passed", "unscored")}
     document = bench.analysis()
     model = document["instruments"]["profile"]["models"]["fake-model"]
     assert model["verdict"] == "FAIL"

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from snap_bench.coverage import Coverage
+from snap_bench.report.coverage import THIN_CLASS, cell_class, coverage_text, is_thin
 from snap_bench.report.formatting import (
     STATUS_MEANING,
     STATUSES,
@@ -49,6 +50,8 @@ def legend_html() -> str:
         f"{text(STATUS_MEANING[status])}</li>"
         for status in STATUSES
     )
+    thin = f'<span class="snap-swatch {THIN_CLASS}">47 / 540</span>'
+    items += f"<li>{thin} used / designed under one half: no status colour, whatever the value</li>"
     return f'<ul class="snap-legend">{items}</ul>'
 
 
@@ -95,9 +98,12 @@ def metric_cell(name: str, metric: Mapping[str, Any], thresholds: ThresholdTable
         )
     interval = format_interval(name, metric.get("ci_low"), metric.get("ci_high"), digits)
     tooltip = f"{status}; n={metric.get('n', '?')}, left out {metric.get('n_left_out', 0)}"
+    if is_thin(metric):
+        tooltip += "; rests on under half of its design: not a clear result"
     return (
-        f'<td class="snap-num {status_class(status)}" title="{text(tooltip)}">'
-        f"{format_value(name, metric.get('value'), digits)}<br><small>{text(interval)}</small></td>"
+        f'<td class="snap-num {cell_class(status_class(status), metric)}" title="{text(tooltip)}">'
+        f"{format_value(name, metric.get('value'), digits)}<br><small>{text(interval)}</small>"
+        f"<br><small>{text(coverage_text(metric))}</small></td>"
     )
 
 
@@ -136,7 +142,8 @@ def model_metric_table(entry: Mapping[str, Any], thresholds: ThresholdTable) -> 
         note = "; ".join(str(part) for part in (reason, metric.get("note")) if part)
         rows.append(
             f'<tr><th scope="row">{text(metric_label(name))}<br><small>{text(name)}</small></th>'
-            f'<td class="snap-num {status_class(status)}">{format_value(name, metric.get("value"))}</td>'
+            f'<td class="snap-num {cell_class(status_class(status), metric)}">{format_value(name, metric.get("value"))}'
+            f"<br><small>{text(coverage_text(metric))}</small></td>"
             f'<td class="snap-num">{text(format_interval(name, metric.get("ci_low"), metric.get("ci_high")))}</td>'
             f'<td class="snap-num">{text(metric.get("n", "—"))}</td>'
             f'<td class="snap-num">{text(metric.get("n_left_out", "—"))}</td>'
