@@ -78,26 +78,29 @@ def level_metrics(table: Any, spec: StabilityDesign, values: str = "score") -> t
     details: dict[str, Any] = {}
     for level, rows in table.groupby(spec.by, sort=True):
         label = str(level)
-        figures, detail = _level(rows, spec, values)
+        figures, detail, _ = fit_level(rows, spec, values)
         for name, metric in figures.items():
             metrics[f"{name}[{label}]"] = metric
         details[label] = detail
     return metrics, details
 
 
-def _level(rows: Any, spec: StabilityDesign, values: str) -> tuple[dict[str, Metric], dict[str, Any]]:
+def fit_level(
+    rows: Any, spec: StabilityDesign, values: str = "score", *, test_signal: bool = True
+) -> tuple[dict[str, Metric], dict[str, Any], GStudy | None]:
+    """One level's figures (named without the level), its details, and the G study when one was fitted.
+
+    ``test_signal``: add the likelihood-ratio test of the raw answers' item component to the note of
+    ``dependability`` (one more fit; the validity bench, which does not read the note, leaves it out)."""
     designed = len(rows)
     scores = rows[values].to_numpy(float)
     used = int(np.sum(~np.isnan(scores)))
     left_out = designed - used
     names = ("dependability", "generalizability", "run_sd")
 
-    def undefined(reason: str) -> tuple[dict[str, Metric], dict[str, Any]]:
-        return {name: Metric(None, n=used, n_left_out=left_out, undefined=reason) for name in names}, {
-            "designed": designed,
-            "used": used,
-            "undefined": reason,
-        }
+    def undefined(reason: str) -> tuple[dict[str, Metric], dict[str, Any], None]:
+        metrics = {name: Metric(None, n=used, n_left_out=left_out, undefined=reason) for name in names}
+        return metrics, {"designed": designed, "used": used, "undefined": reason}, None
 
     scored = rows[~np.isnan(scores)]
     if used < 2 or scored[spec.design.object_of_measurement].nunique() < 2:
@@ -113,11 +116,12 @@ def _level(rows: Any, spec: StabilityDesign, values: str) -> tuple[dict[str, Met
             name: Metric(0.0, 0.0, 0.0, n=used, n_left_out=left_out, note="every answer the same: no item signal")
             for name in names
         }
-        return zero, {"designed": designed, "used": used, "constant": True}
+        return zero, {"designed": designed, "used": used, "constant": True}, None
     except ValueError as error:
         return undefined(str(error))
-    single = decision_study(study, single_answer(design))
-    note = _signal_note(scores, labels, design)
+    # Conditional on the shipped items: the verdict is about these questions, not a universe of them.
+    single = decision_study(study, single_answer(design), object_levels="shipped")
+    note = _signal_note(scores, labels, study) if test_signal else ""
     metrics = {
         "dependability": Metric(
             single.phi.value, single.phi.ci_low, single.phi.ci_high, n=used, n_left_out=left_out, note=note
@@ -129,17 +133,17 @@ def _level(rows: Any, spec: StabilityDesign, values: str) -> tuple[dict[str, Met
         metrics["run_sd"] = Metric(sd.value, sd.ci_low, _finite(sd.ci_high), n=used, n_left_out=left_out)
     else:
         metrics["run_sd"] = Metric(None, n=used, n_left_out=left_out, undefined="no cell has two scored runs")
-    return metrics, {"designed": designed, "used": used, **study_details(study, spec)}
+    return metrics, {"designed": designed, "used": used, **study_details(study, spec)}, study
 
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _signal_note(scores: Any, labels: dict[str, list[Any]], design: GStudyDesign) -> str:
+def _signal_note(scores: Any, labels: dict[str, list[Any]], study: GStudy) -> str:
     """The restricted likelihood-ratio test of the raw answers' item component, for the reader."""
     try:
-        check = follows_questions(raw_item_signal(scores, labels, design))
+        check = follows_questions(raw_item_signal(scores, labels, study.design, fitted=study))
     except ValueError as error:
         return f"item signal not tested: {error}"
     return "raw answers follow the questions" if check.passed else "; ".join(check.reasons)

@@ -258,7 +258,8 @@ def _check(model: str, name: str, metric: Metric, threshold: Threshold, rule: st
         pessimistic = metric.ci_low if threshold.better == "higher" else metric.ci_high
         judged = pessimistic if pessimistic is not None else metric.value
     status = threshold.status(judged)
-    interval = "" if metric.ci_low is None else f" [{metric.ci_low:.3f}, {metric.ci_high:.3f}]"
+    high = "no upper bound" if metric.ci_high is None else f"{metric.ci_high:.3f}"
+    interval = "" if metric.ci_low is None else f" [{metric.ci_low:.3f}, {high}]"
     judged_text = "" if rule == "point" else f", judged on the interval bound {judged:.3f}"
     left_out = (
         f", {metric.n_left_out} left out (unscored answers; coverage {metric.coverage:.0%})"

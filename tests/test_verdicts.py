@@ -15,7 +15,9 @@ CONFIG = Path(__file__).resolve().parent.parent / "config"
 def analysis(model: str, n_valid: int = 100, **values: float | None) -> ModelAnalysis:
     result = ModelAnalysis(model, "profile", n_observations=100, n_valid=n_valid)
     result.metrics = {
-        name: Metric(value, ci_low=value, ci_high=value, n=50) if value is not None else Metric(None, n=50, undefined="x")
+        name: Metric(value, ci_low=value, ci_high=value, n=50)
+        if value is not None
+        else Metric(None, n=50, undefined="x")
         for name, value in values.items()
     }
     return result

@@ -42,6 +42,7 @@ CELL: Final = "cell"
 RESIDUAL_EFFECT: Final = "residual"
 
 Coefficient = Literal["g", "phi"]
+Estimand = Literal["sampled", "shipped"]
 
 # Estimates below this fraction of the score variance are reported as exactly 0 (on the boundary).
 _BOUNDARY = 1e-9
@@ -671,7 +672,9 @@ def _coefficient_interval(
     return IntervalEstimate(value, low / (1 + low), high / (1 + high))
 
 
-def decision_study(study: GStudy, counts: Mapping[str, float] | None = None) -> DecisionStudy:
+def decision_study(
+    study: GStudy, counts: Mapping[str, float] | None = None, *, object_levels: Estimand = "sampled"
+) -> DecisionStudy:
     r"""Generalizability and dependability of the object's mean over ``counts`` conditions per facet.
 
     Parameters
@@ -682,6 +685,13 @@ def decision_study(study: GStudy, counts: Mapping[str, float] | None = None) -> 
         Conditions per facet (per nest for a nested facet) and replications per cell; facets not
         given keep the G study's own sample sizes. ``{name: 1 for every facet}`` describes a single
         answer.
+    object_levels : {"sampled", "shipped"}
+        The estimand of the coefficients' intervals. ``"sampled"``: the objects (items) are a random
+        sample of a universe of items, and the interval covers that universe's coefficient.
+        ``"shipped"``: conditional on the objects in the data (the items a questionnaire ships), whose
+        universe scores are fixed; the universe variance is then the variance of *these* objects'
+        universe scores, and its sampling variance loses the part that comes from drawing the objects
+        (see Notes). The point values are the same.
 
     Returns
     -------
@@ -705,6 +715,13 @@ def decision_study(study: GStudy, counts: Mapping[str, float] | None = None) -> 
     (the covariance between :math:`\hat\tau` and :math:`\hat E` is ignored), as the F interval of
     an intraclass correlation does (Shrout & Fleiss 1979); its coverage is measured by the
     validity bench.
+
+    With ``object_levels="shipped"``, :math:`\mathrm{Var}(\hat\tau)` is reduced by
+    :math:`2\hat\tau^2 / (n_p - 1)`, the part of a balanced design's
+    :math:`\mathrm{Var}(\hat\tau) = 2(\tau + E/k)^2 / (n_p - 1) + \ldots` that comes from drawing
+    the :math:`n_p` objects: given their universe scores, the mean square of the objects is a
+    non-central chi-square whose variance is :math:`2(E^2 + 2 E k s^2) / (n_p - 1)` (Searle, Casella
+    & McCulloch 1992, ch. 4), i.e. the random-objects variance without :math:`2 k^2 s^4 / (n_p - 1)`.
     """
     sizes = dict(study.sample_sizes)
     for name, value in (counts or {}).items():
@@ -717,6 +734,14 @@ def decision_study(study: GStudy, counts: Mapping[str, float] | None = None) -> 
     variances = np.array([component.variance for component in study.components])
     universe = float(variances[universe_index])
     var_universe = float(study.covariance[universe_index, universe_index])
+    if object_levels == "shipped":
+        n_objects = study.components[universe_index].n_levels
+        drawing = 2.0 * universe**2 / (n_objects - 1) if n_objects > 1 else 0.0
+        # kept above a tenth of the random-objects variance: the balanced-design identity is approximate
+        # on unbalanced data, and a zero variance would claim an exact coefficient
+        var_universe = max(var_universe - drawing, 0.1 * var_universe)
+    elif object_levels != "sampled":
+        raise ValueError(f"object_levels must be 'sampled' or 'shipped', got {object_levels!r}")
     relative_error = float(relative @ variances)
     absolute_error = float(absolute @ variances)
     return DecisionStudy(
