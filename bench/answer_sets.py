@@ -23,6 +23,7 @@ import numpy as np
 
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.observation import Condition, Observation
+from snap_bench.planner import scored_observation
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = REPO / "config"
@@ -93,28 +94,12 @@ def observations(
     """Every condition of the design answered by ``answerer``, scored by ``instrument``."""
     rng = np.random.default_rng(seed)
     reversed_items = reverse_items(instrument) if reverse is None else reverse
-    result = []
-    for condition in instrument.conditions(selection or Selection()):
-        text = answer_text(instrument, answerer(condition, condition.item in reversed_items, rng))
-        scored = instrument.score(condition, text)
-        result.append(
-            Observation(
-                model=model,
-                instrument=instrument.name,
-                condition_id=condition.id,
-                cell=condition.cell,
-                item=condition.item,
-                factors=dict(condition.levels),
-                temperature=condition.temperature,
-                run=condition.run,
-                messages=[],
-                raw_answer=text,
-                score=scored.score,
-                keyed_score=scored.keyed_score,
-                code=None if scored.code is None else int(scored.code),
-                reason=scored.reason,
-                construct=scored.construct,
-                extra=dict(scored.extra),
-            )
+    return [
+        scored_observation(
+            instrument,
+            model,
+            condition,
+            answer_text(instrument, answerer(condition, condition.item in reversed_items, rng)),
         )
-    return result
+        for condition in instrument.conditions(selection or Selection())
+    ]

@@ -18,8 +18,8 @@ judged as a run is): the rate at which a stable model, a noisy model and the deg
 (constant, uniformly random, always agree; and always agree as strongly for a statement every time)
 PASS, and the pass rate of each judged check. Target: 0 % for the degenerate answerers.
 
-    .venv/bin/python -m bench.validity [--replications 100] [--jobs 2] [--seed 20261123]
-    .venv/bin/python -m bench.validity --quick          # 30 replications
+    .venv/bin/python -m bench.validity [--replications 200] [--verdict-replications 10] [--jobs 2]
+    .venv/bin/python -m bench.validity --quick          # 30 replications, 3 of part B
 """
 
 from __future__ import annotations
@@ -275,14 +275,14 @@ def _report_verdicts(results: list[dict[str, Any]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--replications", type=int, default=200)
-    parser.add_argument("--quick", action="store_true", help="30 replications")
+    parser.add_argument("--verdict-replications", type=int, default=10, help="of part B (a whole analysis each)")
+    parser.add_argument("--quick", action="store_true", help="30 replications, 3 of part B")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=20261123)
     arguments = parser.parse_args()
     replications = 30 if arguments.quick else arguments.replications
     seeds = np.random.SeedSequence(arguments.seed).generate_state(replications).tolist()
-    # the verdict replications cost a whole analysis per answerer: a tenth as many
-    verdict_seeds = seeds[: max(3, replications // 10)]
+    verdict_seeds = seeds[: 3 if arguments.quick else arguments.verdict_replications]
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=arguments.jobs) as pool:
         estimates = list(pool.map(estimators, seeds, chunksize=4))

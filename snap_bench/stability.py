@@ -24,6 +24,8 @@ from snap_bench.stats.generalizability import GStudy, GStudyDesign, decision_stu
 # The coefficients the planner looks for, and the largest count it proposes.
 PLANNER_TARGETS = (0.70, 0.80, 0.90)
 PLANNER_MAX_COUNT = 50
+# A count large enough to stand for "averaged away" in the planner's ceiling.
+CEILING_COUNT = 1e6
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,8 @@ def study_details(study: GStudy, spec: StabilityDesign) -> dict[str, Any]:
 
 
 def plan(study: GStudy, spec: StabilityDesign) -> list[dict[str, Any]]:
-    """The decision study: for each planned facet and target, the fewest conditions that reach it.
+    """The decision study: for each planned facet, the fewest conditions that reach each target, and the
+    ceiling (the coefficient with that facet averaged away entirely).
 
     The other facets keep one condition each (a verdict judges a single answer), so the count says how
     many runs (or paraphrases) a single reading would have to average to reach the coefficient."""
@@ -180,11 +183,15 @@ def plan(study: GStudy, spec: StabilityDesign) -> list[dict[str, Any]]:
     for facet in spec.planned:
         if facet not in study.sample_sizes:
             continue
-        for target in PLANNER_TARGETS:
-            entry: dict[str, Any] = {"facet": facet, "target": target}
-            for coefficient in ("phi", "g"):
-                entry[coefficient] = smallest_count(
+        entry: dict[str, Any] = {"facet": facet}
+        for coefficient in ("phi", "g"):
+            entry[coefficient] = {
+                f"{target:.2f}": smallest_count(
                     study, facet, target, coefficient=coefficient, counts=base, max_count=PLANNER_MAX_COUNT
                 )
-            rows.append(entry)
+                for target in PLANNER_TARGETS
+            }
+            limit = decision_study(study, {**base, facet: CEILING_COUNT})
+            entry[f"{coefficient}_ceiling"] = (limit.phi if coefficient == "phi" else limit.g).value
+        rows.append(entry)
     return rows

@@ -44,6 +44,12 @@ def dry_run_lines(session: SnapSession) -> list[str]:
                     f"estimated cost <= ${dollars:,.2f} (~{input_tokens:,} input, <= {output_tokens:,} output tokens)"
                 )
             lines.append(f"  {model.name}: {len(conditions)} conditions; {cost}")
+        for model in session.models:
+            # with a pilot's recordings, how many repetitions reach a target (snap_bench.planner)
+            if (session.options.cassette_dir / model.name / name).is_dir():
+                from snap_bench.planner import planner_lines
+
+                lines.extend(planner_lines(instrument, model.name, conditions, session.options.cassette_dir))
         grand_total += len(conditions) * len(session.models)
     lines.append(f"total: {grand_total} conditions for {len(session.models)} model(s)")
     return lines

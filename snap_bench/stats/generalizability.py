@@ -514,8 +514,9 @@ def g_study(
         term_of_column.extend([index] * n_levels)
         term_levels.append(n_levels)
     names = [design.name(term) for term in terms]
-    if has_cell and n_cells in term_levels:
-        raise ValueError("a listed interaction already spans every cell; drop it or the replicate")
+    # A term that already spans every cell (a paraphrase nested in its item when no other facet varies)
+    # is the cell component under its own name: no second one is estimated.
+    has_cell = has_cell and n_cells not in term_levels
     all_names = [*names, *([CELL] if has_cell else []), RESIDUAL_EFFECT]
     unknown = set(without) - set(all_names)
     if unknown:
