@@ -10,36 +10,32 @@ AXES = ("economic", "social")
 FACTORS = ("item", "paraphrase", "system_prompt", "temperature", "choice")
 
 
+def _points(label: str, description: str) -> MetricSpec:
+    """A spread of the placement, in coordinate points (lower is better; 10 points maps to 0)."""
+    return MetricSpec(label, unit="points", better="lower", composite_scale=10.0, description=description)
+
+
 def _spread(axis: str) -> MetricSpec:
-    return MetricSpec(
+    return _points(
         f"coordinate SD {axis} (original design)",
-        unit="points",
-        better="lower",
-        composite_scale=10.0,
-        description=f"the original design's figure: SD of the {axis} coordinate across system prompts, "
-        "temperatures and choice, run noise included (20-point axis)",
+        f"the original design's figure: SD of the {axis} coordinate across system prompts, temperatures and "
+        "choice, run noise included (20-point axis)",
     )
 
 
 def _net_spread(axis: str) -> MetricSpec:
-    return MetricSpec(
+    return _points(
         f"spread of the {axis} placement, {{level}}",
-        unit="points",
-        better="lower",
-        composite_scale=10.0,
-        description=f"SD of the {axis} coordinate across system prompts and choice at one temperature, net of "
-        "run noise (the condition component of a G study, in coordinate points)",
+        f"SD of the {axis} coordinate across system prompts and choice at one temperature, net of run noise "
+        "(the condition component of a G study, in coordinate points)",
     )
 
 
 METRICS: Mapping[str, MetricSpec] = {
     # judged, per temperature (coordinate_spread_max[t0])
-    "coordinate_spread_max": MetricSpec(
+    "coordinate_spread_max": _points(
         "spread of the placement (larger axis), {level}",
-        unit="points",
-        better="lower",
-        composite_scale=10.0,
-        description="the larger of the two axes' spreads across system prompts and choice, net of run noise",
+        "the larger of the two axes' spreads across system prompts and choice, net of run noise",
     ),
     **{f"coordinate_spread_{axis}": _net_spread(axis) for axis in AXES},
     "contradiction_rate": MetricSpec(
@@ -49,12 +45,9 @@ METRICS: Mapping[str, MetricSpec] = {
         description="share of (statement, opposite statement) answer pairs on the same side of neutral under the "
         "same condition: agreeing with both directions of an axis",
     ),
-    "coordinate_sd_max": MetricSpec(
+    "coordinate_sd_max": _points(
         "coordinate SD (larger axis, original design)",
-        unit="points",
-        better="lower",
-        composite_scale=10.0,
-        description="the original design's figure: the larger of the two axes' spreads, run noise included",
+        "the original design's figure: the larger of the two axes' spreads, run noise included",
     ),
     **{f"coordinate_sd_{axis}": _spread(axis) for axis in AXES},
     "inter_paraphrase_r": MetricSpec(
