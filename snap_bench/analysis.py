@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -33,9 +33,6 @@ from snap_bench.stats import (
     mean_pairwise_r,
     mean_pairwise_r_batch,
 )
-
-if TYPE_CHECKING:
-    from snap_bench.instruments.base import Instrument
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -103,9 +100,15 @@ class ModelAnalysis:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+class Analyser(Protocol):
+    """What analyses one model's observations of an instrument (every Instrument does)."""
+
+    def analyse(self, model: str, observations: Sequence[Observation], settings: AnalysisSettings) -> ModelAnalysis: ...
+
+
 def analyse(
     observations: Sequence[Observation],
-    instruments: Mapping[str, Instrument],
+    instruments: Mapping[str, Analyser],
     settings: AnalysisSettings = AnalysisSettings(),
 ) -> dict[tuple[str, str], ModelAnalysis]:
     """Analyse every (model, instrument) present in ``observations`` with that instrument's own analysis."""

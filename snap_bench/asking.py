@@ -18,17 +18,16 @@ from typing import Any
 from snap_bench.cassettes import (
     CassetteState,
     RecordMode,
-    cassette_path,
-    cassette_state,
     make_vcr,
     replay,
     restore,
 )
-from snap_bench.client import ChatClient, ChatReply, RetryPolicy, request_body
+from snap_bench.client import ChatClient, ChatReply, RetryPolicy
 from snap_bench.instruments.base import Instrument
 from snap_bench.models import ModelSpec
 from snap_bench.observation import Condition, Observation
 from snap_bench.parsing import AnswerCode
+from snap_bench.recordings import Recordings
 from snap_bench.scrub import Scrubber
 from snap_bench.stops import NOT_ASKED, StopBoard
 from snap_bench.throttle import Budget, RateLimiter
@@ -70,7 +69,7 @@ class Asker:
         scrubber: Scrubber | None = None,
         stops: StopBoard | None = None,
     ) -> None:
-        self._root = cassette_root
+        self._recordings = Recordings(cassette_root)
         self._explicit_mode = record_mode
         self._policy = policy
         self._endpoints = endpoints
@@ -107,10 +106,8 @@ class Asker:
     def ask(self, model: str, instrument: Instrument, condition: Condition) -> Observation:
         endpoint = self._endpoints[model]
         messages = instrument.messages(condition)
-        body = request_body(endpoint.model.provider_id, messages, condition.temperature, instrument.max_tokens)
-        path = cassette_path(self._root, model, instrument.name, condition.id)
-        canonical_uri = f"{endpoint.canonical_url}/chat/completions"
-        state, why = cassette_state(path, "POST", canonical_uri, body)
+        check = self._recordings.check(endpoint.model, endpoint.canonical_url, instrument, condition)
+        path, canonical_uri, body, state, why = check.path, check.uri, check.body, check.state, check.why
         mode = self.record_mode(endpoint)
         self._check_recordable(endpoint, mode, state, why, path, condition)
         if state is CassetteState.MATCHES and mode is not RecordMode.ALL:

@@ -15,15 +15,18 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from snap_bench.cassettes import CassetteState, RecordMode, cassette_path, cassette_state
-from snap_bench.client import request_body
+from snap_bench.cassettes import RecordMode
 from snap_bench.local_model import LlamaServer, LocalModelUnavailable, llama_server_available, resolve_weights
 from snap_bench.models import ModelSpec
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from snap_bench.asking import Endpoint
+    from snap_bench.instruments.base import Instrument
+    from snap_bench.observation import Condition
     from snap_bench.options import SessionOptions
-    from snap_bench.session import SnapSession
+    from snap_bench.recordings import Recordings
 
 CACHE_DIR = Path.home() / ".cache" / "snap-bench"
 
@@ -50,9 +53,10 @@ def server_threads() -> int:
 
 
 class LocalServers:
-    def __init__(self, options: SessionOptions, plans: dict[str, Endpoint]) -> None:
+    def __init__(self, options: SessionOptions, plans: dict[str, Endpoint], recordings: Recordings) -> None:
         self._options = options
         self._plans = plans
+        self._recordings = recordings
         self._servers: list[LlamaServer] = []
 
     @staticmethod
@@ -63,34 +67,23 @@ class LocalServers:
         modules = model.weights.part_modules or ((model.weights.module,) if model.weights.module else ())
         return all(importlib.util.find_spec(module) is not None for module in modules)
 
-    def _needs_recording(self, session: SnapSession, model: ModelSpec) -> bool:
+    def _needs_recording(self, model: ModelSpec, conditions: Iterable[tuple[Instrument, Condition]]) -> bool:
         if self._options.record_mode is RecordMode.ALL:
             return True
         if self._options.record_mode is RecordMode.NONE:
             return False
-        endpoint = self._plans[model.name]
-        for name in session.active_instruments():
-            instrument = session.instrument(name)
-            for case in session.cases(name):
-                if case.model != model.name:
-                    continue
-                body = request_body(
-                    model.provider_id,
-                    instrument.messages(case.condition),
-                    case.condition.temperature,
-                    instrument.max_tokens,
-                )
-                path = cassette_path(self._options.cassette_dir, model.name, name, case.condition.id)
-                state, _ = cassette_state(path, "POST", f"{endpoint.canonical_url}/chat/completions", body)
-                if state is not CassetteState.MATCHES:
-                    return True
-        return False
+        url = self._plans[model.name].canonical_url
+        return any(not self._recordings.check(model, url, kind, condition).matches for kind, condition in conditions)
 
-    def start_needed(self, session: SnapSession) -> dict[str, str]:
+    def start_needed(
+        self, models: list[ModelSpec], conditions_of: Callable[[str], Iterable[tuple[Instrument, Condition]]]
+    ) -> dict[str, str]:
         """Start a server for every local model with something to record; return their base URLs."""
         urls: dict[str, str] = {}
-        for model in session.models:
-            if model.weights is None or not self.can_serve(model) or not self._needs_recording(session, model):
+        for model in models:
+            if model.weights is None or not self.can_serve(model):
+                continue
+            if not self._needs_recording(model, conditions_of(model.name)):
                 continue
             try:
                 self._options.out_dir.mkdir(parents=True, exist_ok=True)

@@ -134,3 +134,23 @@ SHARED_METRICS: Mapping[str, MetricSpec] = {
 def spec_in(catalogues: Mapping[str, MetricSpec], name: str) -> MetricSpec | None:
     """The spec of ``name`` in an instrument's catalogue, else among the shared metrics."""
     return catalogues.get(name) or SHARED_METRICS.get(name)
+
+
+# instrument name -> its own metrics, declared when the instrument registers (snap_bench.instruments), so
+# that the core reads a metric's meaning without importing any instrument.
+_DECLARED: dict[str, Mapping[str, MetricSpec]] = {}
+
+
+def declare(instrument: str, metrics: Mapping[str, MetricSpec]) -> None:
+    _DECLARED[instrument] = metrics
+
+
+def metric_spec(name: str, instrument: str | None = None) -> MetricSpec | None:
+    """What the metric ``name`` is: the instrument's own spec, a shared one, or (without an instrument)
+    the first declared instrument's spec of that name."""
+    own = _DECLARED.get(instrument, {}) if instrument is not None else {}
+    if name in own:
+        return own[name]
+    if name in SHARED_METRICS:
+        return SHARED_METRICS[name]
+    return next((metrics[name] for metrics in _DECLARED.values() if name in metrics), None)

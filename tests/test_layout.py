@@ -110,3 +110,41 @@ def test_every_instrument_brings_what_the_core_calls(name: str) -> None:
     config = load_thresholds(REPO / "config", name, {}, None, {**SHARED_METRICS, **kind.metrics})
     assert config.metrics, f"{THRESHOLDS_FILE} has no metrics for {name}"
     assert load_yaml(REPO / "config" / "experiment.yaml").has(name)
+
+
+def imported_modules(path: Path, module: str) -> set[str]:
+    """The snap_bench modules ``module`` imports anywhere (top level, type checking or inside a function)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            found |= {base, *(f"{base}.{alias.name}" for alias in node.names)}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return found
+
+
+def test_no_import_cycle_in_the_package() -> None:
+    """Every module can be read on its own terms: no two modules import each other, even lazily."""
+    modules = {
+        ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__"): path
+        for path in PACKAGE.rglob("*.py")
+    }
+    graph = {name: imported_modules(path, name) & set(modules) - {name} for name, path in modules.items()}
+    cycles = []
+    for start in sorted(graph):
+        # depth-first search for a path from the module back to itself
+        stack, seen = [(start, (start,))], set()
+        while stack:
+            node, trail = stack.pop()
+            for following in graph[node]:
+                if following == start:
+                    cycles.append(" -> ".join((*trail, start)))
+                elif following not in seen:
+                    seen.add(following)
+                    stack.append((following, (*trail, following)))
+    assert cycles == []

@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 
 from snap_bench.export import read_jsonl
-from tests.conftest import BenchProject
+from tests.conftest import WORKERS, BenchProject
 from tests.fake_openai_server import Failure, FakeOpenAIServer
 
-WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
 # Six conditions: M01 x 3 paraphrases x 2 contexts, one prompt, one temperature, one run.
 SMALL = ("--snap-items=M01", "--snap-prompts=NEU", "--snap-temperatures=0", "--snap-runs=1")
 SMALL_SIZE = 6

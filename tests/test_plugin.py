@@ -13,10 +13,8 @@ import pytest
 
 from snap_bench.cassettes import leaked_secrets
 from snap_bench.export import read_jsonl
-from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, BenchProject
+from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, WORKERS, BenchProject
 from tests.fake_openai_server import Failure, FakeOpenAIServer
-
-WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
 
 
 def comparable(path: Path) -> list[tuple[Any, ...]]:

@@ -14,7 +14,7 @@ from snap_bench.instruments.base import Instrument, ReportContext, Scored, Selec
 from snap_bench.instruments.compass import CompassInstrument
 from snap_bench.instruments.perturbation import PerturbationInstrument
 from snap_bench.instruments.profile import ProfileInstrument
-from snap_bench.metric_specs import SHARED_METRICS, MetricSpec
+from snap_bench.metric_specs import declare, metric_spec
 
 __all__ = [
     "CompassInstrument",
@@ -48,6 +48,7 @@ def register(kind: type[Instrument]) -> type[Instrument]:
     if not getattr(kind, "title", None):
         raise TypeError(f"{kind.__name__} has no title (how the report and the terminal name it)")
     _REGISTRY[name] = kind
+    declare(name, kind.metrics)
     return kind
 
 
@@ -72,21 +73,6 @@ def resolve_name(name: str) -> str:
 def load_instrument(name: str, config_dir: Path) -> Instrument:
     """Build the instrument ``name`` from the files in ``config_dir``; KeyError for an unknown name."""
     return _REGISTRY[name](config_dir)
-
-
-def metric_spec(name: str, instrument: str | None = None) -> MetricSpec | None:
-    """What the metric ``name`` is: the instrument's own spec, a shared one, or (without an instrument)
-    the first registered instrument's spec of that name."""
-    if instrument is not None and instrument in _REGISTRY:
-        own = _REGISTRY[instrument].metrics.get(name)
-        if own is not None:
-            return own
-    if name in SHARED_METRICS:
-        return SHARED_METRICS[name]
-    for kind in _REGISTRY.values():
-        if name in kind.metrics:
-            return kind.metrics[name]
-    return None
 
 
 for _kind in (ProfileInstrument, CompassInstrument, PerturbationInstrument):

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import pytest
 
     from snap_bench.analysis import AnalysisSettings, ModelAnalysis
+    from snap_bench.recordings import Recordings
 
 EXPERIMENT_FILE = "experiment.yaml"
 
@@ -125,12 +126,12 @@ class Instrument(ABC):
     def conditions(self, selection: Selection) -> list[Condition]:
         """The conditions of the design in a stable order, restricted to ``selection``."""
 
-    def conditions_for(self, model: str, selection: Selection, recordings: Path) -> list[Condition]:
+    def conditions_for(self, model: str, selection: Selection, recordings: Recordings) -> list[Condition]:
         """The conditions asked of ``model``: the same for every model, unless a stage of the design
-        depends on the model's earlier answers (read from ``recordings``, the cassette folder)."""
+        depends on the model's earlier answers (read from ``recordings``)."""
         return self.conditions(selection)
 
-    def audit(self, models: list[str], selection: Selection, recordings: Path) -> dict[str, Any] | None:
+    def audit(self, models: list[str], selection: Selection, recordings: Recordings) -> dict[str, Any] | None:
         """What the instrument chose from the data while building the conditions (JSON), or None.
 
         Written to <out>/<instrument>-audit.json at the end of a session, so a reader can check it."""

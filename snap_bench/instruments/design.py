@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable
 from pathlib import Path
+from typing import Protocol
 
 from snap_bench.config import Node
 from snap_bench.instruments.base import Selection
@@ -70,3 +71,22 @@ def texts_by_level(node: Node, config_dir: Path, files: list[Path]) -> dict[str,
     if not texts:
         raise node.error("no levels", "list at least one level")
     return texts
+
+
+class BankItem(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def construct(self) -> str: ...
+
+    @property
+    def bank(self) -> str: ...
+
+
+def selectable_names(items: Iterable[BankItem]) -> list[str]:
+    """What --snap-items may name of an item bank: item ids, constructs and bank names."""
+    names: set[str] = set()
+    for item in items:
+        names |= {item.id, item.construct, item.bank}
+    return sorted(names)

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from snap_bench.instruments import metric_spec
+from snap_bench.metric_specs import metric_spec
 from snap_bench.verdicts import Threshold
 
 ThresholdTable = Mapping[str, Mapping[str, Any]]

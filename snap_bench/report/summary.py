@@ -12,9 +12,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import snap_bench.report.charts as charts
+import snap_bench.report.tables as tables
 from snap_bench.instruments.base import Instrument, ReportContext
 from snap_bench.observation import Observation
-from snap_bench.report import charts, tables
 from snap_bench.report.downloads import CSV_GZIP_OVER, analysis_download, csv_download
 from snap_bench.report.figures import figure_html as _figure
 from snap_bench.report.formatting import ThresholdTable, metric_label, number, text

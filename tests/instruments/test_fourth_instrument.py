@@ -10,10 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import BenchProject
+from tests.conftest import WORKERS, BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
-
-WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
 
 # The whole instrument: design, scoring, metrics, analysis and report section, in one conftest.py.
 INSTRUMENT = """

@@ -25,6 +25,7 @@ from snap_bench.instruments.compass.metrics import AXES, METRICS
 from snap_bench.instruments.design import (
     item_id,
     paraphrases,
+    selectable_names,
     selected,
     temperature_level,
     temperatures,
@@ -117,9 +118,7 @@ class CompassInstrument(Instrument):
 
     @property
     def selectable_items(self) -> list[str]:
-        """Item ids, constructs and banks."""
-        items = self.items.values()
-        return sorted({item.id for item in items} | {item.construct for item in items} | {item.bank for item in items})
+        return selectable_names(self.items.values())
 
     @property
     def factor_levels(self) -> dict[str, list[str]]:

@@ -26,9 +26,19 @@ import numpy as np
 import numpy.typing as npt
 
 from snap_bench.analysis import AnalysisSettings, Metric, ModelAnalysis, proportion
-from snap_bench.instruments.perturbation.few_shot import ACCURACY_WEIGHT, answered_accuracy, variant_index
-from snap_bench.instruments.perturbation.instrument import EXAMPLES_FACTOR, read_gold
-from snap_bench.instruments.perturbation.sentiment_data import ENCODING, LABELS, gold_interval, max_squared_error
+from snap_bench.instruments.perturbation.few_shot import (
+    ACCURACY_WEIGHT,
+    EXAMPLES_FACTOR,
+    answered_accuracy,
+    variant_index,
+)
+from snap_bench.instruments.perturbation.sentiment_data import (
+    ENCODING,
+    LABELS,
+    gold_interval,
+    max_squared_error,
+    read_gold,
+)
 from snap_bench.observation import Observation
 from snap_bench.parsing import AnswerCode
 from snap_bench.stats import UndefinedStatistic, bootstrap_ci

@@ -6,26 +6,21 @@ diversity rule, so that every model sees the same examples and a rerun picks the
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from snap_bench.cassettes import cassette_path
-from snap_bench.config import ConfigError
-from snap_bench.instruments.base import Selection
 from snap_bench.instruments.perturbation.prompt_variants import Variant
-from snap_bench.instruments.perturbation.sentiment_data import Sample, gold_interval, max_squared_error
+from snap_bench.instruments.perturbation.sentiment_data import Sample
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from snap_bench.instruments.perturbation.instrument import PerturbationInstrument
 
+# The factor of phase 2's conditions: where the examples go (before or after the prompt), and its levels.
+EXAMPLES_FACTOR = "examples"
 EXAMPLE_POSITIONS = ("pre", "suf")
 ACCURACY_WEIGHT = 0.7  # the study's weighted index: 0.7 x variant accuracy + 0.3 x model consistency
 TOKEN = re.compile(r"[a-z0-9']+")
@@ -66,83 +61,6 @@ class BestVariant:
             "n_scored": self.n_scored,
             "n_asked": self.n_asked,
         }
-
-
-def recorded_answer(path: Path) -> str | None:
-    """The assistant's text in a cassette, or None when there is no successful exchange."""
-    try:
-        interactions = json.loads(path.read_text(encoding="utf-8"))["interactions"]
-        response = interactions[-1]["response"]
-        if response["status"]["code"] != 200:
-            return None
-        content = json.loads(response["body"]["string"])["choices"][0]["message"]["content"]
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
-        return None
-    return content if isinstance(content, str) else None
-
-
-def best_variant_from_recordings(
-    instrument: PerturbationInstrument, model: str, recordings: Path, rule: str
-) -> BestVariant:
-    """The baseline variant with the highest weighted index (or custom accuracy) in ``model``'s recordings.
-
-    Within one model the weighted index is 0.7 x accuracy + a constant, so both rules rank the
-    variants alike; ties go to the alphabetically first variant id. Every baseline condition
-    must be recorded: choosing on part of the data would choose on chance.
-    """
-    import numpy as np
-
-    # Imported here: the stats package loads scipy, which importing the instrument registry (at
-    # plugin import, in every worker) must not pay for.
-    from snap_bench.stats.categorical import interval_squared_errors, modal_share, mse_accuracy
-
-    conditions = instrument.conditions(Selection())
-    answers: dict[str, str] = {}
-    missing = 0
-    for condition in conditions:
-        text = recorded_answer(cassette_path(recordings, model, instrument.name, condition.id))
-        if text is None:
-            missing += 1
-        else:
-            answers[condition.id] = text
-    if missing:
-        raise ConfigError(
-            recordings / model / instrument.name,
-            "",
-            f"phase 2 needs {model}'s whole baseline, but {missing} of {len(conditions)} recordings are missing",
-            f"record the baseline first (pytest benchmarks/test_perturbation.py --model={model}), "
-            "then add --snap-perturbation-phase2",
-        )
-    variants = instrument.variants()
-    gold_kind = instrument.data_spec.gold_kind
-    by_variant: dict[str, list[float]] = {variant.id: [] for variant in variants}
-    asked: Counter[str] = Counter()
-    labels: dict[str, dict[str, float]] = {}
-    for condition in conditions:
-        scored = instrument.score(condition, answers[condition.id])
-        variant_id = "-".join(level for factor, level in condition.levels if factor in instrument.design.factors)
-        asked[variant_id] += 1
-        labels.setdefault(f"{condition.item}-{condition.run}-{condition.temperature}", {})[variant_id] = (
-            math.nan if scored.keyed_score is None else scored.keyed_score
-        )
-        if scored.keyed_score is not None:
-            low, high = gold_interval(gold_kind, instrument.samples[condition.item].gold)
-            by_variant[variant_id].append(float(interval_squared_errors([scored.keyed_score], [low], [high])[0]))
-    matrix = np.array([[row.get(v.id, math.nan) for v in variants] for row in labels.values()])
-    consistency = float(modal_share(matrix).mean())
-    best: BestVariant | None = None
-    best_key = -math.inf
-    # Ties go to the alphabetically first variant id, the rule the analysis's report follows.
-    for variant in sorted(variants, key=lambda v: v.id):
-        errors = by_variant[variant.id]
-        accuracy = mse_accuracy(errors, max_squared_error(gold_kind)) if errors else None
-        index = variant_index(accuracy, len(errors), asked[variant.id], consistency)
-        key = index if rule == "weighted_index" else answered_accuracy(accuracy, len(errors), asked[variant.id])
-        if best is None or key > best_key:
-            best = BestVariant(variant, index, accuracy, consistency, len(errors), asked[variant.id])
-            best_key = key
-    assert best is not None  # a design has at least one variant
-    return best
 
 
 def tfidf(texts: list[str]) -> npt.NDArray[np.float64]:

@@ -7,6 +7,8 @@ labelled examples before (``pre``) or after (``suf``) the prompt.
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,40 +18,37 @@ from snap_bench.instruments.base import Instrument, ReportContext, Scored, Selec
 from snap_bench.instruments.design import selected, temperature_level, temperatures
 from snap_bench.instruments.perturbation.few_shot import (
     EXAMPLE_POSITIONS,
+    EXAMPLES_FACTOR,
     BestVariant,
-    best_variant_from_recordings,
+    answered_accuracy,
     diverse_examples,
     seeded_order,
+    variant_index,
 )
 from snap_bench.instruments.perturbation.labels import parse_label
 from snap_bench.instruments.perturbation.metrics import METRICS
 from snap_bench.instruments.perturbation.prompt_variants import PromptDesign, Variant
-from snap_bench.instruments.perturbation.sentiment_data import ENCODING, LABELS, DataSpec, Sample, load_samples
+from snap_bench.instruments.perturbation.sentiment_data import (
+    ENCODING,
+    LABELS,
+    DataSpec,
+    Sample,
+    gold_construct,
+    gold_interval,
+    load_samples,
+    max_squared_error,
+)
 from snap_bench.observation import Condition, Observation
 
 if TYPE_CHECKING:
     import pytest
 
     from snap_bench.analysis import AnalysisSettings, ModelAnalysis
+    from snap_bench.recordings import Recordings
 
 EXPERIMENT_FILE = "experiment.yaml"
 SECTION = "perturbation"
-EXAMPLES_FACTOR = "examples"
 PHASE2_OPTION = "--snap-perturbation-phase2"
-GOLD_PREFIX = {"five_class": "gold:", "polarity": "polarity:"}
-
-
-def gold_construct(sample: Sample, gold_kind: str) -> str:
-    """How an observation carries its gold: ``gold:very positive`` (5-class) or ``polarity:positive``."""
-    return f"{GOLD_PREFIX[gold_kind]}{sample.gold}"
-
-
-def read_gold(construct: str | None) -> tuple[str, str] | None:
-    """(gold kind, gold label) from :func:`gold_construct`'s text; None for anything else."""
-    for kind, prefix in GOLD_PREFIX.items():
-        if construct and construct.startswith(prefix):
-            return kind, construct[len(prefix) :]
-    return None
 
 
 class PerturbationInstrument(Instrument):
@@ -141,7 +140,7 @@ class PerturbationInstrument(Instrument):
             if self._kept(condition, selection)
         ]
 
-    def conditions_for(self, model: str, selection: Selection, recordings: Path) -> list[Condition]:
+    def conditions_for(self, model: str, selection: Selection, recordings: Recordings) -> list[Condition]:
         conditions = self.conditions(selection)
         if not selection.follow_up:
             return conditions
@@ -192,12 +191,12 @@ class PerturbationInstrument(Instrument):
             self._examples = seeded_order(chosen, self.example_order_seed)
         return self._examples
 
-    def best_variant(self, model: str, recordings: Path) -> BestVariant:
+    def best_variant(self, model: str, recordings: Recordings) -> BestVariant:
         if model not in self._best:
             self._best[model] = best_variant_from_recordings(self, model, recordings, self.best_variant_rule)
         return self._best[model]
 
-    def audit(self, models: list[str], selection: Selection, recordings: Path) -> dict[str, Any] | None:
+    def audit(self, models: list[str], selection: Selection, recordings: Recordings) -> dict[str, Any] | None:
         if not selection.follow_up:
             return None
         return {
@@ -268,3 +267,67 @@ class PerturbationInstrument(Instrument):
         from snap_bench.instruments.perturbation.report import perturbation_section
 
         return perturbation_section(context.models, context.observations)
+
+
+def best_variant_from_recordings(
+    instrument: PerturbationInstrument, model: str, recordings: Recordings, rule: str
+) -> BestVariant:
+    """The baseline variant with the highest weighted index (or custom accuracy) in ``model``'s recordings.
+
+    Within one model the weighted index is 0.7 x accuracy + a constant, so both rules rank the
+    variants alike; ties go to the alphabetically first variant id. Every baseline condition
+    must be recorded: choosing on part of the data would choose on chance.
+    """
+    import numpy as np
+
+    # Imported here: the stats package loads scipy, which importing the instrument registry (at
+    # plugin import, in every worker) must not pay for.
+    from snap_bench.stats.categorical import interval_squared_errors, modal_share, mse_accuracy
+
+    conditions = instrument.conditions(Selection())
+    answers: dict[str, str] = {}
+    missing = 0
+    for condition in conditions:
+        text = recordings.answer(model, instrument.name, condition.id)
+        if text is None:
+            missing += 1
+        else:
+            answers[condition.id] = text
+    if missing:
+        raise ConfigError(
+            recordings.folder(model, instrument.name),
+            "",
+            f"phase 2 needs {model}'s whole baseline, but {missing} of {len(conditions)} recordings are missing",
+            f"record the baseline first (pytest benchmarks/test_perturbation.py --model={model}), "
+            "then add --snap-perturbation-phase2",
+        )
+    variants = instrument.variants()
+    gold_kind = instrument.data_spec.gold_kind
+    by_variant: dict[str, list[float]] = {variant.id: [] for variant in variants}
+    asked: Counter[str] = Counter()
+    labels: dict[str, dict[str, float]] = {}
+    for condition in conditions:
+        scored = instrument.score(condition, answers[condition.id])
+        variant_id = "-".join(level for factor, level in condition.levels if factor in instrument.design.factors)
+        asked[variant_id] += 1
+        labels.setdefault(f"{condition.item}-{condition.run}-{condition.temperature}", {})[variant_id] = (
+            math.nan if scored.keyed_score is None else scored.keyed_score
+        )
+        if scored.keyed_score is not None:
+            low, high = gold_interval(gold_kind, instrument.samples[condition.item].gold)
+            by_variant[variant_id].append(float(interval_squared_errors([scored.keyed_score], [low], [high])[0]))
+    matrix = np.array([[row.get(v.id, math.nan) for v in variants] for row in labels.values()])
+    consistency = float(modal_share(matrix).mean())
+    best: BestVariant | None = None
+    best_key = -math.inf
+    # Ties go to the alphabetically first variant id, the rule the analysis's report follows.
+    for variant in sorted(variants, key=lambda v: v.id):
+        errors = by_variant[variant.id]
+        accuracy = mse_accuracy(errors, max_squared_error(gold_kind)) if errors else None
+        index = variant_index(accuracy, len(errors), asked[variant.id], consistency)
+        key = index if rule == "weighted_index" else answered_accuracy(accuracy, len(errors), asked[variant.id])
+        if best is None or key > best_key:
+            best = BestVariant(variant, index, accuracy, consistency, len(errors), asked[variant.id])
+            best_key = key
+    assert best is not None  # a design has at least one variant
+    return best

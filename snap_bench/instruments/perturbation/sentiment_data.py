@@ -164,3 +164,19 @@ def max_squared_error(gold_kind: str) -> float:
         return float(span**2)
     nearest = min(v for v in ENCODING.values() if v > 0)
     return float((nearest - min(ENCODING.values())) ** 2)
+
+
+GOLD_PREFIX = {"five_class": "gold:", "polarity": "polarity:"}
+
+
+def gold_construct(sample: Sample, gold_kind: str) -> str:
+    """How an observation carries its gold: ``gold:very positive`` (5-class) or ``polarity:positive``."""
+    return f"{GOLD_PREFIX[gold_kind]}{sample.gold}"
+
+
+def read_gold(construct: str | None) -> tuple[str, str] | None:
+    """(gold kind, gold label) from :func:`gold_construct`'s text; None for anything else."""
+    for kind, prefix in GOLD_PREFIX.items():
+        if construct and construct.startswith(prefix):
+            return kind, construct[len(prefix) :]
+    return None

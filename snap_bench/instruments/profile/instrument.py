@@ -17,6 +17,7 @@ from snap_bench.instruments.base import Instrument, ReportContext, Scored, Selec
 from snap_bench.instruments.design import (
     item_id,
     paraphrases,
+    selectable_names,
     selected,
     temperature_level,
     temperatures,
@@ -104,9 +105,7 @@ class ProfileInstrument(Instrument):
 
     @property
     def selectable_items(self) -> list[str]:
-        """Item ids, constructs and banks."""
-        items = self.items.values()
-        return sorted({item.id for item in items} | {item.construct for item in items} | {item.bank for item in items})
+        return selectable_names(self.items.values())
 
     @property
     def factor_levels(self) -> dict[str, list[str]]:

@@ -6,9 +6,10 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import snap_bench.report.charts as charts
+import snap_bench.report.tables as tables
 from snap_bench.instruments.base import ReportContext
 from snap_bench.observation import Observation
-from snap_bench.report import charts, tables
 from snap_bench.report.aggregates import by_model, level_means, score_counts
 from snap_bench.report.figures import figure_html as _figure
 from snap_bench.report.formatting import ThresholdTable, metric_label, number, text

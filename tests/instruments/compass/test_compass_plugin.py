@@ -11,10 +11,9 @@ import pytest
 import yaml
 
 from snap_bench.instruments.compass.history import overall_history
-from tests.conftest import FAKE_KEY, REPO, BenchProject
+from tests.conftest import FAKE_KEY, REPO, WORKERS, BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
 
-WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
 # 16 items x 3 paraphrases x 1 prompt x 1 temperature x 2 choices x 2 runs.
 SLICE = ("--model=fake-model", "--snap-prompts=NEU", "--snap-temperatures=0", "--snap-runs=2")
 SLICE_SIZE = 192

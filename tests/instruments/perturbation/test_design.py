@@ -11,8 +11,8 @@ import pytest
 from snap_bench.config import ConfigError
 from snap_bench.instruments import load_instrument
 from snap_bench.instruments.base import Selection
-from snap_bench.instruments.perturbation.instrument import PerturbationInstrument, read_gold
-from snap_bench.instruments.perturbation.sentiment_data import LABELS, gold_interval, max_squared_error
+from snap_bench.instruments.perturbation.instrument import PerturbationInstrument
+from snap_bench.instruments.perturbation.sentiment_data import LABELS, gold_interval, max_squared_error, read_gold
 from snap_bench.observation import Condition
 from tests.conftest import REPO, set_limit
 

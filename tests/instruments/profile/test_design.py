@@ -11,8 +11,9 @@ from snap_bench.config import ConfigError
 from snap_bench.instruments import Selection
 from snap_bench.instruments.profile.instrument import ProfileInstrument
 from snap_bench.models import load_models
+from tests.conftest import REPO
 
-CONFIG = Path(__file__).resolve().parent.parent / "config"
+CONFIG = REPO / "config"
 
 
 @pytest.fixture(scope="module")

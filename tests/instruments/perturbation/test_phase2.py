@@ -13,15 +13,10 @@ from snap_bench.cassettes import cassette_path
 from snap_bench.config import ConfigError
 from snap_bench.instruments import load_instrument
 from snap_bench.instruments.base import Selection
-from snap_bench.instruments.perturbation.few_shot import (
-    best_variant_from_recordings,
-    diverse_examples,
-    recorded_answer,
-    seeded_order,
-    tfidf,
-)
-from snap_bench.instruments.perturbation.instrument import PerturbationInstrument
+from snap_bench.instruments.perturbation.few_shot import diverse_examples, seeded_order, tfidf
+from snap_bench.instruments.perturbation.instrument import PerturbationInstrument, best_variant_from_recordings
 from snap_bench.instruments.perturbation.sentiment_data import Sample
+from snap_bench.recordings import Recordings
 from tests.conftest import REPO
 
 
@@ -117,12 +112,12 @@ def test_seeded_order_is_a_fixed_permutation() -> None:
 def test_the_prompt_shows_the_examples_in_the_seeded_order_not_alternating(tmp_path: Path) -> None:
     design = instrument()
     record_baseline(tmp_path, design, {"casual-imp-task-syn1": "right"})
-    follow_up = design.conditions_for("m", Selection(follow_up=True), tmp_path)[-1]
+    follow_up = design.conditions_for("m", Selection(follow_up=True), Recordings(tmp_path))[-1]
     prompt = design.prompt(follow_up)
     expected = seeded_order(diverse_examples(design.example_pool, 7), design.example_order_seed)
     # the example texts appear in the prompt in the seeded order, and the audit lists them so
     assert [prompt.index(s.text) for s in expected] == sorted(prompt.index(s.text) for s in expected)
-    audit = design.audit(["m"], Selection(follow_up=True), tmp_path)
+    audit = design.audit(["m"], Selection(follow_up=True), Recordings(tmp_path))
     assert audit is not None
     assert [e["id"] for e in audit["examples"]] == [s.id for s in expected]
     # a block of strictly alternating labels is a pattern a model continues (see seeded_order)
@@ -133,7 +128,7 @@ def test_the_prompt_shows_the_examples_in_the_seeded_order_not_alternating(tmp_p
 def test_best_variant_is_read_from_the_recordings(tmp_path: Path) -> None:
     design = instrument()
     record_baseline(tmp_path, design, {"casual-q-text-syn2": "right", "formal-q-task-syn1": "right"})
-    best = best_variant_from_recordings(design, "m", tmp_path, "weighted_index")
+    best = best_variant_from_recordings(design, "m", Recordings(tmp_path), "weighted_index")
     # two variants are perfect; the tie goes to the alphabetically first id
     assert best.variant.id == "casual-q-text-syn2"
     assert best.custom_accuracy == 1.0
@@ -149,7 +144,7 @@ def test_a_variant_that_rarely_gives_a_label_is_not_the_best(tmp_path: Path, rul
     record_baseline(
         tmp_path, design, {"casual-imp-task-syn1": "right-then-silent", "formal-q-text-syn2": "wrong-first-2"}
     )
-    best = best_variant_from_recordings(design, "m", tmp_path, rule)
+    best = best_variant_from_recordings(design, "m", Recordings(tmp_path), rule)
     n = len(design.samples)
     # casual-imp-task-syn1 is right on every answer it labels, but labels only 5: over all its answers
     # (unscored as the worst) 5 / n; formal-q-text-syn2 misses 2 of n by 16 of the worst 25
@@ -161,20 +156,20 @@ def test_a_variant_that_rarely_gives_a_label_is_not_the_best(tmp_path: Path, rul
 def test_phase2_conditions_use_each_models_best_variant(tmp_path: Path) -> None:
     design = instrument()
     record_baseline(tmp_path, design, {"casual-imp-task-syn1": "right"})
-    conditions = design.conditions_for("m", Selection(follow_up=True), tmp_path)
+    conditions = design.conditions_for("m", Selection(follow_up=True), Recordings(tmp_path))
     extra = conditions[len(design.conditions(Selection())) :]
     assert len(extra) == 2 * len(design.samples)
     assert {c.id.rsplit("-", 2)[0].split("-", 1)[1] for c in extra} == {"casual-imp-task-syn1"}
     assert {c.level("examples") for c in extra} == {"pre", "suf"}
     assert extra[0].id == "S001-casual-imp-task-syn1-pre-r1"
     # without the flag the design is the baseline only
-    assert design.conditions_for("m", Selection(), tmp_path) == design.conditions(Selection())
-    audit = design.audit(["m"], Selection(follow_up=True), tmp_path)
+    assert design.conditions_for("m", Selection(), Recordings(tmp_path)) == design.conditions(Selection())
+    audit = design.audit(["m"], Selection(follow_up=True), Recordings(tmp_path))
     assert audit is not None
     assert audit["best_variants"]["m"]["variant"] == "casual-imp-task-syn1"
     assert len(audit["examples"]) == 14
     assert not {e["text"] for e in audit["examples"]} & {s.text for s in design.samples.values()}
-    assert design.audit(["m"], Selection(), tmp_path) is None
+    assert design.audit(["m"], Selection(), Recordings(tmp_path)) is None
 
 
 def test_phase2_without_the_whole_baseline_says_what_to_record(tmp_path: Path) -> None:
@@ -182,14 +177,16 @@ def test_phase2_without_the_whole_baseline_says_what_to_record(tmp_path: Path) -
     record_baseline(tmp_path, design, {})
     next((tmp_path / "m" / "perturbation").glob("*.json")).unlink()
     with pytest.raises(ConfigError, match=r"1 of \d+ recordings are missing.*--model=m.*--snap-perturbation-phase2"):
-        design.conditions_for("m", Selection(follow_up=True), tmp_path)
+        design.conditions_for("m", Selection(follow_up=True), Recordings(tmp_path))
 
 
 def test_recorded_answer_ignores_failed_and_malformed_cassettes(tmp_path: Path) -> None:
-    write_cassette(tmp_path / "ok.json", "Positive")
-    write_cassette(tmp_path / "failed.json", "Positive", status=500)
-    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
-    assert recorded_answer(tmp_path / "ok.json") == "Positive"
-    assert recorded_answer(tmp_path / "failed.json") is None
-    assert recorded_answer(tmp_path / "broken.json") is None
-    assert recorded_answer(tmp_path / "missing.json") is None
+    recordings = Recordings(tmp_path)
+    recordings.folder("m", "perturbation").mkdir(parents=True)
+    write_cassette(recordings.path("m", "perturbation", "ok"), "Positive")
+    write_cassette(recordings.path("m", "perturbation", "failed"), "Positive", status=500)
+    recordings.path("m", "perturbation", "broken").write_text("{not json", encoding="utf-8")
+    assert recordings.answer("m", "perturbation", "ok") == "Positive"
+    assert recordings.answer("m", "perturbation", "failed") is None
+    assert recordings.answer("m", "perturbation", "broken") is None
+    assert recordings.answer("m", "perturbation", "missing") is None

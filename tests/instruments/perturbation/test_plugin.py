@@ -9,10 +9,9 @@ from typing import Any
 import pytest
 
 from snap_bench.export import read_jsonl
-from tests.conftest import FAKE_KEY, REPO, BenchProject, set_limit
+from tests.conftest import FAKE_KEY, REPO, WORKERS, BenchProject, set_limit
 from tests.fake_openai_server import FakeOpenAIServer
 
-WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
 # Two samples (one fresh, one rotten) through the 16 variants.
 SLICE = ("--snap-items=S001,S002", "--snap-resamples=100")
 SLICE_SIZE = 32
@@ -41,11 +40,6 @@ def bench(pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch:
     return BenchProject(pytester, fake_server.base_url, instruments=("perturbation",))
 
 
-def analysis(bench: BenchProject) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads((bench.out / "analysis.json").read_text(encoding="utf-8"))
-    return document
-
-
 @pytest.mark.parametrize("workers", WORKERS)
 def test_records_replays_and_judges_the_perturbation_thresholds(
     bench: BenchProject, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
@@ -66,7 +60,7 @@ def test_records_replays_and_judges_the_perturbation_thresholds(
     assert len(cassettes) == SLICE_SIZE
     assert cassettes[0].name == "S001-casual-imp-task-syn1-r1.json"
 
-    entry = analysis(bench)["instruments"]["perturbation"]["models"]["fake-model"]
+    entry = bench.analysis()["instruments"]["perturbation"]["models"]["fake-model"]
     assert entry["metrics"]["consistency"]["value"] == 0.5
     assert entry["metrics"]["consistency"]["status"] == "below"
     assert entry["metrics"]["exact_accuracy"]["undefined"].startswith("not applicable")
@@ -85,7 +79,8 @@ def test_records_replays_and_judges_the_perturbation_thresholds(
     replayed.assert_outcomes(passed=SLICE_SIZE + 3, failed=2)
     assert all(o.replayed for o in read_jsonl(bench.out / "observations.jsonl"))
     assert (
-        analysis(bench)["instruments"]["perturbation"]["models"]["fake-model"]["metrics"]["consistency"]["value"] == 0.5
+        bench.analysis()["instruments"]["perturbation"]["models"]["fake-model"]["metrics"]["consistency"]["value"]
+        == 0.5
     )
 
 

@@ -12,8 +12,7 @@ from snap_bench.instruments import load_instrument
 from snap_bench.instruments.base import Selection
 from snap_bench.instruments.compass.instrument import CompassInstrument
 from snap_bench.parsing import AnswerCode
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO
 
 
 @pytest.fixture(scope="module")
