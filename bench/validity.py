@@ -9,9 +9,10 @@ prompts x 2 choices, 2 runs). It prints, per figure: the truth, the mean estimat
 coverage of the 95 % interval (target 93-97 %); the share of replications where the judged check
 (dependability >= 0.60) passes; and the decision study's predicted coefficient against the true one.
 
-The judged coefficients are conditional on the shipped items (the verdict is about these questions), so
-their truth is computed from each replication's drawn item effects (the sample variance of the items'
-universe scores); the components' truth is the simulated variance.
+The judged coefficients are conditional on the shipped items (the verdict is about these questions): a
+simulated model's views on the 10 items are drawn and scaled so that their sample variance is the
+model's item variance exactly, so the true coefficient is the stated one in every replication (and the
+item component's random-items interval over-covers). The other components are drawn afresh each time.
 
 Part B, the verdicts (integer answers written as text, scored by the real instruments, analysed and
 judged as a run is): the rate at which a stable model, a noisy model and the degenerate answerers
@@ -33,6 +34,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import argparse
 import itertools
 import math
+import resource
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -122,6 +124,9 @@ def simulate(variances: list[float], rng: np.random.Generator) -> tuple[np.ndarr
         shape = tuple(int(INDEX[:, c].max()) + 1 for c in columns)
         effect = rng.normal(0, math.sqrt(variance), shape)
         if columns == (0,):
+            # The model's views on the shipped items: their variance is the model's, exactly, so that
+            # the judged coefficient's truth is the stated one in every replication.
+            effect *= math.sqrt(variance) / float(np.std(effect, ddof=1))
             shipped = float(np.var(effect, ddof=1))
         scores += effect[tuple(INDEX[:, c] for c in columns)]
     return scores, shipped
@@ -288,11 +293,13 @@ def main() -> None:
         estimates = list(pool.map(estimators, seeds, chunksize=4))
         judged = list(pool.map(verdicts, verdict_seeds))
     elapsed = time.perf_counter() - started
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = children.ru_utime + children.ru_stime
     print(f"validity: {replications} replications of 540 answers (one temperature), seed {arguments.seed}")
     print(f"judged check: single-answer dependability >= {THRESHOLD}, conditional on the shipped items\n")
     _report(estimates, [r["spread"] for r in estimates])
     _report_verdicts(judged)
-    print(f"\n{elapsed:.0f} s on {arguments.jobs} process(es)")
+    print(f"\n{elapsed:.0f} s wall on {arguments.jobs} process(es), {cpu:.0f} s of CPU in them")
 
 
 if __name__ == "__main__":
