@@ -186,10 +186,21 @@ def judged_names(name: str, analysis: ModelAnalysis, config: ThresholdConfig) ->
     never pooled: each is a check of its own, so the verdict is the worst of them."""
     if name in analysis.metrics:
         return [name]
-    members = sorted(key for key in analysis.metrics if key.startswith(f"{name}[") and key.endswith("]"))
+    members = sorted(
+        (key for key in analysis.metrics if key.startswith(f"{name}[") and key.endswith("]")), key=_level_order
+    )
     if not members or config.temperatures is None:
         return members
     return [f"{name}[{temperature_level(t)}]" for t in config.temperatures]
+
+
+def _level_order(name: str) -> tuple[float, str]:
+    """``x[t0]`` before ``x[t0.5]`` before ``x[t1]``: temperatures in increasing order, other levels after."""
+    level = name.partition("[")[2].rstrip("]")
+    try:
+        return float(level.removeprefix("t")), level
+    except ValueError:
+        return float("inf"), level
 
 
 def judge(analysis: ModelAnalysis, config: ThresholdConfig) -> ModelVerdict:
