@@ -13,7 +13,7 @@ import pandas as pd
 import pingouin
 import pytest
 
-from snap_bench.stats.generalizability import GStudyDesign, decision_study, g_study
+from snap_bench.stats.generalizability import GStudyDesign, decision_study, g_study, spread_interval
 
 
 def two_way(seed: int) -> pd.DataFrame:
@@ -59,3 +59,29 @@ def test_conditional_intervals_are_narrower_and_share_the_point() -> None:
     assert sampled.phi.ci_low < shipped.phi.ci_low < shipped.phi.value < shipped.phi.ci_high < sampled.phi.ci_high
     with pytest.raises(ValueError, match="object_levels"):
         decision_study(study, {"rater": 1}, object_levels="fixed")  # type: ignore[arg-type]
+
+
+def test_spread_interval_inverts_the_noncentral_chi_square() -> None:
+    from scipy import stats
+
+    means = np.array([0.1, 0.5, -0.3, 0.9, 0.2, -0.6, 0.4, 0.0])
+    error = 0.02
+    result = spread_interval(means, error)
+    df, statistic = 7, float(np.sum((means - means.mean()) ** 2)) / error
+    assert result.value == pytest.approx(np.var(means, ddof=1) - error)
+    # the bounds are where the observed statistic sits at the 97.5 % and 2.5 % quantiles
+    assert stats.ncx2.cdf(statistic, df, result.ci_low * df / error) == pytest.approx(0.975, abs=1e-6)
+    assert stats.ncx2.cdf(statistic, df, result.ci_high * df / error) == pytest.approx(0.025, abs=1e-6)
+    assert result.ci_low < result.value < result.ci_high
+
+
+def test_spread_interval_starts_at_zero_when_the_means_differ_no_more_than_their_noise() -> None:
+    result = spread_interval(np.array([0.1, -0.1, 0.05, 0.2]), error_variance=0.05)
+    assert (result.value, result.ci_low) == (0.0, 0.0)
+    assert result.ci_high > 0
+    # means closer together than noise allows even at no spread: the interval is [0, 0]
+    assert spread_interval(np.array([0.01, -0.01, 0.0, 0.02]), error_variance=0.5).ci_high == 0.0
+    with pytest.raises(ValueError, match="at least 2 means"):
+        spread_interval(np.array([1.0]), 0.1)
+    with pytest.raises(ValueError, match="error_variance"):
+        spread_interval(np.array([1.0, 2.0]), 0.0)

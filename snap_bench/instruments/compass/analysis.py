@@ -41,7 +41,7 @@ from snap_bench.stats import (
     two_way_bootstrap_ci,
 )
 from snap_bench.stats.degenerate import contradiction_rate
-from snap_bench.stats.generalizability import GStudyDesign, g_study
+from snap_bench.stats.generalizability import GStudyDesign, decision_study, g_study, spread_interval
 from snap_bench.stats.position import MAX_ABS_SCORE
 
 # The conditions whose coordinates should agree: everything but the item, the paraphrase and the run.
@@ -165,9 +165,8 @@ def _contradictions(table: Any, observations: Sequence[Observation]) -> dict[str
 
 
 def _spreads(table: Any) -> dict[str, Metric]:
-    """Per temperature and axis: the SD of the placement across system prompts and choices, net of run
-    noise: the condition component of a G study of the keyed answers, in coordinate points, with the
-    square roots of its Satterthwaite bounds (``coordinate_spread_economic[t0]``); and the larger axis's
+    """Per temperature and axis: the SD of the placement across the shipped system prompts and choices,
+    net of run noise, in coordinate points (``coordinate_spread_economic[t0]``); and the larger axis's
     (``coordinate_spread_max[t0]``), which is judged."""
     metrics: dict[str, Metric] = {}
     for level, rows in table.groupby("temperature", sort=True):
@@ -197,15 +196,22 @@ def _condition_spread(rows: Any) -> Metric:
         return Metric(0.0, 0.0, 0.0, n=used, n_left_out=designed - used, note="every answer the same")
     except ValueError as error:
         return Metric(None, n=used, n_left_out=designed - used, undefined=str(error))
-    component = study.component("condition")
-    high = POINTS_PER_SCORE * component.ci_high**0.5 if np.isfinite(component.ci_high) else None
+    # The spread across the shipped conditions: the observed condition means' variance net of what
+    # run noise, paraphrases and condition x item interactions add to each (the relative error of the
+    # condition means), with a non-central chi-square interval (stats.generalizability.spread_interval).
+    noise = decision_study(study).relative_error_variance
+    means = scored.assign(condition=condition).groupby("condition")["keyed"].mean().to_numpy(float)
+    try:
+        spread = spread_interval(means, noise)
+    except ValueError as error:
+        return Metric(None, n=used, n_left_out=designed - used, undefined=str(error))
     return Metric(
-        POINTS_PER_SCORE * component.variance**0.5,
-        POINTS_PER_SCORE * component.ci_low**0.5,
-        high,
+        POINTS_PER_SCORE * spread.value**0.5,
+        POINTS_PER_SCORE * spread.ci_low**0.5,
+        POINTS_PER_SCORE * spread.ci_high**0.5,
         n=used,
         n_left_out=designed - used,
-        note=f"net of run noise; {component.n_levels} conditions",
+        note=f"net of run noise; {len(means)} conditions",
     )
 
 
