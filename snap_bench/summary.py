@@ -184,16 +184,16 @@ def verdict_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
         verdicts = [v for (_, name), v in gate.verdicts.items() if name == instrument]
         for verdict in sorted(verdicts, key=lambda v: v.rank):
             composite = "n/a" if verdict.composite is None else f"{verdict.composite:.3f}"
-            if verdict.composite_ci is not None:
-                composite += f" [{verdict.composite_ci[0]:.3f}, {verdict.composite_ci[1]:.3f}]"
-            if verdict.tied_with:
-                composite += f"; tied with {', '.join(verdict.tied_with)}"
             lines.append(
                 (
                     f"  #{verdict.rank} {verdict.model}: {verdict.verdict} (composite {composite})",
                     VERDICT_COLOURS[verdict.verdict],
                 )
             )
+            if verdict.tied_with and verdict.composite_ci is not None:
+                low, high = verdict.composite_ci
+                ties = ", ".join(verdict.tied_with)
+                lines.append((f"     composite interval [{low:.3f}, {high:.3f}]: a tie with {ties}", {}))
             for check in verdict.checks:
                 if not check.passed:
                     lines.append((f"     failed: {check.message}", {"red": True}))

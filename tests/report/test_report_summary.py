@@ -313,7 +313,8 @@ def test_a_document_from_the_real_analysis_renders(observations: list[Observatio
     }
     document = json.loads(json.dumps(document))  # as read back from analysis.json
     markup = render(document, observations, thresholds)
-    assert len(svg_elements(markup)) == 2 + 2 * len(analyses)
+    # the G study's variance shares, the radar and eta^2 of the original design, and two charts per model
+    assert len(svg_elements(markup)) == 3 + 2 * len(analyses)
     assert "ICC(2,1)" in markup
     assert "snap-model-3" in markup
 
