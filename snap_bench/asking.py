@@ -24,6 +24,7 @@ from snap_bench.cassettes import (
 )
 from snap_bench.client import ChatClient, ChatReply, RetryPolicy
 from snap_bench.instruments.base import Instrument
+from snap_bench.logprobs import answer_logprobs
 from snap_bench.models import ModelSpec
 from snap_bench.observation import Condition, Observation
 from snap_bench.parsing import AnswerCode
@@ -213,8 +214,18 @@ def cost_usd(model: ModelSpec, reply: ChatReply) -> float:
         return 0.0
     return (
         (reply.prompt_tokens or 0) * model.price.input_per_million
-        + (reply.completion_tokens or 0) * model.price.output_per_million
+        + output_tokens(reply) * model.price.output_per_million
     ) / 1e6
+
+
+def output_tokens(reply: ChatReply) -> int:
+    """The tokens billed as output, reasoning included.
+
+    OpenAI's and OpenRouter's ``completion_tokens`` already include the reasoning tokens; a provider
+    whose completion count is smaller than its reasoning count reports them apart, so they are added.
+    """
+    completion, reasoning = reply.completion_tokens or 0, reply.reasoning_tokens or 0
+    return completion if completion >= reasoning else completion + reasoning
 
 
 async def _make_client(endpoint: Endpoint, policy: RetryPolicy) -> ChatClient:
@@ -235,6 +246,12 @@ def _observation(
     if reply.text is None:
         score, keyed, code, reason = None, None, int(AnswerCode.API_ERROR), reply.error or "no reply"
         construct = instrument.construct(condition)
+    elif not reply.text.strip() and reply.finish_reason == "length":
+        # Not an unparseable answer: the model spent its output budget (thinking, for a reasoning
+        # model) before it said anything.
+        score, keyed, code, construct = None, None, int(AnswerCode.TRUNCATED), instrument.construct(condition)
+        thought = f" ({reply.reasoning_tokens} reasoning tokens)" if reply.reasoning_tokens else ""
+        reason = f"cut by the output limit before an answer{thought}: raise the model's max_tokens in models.yaml"
     else:
         scored = instrument.score(condition, reply.text)
         score, keyed, reason, construct = scored.score, scored.keyed_score, scored.reason, scored.construct
@@ -259,6 +276,8 @@ def _observation(
         latency_s=reply.latency_s,
         prompt_tokens=reply.prompt_tokens,
         completion_tokens=reply.completion_tokens,
+        reasoning_tokens=reply.reasoning_tokens,
+        logprobs=answer_logprobs(instrument, reply.logprobs, score),
         attempts=reply.attempts,
         replayed=replayed,
         timestamp=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

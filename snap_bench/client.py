@@ -11,7 +11,7 @@ import email.utils
 import json
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,13 +49,34 @@ class ChatReply:
     attempts: int
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # usage.completion_tokens_details.reasoning_tokens: what a reasoning model spent thinking.
+    reasoning_tokens: int | None = None
+    finish_reason: str | None = None
+    # choices[0].logprobs.content as the endpoint sent it (None when it sent none: never invented).
+    logprobs: list[dict[str, Any]] | None = None
     # The last failure never reached a server (refused, unresolvable, no scheme): a stop, not an outage.
     unreachable: bool = False
 
 
-def request_body(provider_id: str, messages: list[dict[str, str]], temperature: float, max_tokens: int) -> bytes:
-    """The exact bytes sent; stable key order so that cassettes match on body."""
-    payload = {"model": provider_id, "messages": messages, "temperature": temperature, "max_tokens": max_tokens}
+def request_body(
+    provider_id: str,
+    messages: list[dict[str, str]],
+    temperature: float,
+    max_tokens: int,
+    fields: Mapping[str, Any] | None = None,
+) -> bytes:
+    """The exact bytes sent; stable key order so that cassettes match on body.
+
+    ``fields`` are what a model's entry adds (reasoning, logprobs; snap_bench.request_fields): absent
+    unless set, so that the body of an entry without them, and its recordings, stay as they were.
+    """
+    payload = {
+        **(fields or {}),
+        "model": provider_id,
+        "messages": messages,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+    }
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
@@ -119,12 +140,10 @@ class ChatClient:
         started = time.perf_counter()
         last_error = "no attempt made"
         last_status: int | None = None
-        unreachable = False
         for attempt in range(1, self._policy.max_attempts + 1):
             if before_attempt is not None:
                 await before_attempt(attempt)
             retry_after: float | None = None
-            unreachable = False
             try:
                 response = await self._http.post(self.url, content=body)
             except httpx.TimeoutException as error:
@@ -134,9 +153,13 @@ class ChatClient:
                 latency = time.perf_counter() - started
                 message = f"bad endpoint URL {self.url}: {error}"
                 return ChatReply(None, message, None, latency, attempt, unreachable=True)
+            except httpx.ConnectError as error:
+                # Nothing listens there (refused, no such host): waiting and asking again only multiplies
+                # the delay by the attempts, for every condition. One attempt; snap_bench.stops ends the model.
+                message = f"connection failed ({type(error).__name__}: {error}) to {self.url}"
+                return ChatReply(None, message, None, time.perf_counter() - started, attempt, unreachable=True)
             except httpx.TransportError as error:
                 last_error, last_status = f"connection failed ({type(error).__name__}: {error})", None
-                unreachable = isinstance(error, httpx.ConnectError)
             else:
                 last_status = response.status_code
                 if response.status_code == 200:
@@ -163,7 +186,6 @@ class ChatClient:
             last_status,
             time.perf_counter() - started,
             self._policy.max_attempts,
-            unreachable=unreachable,
         )
 
 
@@ -187,6 +209,8 @@ def _reply_from(response: httpx.Response, started: float, attempt: int) -> ChatR
         if not isinstance(text, str) and choice.get("finish_reason") != "length":
             raise KeyError("message content")
         usage = payload.get("usage") or {}
+        details = usage.get("completion_tokens_details") or {}
+        logprobs = (choice.get("logprobs") or {}).get("content")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
         return ChatReply(
             None, f"malformed reply ({type(error).__name__}): {_short(response.text)}", 200, latency, attempt
@@ -199,7 +223,14 @@ def _reply_from(response: httpx.Response, started: float, attempt: int) -> ChatR
         attempts=attempt,
         prompt_tokens=usage.get("prompt_tokens"),
         completion_tokens=usage.get("completion_tokens"),
+        reasoning_tokens=_count(details.get("reasoning_tokens") if isinstance(details, dict) else None),
+        finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
+        logprobs=logprobs if isinstance(logprobs, list) and logprobs else None,
     )
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _retryable_200(response: httpx.Response) -> bool:

@@ -7,6 +7,7 @@ HTML report all show it, and a failed one makes the exit status non-zero the ord
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,8 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from snap_bench.coverage import NOT_JUDGED, Coverage, judge_coverage
+from snap_bench.logprobs import logprob_summaries
 from snap_bench.observation import Observation
 from snap_bench.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_GATED
+from snap_bench.report.checks import CheckRecord, comparison_record, threshold_record
+from snap_bench.report.history_store import keep_headlines
 from snap_bench.verdicts import to_json
 
 if TYPE_CHECKING:
@@ -38,6 +43,10 @@ class GateResult:
     notes: list[str] = field(default_factory=list)
     failed_thresholds: list[str] = field(default_factory=list)
     failed_comparisons: list[str] = field(default_factory=list)
+    # (model, instrument) -> how sure the answers were, where the endpoint gave log-probabilities.
+    logprobs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    # Every check with its figures, for the JUnit properties and the report's table of checks.
+    checks: list[CheckRecord] = field(default_factory=list)
 
 
 def run_gate(
@@ -53,6 +62,7 @@ def run_gate(
     *,
     gated: tuple[bool, bool] = (True, True),
     session: pytest.Session | None = None,
+    coverage: dict[str, Coverage] | None = None,
 ) -> GateResult:
     """Analyse, judge and emit every check as a test outcome; ``gated`` says which kinds (thresholds,
     baseline comparisons) may fail the run: the others are reported as ``ungated``."""
@@ -63,11 +73,13 @@ def run_gate(
 
     result = GateResult(json_path=json_path)
     result.analyses = analyse(observations, instruments, settings)
+    result.logprobs = logprob_summaries(observations)
     per_instrument: dict[str, list[Any]] = {}
     for key, analysis in result.analyses.items():
         if baseline is not None and analysis.model == baseline.model:
             continue
-        verdict = judge(analysis, thresholds(analysis.instrument))
+        # A model that did not cover its design is INCOMPLETE, its checks not judged (snap_bench.coverage).
+        verdict = judge_coverage(judge(analysis, thresholds(analysis.instrument)), (coverage or {}).get(analysis.model))
         result.verdicts[key] = verdict
         per_instrument.setdefault(analysis.instrument, []).append(verdict)
     for verdicts in per_instrument.values():
@@ -86,23 +98,33 @@ def run_gate(
     for (_, instrument), verdict in result.verdicts.items():
         for check in verdict.checks:
             name = check_name(verdict.model, instrument, check.metric)
-            _emit(config, name, check.passed, check.message, gate_thresholds)
+            result.checks.append(threshold_record(name, instrument, check, gate_thresholds))
+            judged = check.status != NOT_JUDGED
+            _emit(config, name, check.passed, check.message, gate_thresholds, result.checks[-1], judged=judged)
             if not check.passed:
                 result.failed_thresholds.append(name)
     for comparison in result.baseline:
         name = f"{comparison.model}-vs-{comparison.baseline}-{comparison.instrument}-{comparison.metric}"
-        _emit(config, name, not comparison.regressed, comparison.message, gate_baseline)
+        result.checks.append(comparison_record(name, comparison, gate_baseline))
+        _emit(config, name, not comparison.regressed, comparison.message, gate_baseline, result.checks[-1])
         if comparison.regressed:
             result.failed_comparisons.append(name)
+
+    if history_path is not None:  # each model's headline figures, beside what the instruments keep
+        stored = keep_headlines(
+            history_path, result, session_meta, dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        )
+        result.notes += [stored] if stored else []
 
     # Every instrument alike: analysis.json keeps each under "instruments", with its models.
     document: dict[str, Any] = {
         "session": session_meta,
         "instruments": {
-            name: {"title": instruments[name].title, "models": _instrument_models(result, name)}
+            name: {"title": instruments[name].title, "models": _instrument_models(result, name, coverage)}
             for name in sorted({instrument for _, instrument in result.analyses})
         },
         "baseline": [comparison.to_json() for comparison in result.baseline],
+        "coverage": {model: entry.to_json() for model, entry in sorted((coverage or {}).items())},
     }
     result.document = document
     json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -130,7 +152,9 @@ def check_name(model: str, instrument: str, metric: str) -> str:
     return f"{model}-{instrument}-{metric}"
 
 
-def _instrument_models(result: GateResult, instrument: str) -> dict[str, Any]:
+def _instrument_models(
+    result: GateResult, instrument: str, coverage: dict[str, Coverage] | None = None
+) -> dict[str, Any]:
     """analysis.json's per-model entries of one instrument (a baseline model carries no verdict)."""
     entries: dict[str, Any] = {}
     for key, analysis in result.analyses.items():
@@ -138,6 +162,10 @@ def _instrument_models(result: GateResult, instrument: str) -> dict[str, Any]:
             continue
         if key in result.verdicts:
             entries[analysis.model] = {"instrument": instrument, **to_json(result.verdicts[key], analysis)}
+            if key in result.logprobs:
+                entries[analysis.model]["logprobs"] = result.logprobs[key]
+            if coverage and analysis.model in coverage:
+                entries[analysis.model]["coverage"] = coverage[analysis.model].to_json()
         else:
             entries[analysis.model] = {
                 "instrument": instrument,
@@ -154,23 +182,43 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
-def _emit(config: pytest.Config, name: str, passed: bool, message: str, gated: bool) -> None:
+def _emit(
+    config: pytest.Config,
+    name: str,
+    passed: bool,
+    message: str,
+    gated: bool,
+    record: CheckRecord,
+    *,
+    judged: bool = True,
+) -> None:
     nodeid = f"{THRESHOLD_FILE}::thresholds[{name}]"
     location = (THRESHOLD_FILE, None, f"thresholds[{name}]")
     config.hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
     fails_run = not passed and gated
-    report = pytest.TestReport(
-        nodeid=nodeid,
-        location=location,
-        keywords={"thresholds": 1},
-        outcome="failed" if fails_run else "passed",
-        longrepr=message if fails_run else None,
-        when="call",
-        sections=[] if fails_run else [("snap-bench threshold", message)],
-        duration=0.0,
-        user_properties=[("threshold", message)],
-    )
-    if not passed and not gated:
-        setattr(report, CHECK_CATEGORY_ATTRIBUTE, NOT_GATED)
-    config.hook.pytest_runtest_logreport(report=report)
+    properties: list[tuple[str, object]] = [("threshold", message), *record.properties()]
+    # A model that did not cover its design: the check is skipped, saying why.
+    call = "skipped" if not judged else "failed" if fails_run else "passed"
+    phases = {"setup": "passed", "call": call, "teardown": "passed"}
+    # Setup and teardown as well as the call, as a test's are: pytest-html writes a row on the teardown.
+    for when, outcome in phases.items():
+        longrepr: Any = None
+        if when == "call" and not judged:
+            longrepr = (THRESHOLD_FILE, 0, message)
+        elif when == "call" and fails_run:
+            longrepr = message
+        report = pytest.TestReport(
+            nodeid=nodeid,
+            location=location,
+            keywords={"thresholds": 1},
+            outcome=outcome,  # type: ignore[arg-type]
+            longrepr=longrepr,
+            when=when,  # type: ignore[arg-type]
+            sections=[("snap-bench threshold", message)] if when == "call" and not fails_run else [],
+            duration=0.0,
+            user_properties=properties,  # JUnit XML writes them from the teardown report
+        )
+        if when == "call" and not passed and not gated:
+            setattr(report, CHECK_CATEGORY_ATTRIBUTE, NOT_GATED)
+        config.hook.pytest_runtest_logreport(report=report)
     config.hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from snap_bench.config import ConfigError, Node, load_yaml
 from snap_bench.local_model import LocalWeights
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
+OPENROUTER_KEY_ENV = "OPENROUTER_API_KEY"
 MODELS_FILE = "models.yaml"
 
 
@@ -38,6 +40,11 @@ class ModelSpec:
     price: Price | None
     weights: LocalWeights | None
     rate_limit_per_minute: float | None = None
+    # A reasoning model's effort (snap_bench.request_fields.REASONING_EFFORTS or "off"), its own output
+    # budget (reasoning tokens count toward it), and how many log-probabilities per token to ask for.
+    reasoning: str | None = None
+    max_tokens: int | None = None
+    top_logprobs: int | None = None
 
     @property
     def is_local(self) -> bool:
@@ -49,25 +56,58 @@ class ModelRegistry:
     models: dict[str, ModelSpec]
     pilot: tuple[str, ...]
     source: Path
+    # Where an entry-less `openrouter:vendor/model` goes: models.yaml's defaults (OpenRouter as shipped).
+    default_base_url: str = OPENROUTER_URL
+    default_key_env: str | None = OPENROUTER_KEY_ENV
+    default_rate_limit: float | None = None
 
     def resolve(self, names: list[str]) -> list[ModelSpec]:
-        """Look names up; an unknown one is a ConfigError listing the known names."""
-        unknown = [name for name in names if name not in self.models]
+        """Look names up (``openrouter:vendor/model`` needs no entry); an unknown one is a ConfigError."""
+        unknown = [name for name in names if name not in self.models and not name.startswith(ADHOC_PREFIX)]
         if unknown:
             raise ConfigError(
                 self.source,
                 "models",
                 f"unknown model {', '.join(map(repr, unknown))}",
-                f"use one of: {', '.join(sorted(self.models))}, or add an entry to {self.source.name}",
+                f"use one of: {', '.join(sorted(self.models))}, add an entry to {self.source.name}, "
+                f"or name any OpenRouter model as {ADHOC_PREFIX}vendor/model-id",
             )
-        return [self.models[name] for name in names]
+        return [self.models[name] if name in self.models else self.adhoc(name) for name in names]
+
+    def adhoc(self, name: str) -> ModelSpec:
+        """The entry an ``openrouter:vendor/model-id`` stands for: models.yaml's default endpoint, key and
+        rate limit, no price, the instruments' own output budget; recorded under cassettes/vendor--model-id/."""
+        provider_id = name.removeprefix(ADHOC_PREFIX)
+        if not _ADHOC_ID.fullmatch(provider_id):
+            raise ConfigError(
+                self.source,
+                "models",
+                f"{name!r} is not an OpenRouter model id",
+                f"write {ADHOC_PREFIX}vendor/model-id as OpenRouter names it (e.g. {ADHOC_PREFIX}openai/gpt-5.2)",
+            )
+        return ModelSpec(
+            name=provider_id.replace("/", "--").replace(":", "_"),
+            label=provider_id,
+            provider_id=provider_id,
+            tier="ad hoc",
+            base_url=self.default_base_url,
+            api_key_env=self.default_key_env,
+            price=None,
+            weights=None,
+            rate_limit_per_minute=self.default_rate_limit,
+        )
+
+
+# `--model=openrouter:vendor/model-id` asks that OpenRouter model without an entry in models.yaml.
+ADHOC_PREFIX = "openrouter:"
+_ADHOC_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*")
 
 
 def load_models(config_dir: Path) -> ModelRegistry:
     document = load_yaml(config_dir / MODELS_FILE)
     defaults = document.get("defaults", {})
     default_url = defaults.get("base_url", OPENROUTER_URL).text()
-    default_key_env = defaults.get("api_key_env", "OPENROUTER_API_KEY").optional_text()
+    default_key_env = defaults.get("api_key_env", OPENROUTER_KEY_ENV).optional_text()
     default_rate = defaults.get("rate_limit_per_minute", None)
 
     models: dict[str, ModelSpec] = {}
@@ -83,7 +123,14 @@ def load_models(config_dir: Path) -> ModelRegistry:
             raise element.error(
                 f"pilot model {element.value!r} is not under models", "name a model listed under models"
             )
-    return ModelRegistry(models=models, pilot=pilot, source=config_dir / MODELS_FILE)
+    return ModelRegistry(
+        models=models,
+        pilot=pilot,
+        source=config_dir / MODELS_FILE,
+        default_base_url=default_url.rstrip("/"),
+        default_key_env=default_key_env,
+        default_rate_limit=_rate(default_rate),
+    )
 
 
 def _model(name: str, entry: Node, default_url: str, default_key_env: str | None, default_rate: Node) -> ModelSpec:
@@ -112,7 +159,35 @@ def _model(name: str, entry: Node, default_url: str, default_key_env: str | None
         rate_limit_per_minute=_rate(
             entry.get("rate_limit_per_minute", None) if entry.has("rate_limit_per_minute") else default_rate
         ),
+        reasoning=reasoning_setting(entry.get("reasoning")) if entry.has("reasoning") else None,
+        max_tokens=entry.get("max_tokens").integer(1, 1_000_000) if entry.has("max_tokens") else None,
+        top_logprobs=top_logprobs_setting(entry.get("logprobs")) if entry.has("logprobs") else None,
     )
+
+
+# OpenRouter's `reasoning.effort` values; `off` (or YAML's false) sends effort "none", which turns
+# reasoning off on the models that allow it.
+REASONING_EFFORTS = ("xhigh", "high", "medium", "low", "minimal", "none")
+REASONING_OFF = "off"
+# How many alternatives per answer token an entry's `logprobs: true` asks for.
+DEFAULT_TOP_LOGPROBS = 5
+MAX_TOP_LOGPROBS = 20
+
+
+def reasoning_setting(node: Node) -> str:
+    """models.yaml `reasoning`: an effort level, or off."""
+    if node.value is False:  # YAML reads a bare `off` as false
+        return REASONING_OFF
+    return node.choice((*REASONING_EFFORTS, REASONING_OFF))
+
+
+def top_logprobs_setting(node: Node) -> int | None:
+    """models.yaml `logprobs`: true (5 alternatives per token), a count from 1 to 20, or false."""
+    if node.value is True:
+        return DEFAULT_TOP_LOGPROBS
+    if node.value is False or node.value is None:
+        return None
+    return node.integer(1, MAX_TOP_LOGPROBS)
 
 
 def _rate(node: Node) -> float | None:

@@ -65,6 +65,9 @@ class Observation:
     completion_tokens: int | None = None
     attempts: int = 1
     replayed: bool = False
+    reasoning_tokens: int | None = None
+    # The answer tokens' log-probabilities where the endpoint gave them (snap_bench.logprobs), else None.
+    logprobs: dict[str, Any] | None = None
     timestamp: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -103,6 +106,7 @@ CSV_COLUMNS = (
     "latency_s",
     "prompt_tokens",
     "completion_tokens",
+    "reasoning_tokens",
     "attempts",
     "replayed",
     "timestamp",

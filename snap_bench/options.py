@@ -45,6 +45,13 @@ def positive_int(value: str) -> int:
     return number
 
 
+def top_logprobs(value: str) -> int:
+    number = positive_int(value)
+    if number > 20:
+        raise argparse.ArgumentTypeError(f"{value!r} is more than 20 (the most an OpenAI-compatible endpoint gives)")
+    return number
+
+
 def positive_float(value: str) -> float:
     try:
         number = float(value)
@@ -166,6 +173,15 @@ def add_options(parser: pytest.Parser) -> None:
         help="stop asking after this many dollars, by models.yaml prices. Default: no limit.",
     )
     group.addoption(
+        "--snap-logprobs",
+        type=top_logprobs,
+        default=None,
+        metavar="N",
+        help="ask every model for the N (1-20) most likely alternatives of each answer token, where the "
+        "endpoint gives them; it changes the request, so recordings made without it are re-asked. "
+        "Default: each entry's `logprobs` in models.yaml (off unless set).",
+    )
+    group.addoption(
         "--baseline",
         default=None,
         metavar="MODEL|FILE",
@@ -282,6 +298,7 @@ class SessionOptions:
     rate_limit_per_minute: float | None
     max_requests: int | None
     max_cost_usd: float | None
+    top_logprobs: int | None
     baseline: str | None
     gate: bool
     gate_mode: str
@@ -337,6 +354,7 @@ class SessionOptions:
             rate_limit_per_minute=config.getoption("snap_rate_limit"),
             max_requests=config.getoption("snap_max_requests"),
             max_cost_usd=config.getoption("snap_max_cost"),
+            top_logprobs=config.getoption("snap_logprobs"),
             baseline=config.getoption("baseline"),
             gate=not config.getoption("snap_no_gate"),
             gate_mode=_gate_mode(config),

@@ -34,6 +34,21 @@ class AnswerCode(IntEnum):
     REFUSAL = -1
     INVALID = -2
     API_ERROR = -3
+    # An empty reply cut by the output limit (finish_reason "length"): the budget, not the model, failed.
+    TRUNCATED = -4
+
+    @property
+    def label(self) -> str:
+        """How the report, the terminal and the tables name the code."""
+        return ANSWER_CODE_LABELS[self]
+
+
+ANSWER_CODE_LABELS = {
+    AnswerCode.REFUSAL: "refusal",
+    AnswerCode.INVALID: "invalid",
+    AnswerCode.API_ERROR: "API error",
+    AnswerCode.TRUNCATED: "cut by the output limit",
+}
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from snap_bench.cassettes import CassetteState, cassette_path, cassette_state, recorded_models
-from snap_bench.client import request_body
+from snap_bench.request_fields import condition_body
 
 if TYPE_CHECKING:
     from snap_bench.models import ModelSpec
@@ -66,9 +66,8 @@ class Recordings:
     def check(self, model: ModelSpec, url: str, instrument: Asked, condition: Condition) -> RecordingCheck:
         """Whether the recording of ``condition`` answers the request this session would send to ``url``
         (the model's canonical URL: a local model's recordings name a fixed one, whatever its port)."""
-        body = request_body(
-            model.provider_id, instrument.messages(condition), condition.temperature, instrument.max_tokens
-        )
+        # The entry's own fields (max_tokens, reasoning, logprobs) are part of the body it must match.
+        body = condition_body(model, instrument.messages(condition), condition.temperature, instrument.max_tokens)
         uri = f"{url}/chat/completions"
         path = self.path(model.name, instrument.name, condition.id)
         state, why = cassette_state(path, "POST", uri, body)

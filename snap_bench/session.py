@@ -25,6 +25,7 @@ from snap_bench.baseline import BaselineSpec, parse_baseline
 from snap_bench.cassettes import remove_stale_temporaries
 from snap_bench.client import RetryPolicy
 from snap_bench.config import ConfigError
+from snap_bench.coverage import Coverage, coverage_by_model
 from snap_bench.endpoints import Endpoints
 from snap_bench.exit_status import ExitDecision, ExitFindings, decide, gates
 from snap_bench.export import ObservationWriter
@@ -38,6 +39,7 @@ from snap_bench.outcomes import NOT_MEASURED_ATTRIBUTE
 from snap_bench.parsing import AnswerCode
 from snap_bench.recordings import Recordings
 from snap_bench.report import row_hooks
+from snap_bench.report.history_store import provenance
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 from snap_bench.scrub import Scrubber
 from snap_bench.stops import NOT_ASKED, StopBoard, clear_stops, stopped_models
@@ -124,6 +126,8 @@ class SnapSession:
         try:
             self.registry = load_models(self.options.config_dir)
             self.models = self._choose_models(self.registry)
+            if self.options.top_logprobs:  # --snap-logprobs wins over each entry's `logprobs`
+                self.models = [dataclasses.replace(m, top_logprobs=self.options.top_logprobs) for m in self.models]
             if self.options.baseline:
                 self.baseline = parse_baseline(self.options.baseline, sorted(self.registry.models))
                 replayed = self.baseline.saved is None and not self.baseline.observations
@@ -331,6 +335,7 @@ class SnapSession:
                 self.options.history_path,
                 gated=gates(self.options.gate_mode),
                 session=session,
+                coverage=self.coverage(),
             )
         return result
 
@@ -339,7 +344,13 @@ class SnapSession:
         self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
     ) -> None:
         """pytest-html: the verdicts, metric tables and charts above the per-test table."""
-        if self.is_worker or self.gate is None or not self.gate.document:
+        if self.is_worker or not self.active:
+            return
+        if self.gate is None or not self.gate.document:
+            # Nothing judged (--snap-no-gate): the conditions still have their table, having left pytest-html's.
+            from snap_bench.report.conditions import conditions_only
+
+            summary.append(conditions_only(self.observations))
             return
         from snap_bench.report.summary import summary_html
 
@@ -348,7 +359,17 @@ class SnapSession:
             for instrument in {instrument for _, instrument in self.gate.analyses}
         }
         # `summary`, not `prefix`: pytest-html puts the prefix in a narrow column.
-        summary.append(summary_html(self.gate.document, self.observations, thresholds, self._instruments))
+        summary.append(
+            summary_html(self.gate.document, self.observations, thresholds, self._instruments, checks=self.gate.checks)
+        )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_report_title(self, report: Any) -> None:
+        """pytest-html: the page's title names the product, the models and the date (not the file name)."""
+        if not self.is_worker and self.active:
+            from snap_bench.report.first_screen import report_title
+
+            report.title = report_title([model.name for model in self.models], dt.datetime.now(dt.UTC).date())
 
     def thresholds(self, instrument: str) -> ThresholdConfig:
         if instrument not in self._thresholds:
@@ -396,15 +417,24 @@ class SnapSession:
             "record_mode": self.options.record_mode.value if self.options.record_mode else "auto",
             "observations": len(self.observations),
             "missing_reports": sorted(self.missing_reports()),
+            "coverage": {model: entry.to_json() for model, entry in self.coverage().items()},
             "baseline": self.options.baseline,
             "judge": self.options.judge or "thresholds.yaml",
             "resamples": self.options.resamples,
             "seed": self.options.seed,
             "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            **provenance(self.options.config_dir, self.options.rootdir),
         }
 
     def missing_reports(self) -> set[str]:
         return self.expected - self.reported
+
+    def coverage(self) -> dict[str, Coverage]:
+        """Per model: the conditions its design holds and how many were answered (snap_bench.coverage)."""
+        models = [model.name for model in self.models]
+        return coverage_by_model(
+            models, self.expected, self.observed, self.not_measured, self.missing_reports(), self.observations
+        )
 
     def exit_findings(self) -> ExitFindings:
         not_measured: Counter[str] = Counter(self.not_measured.values())

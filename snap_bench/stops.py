@@ -17,6 +17,9 @@ from snap_bench.throttle import SharedState
 
 # A few conditions, not one: a single 401 or refused connection can be a provider's hiccup.
 STOP_AFTER = 2
+# A parameter the provider refuses (a temperature a reasoning model does not take) is refused the same
+# way every time: the first condition says so, and the model stops there.
+STOP_AFTER_KIND = {"auth": STOP_AFTER, "unreachable": STOP_AFTER, "parameter": 1, "temperature": 1}
 STATE_FILE = "stops.json"
 NOT_ASKED = "not asked: "
 # How providers word a refused parameter (OpenAI, OpenRouter, vLLM, llama.cpp, Anthropic's proxy).
@@ -28,7 +31,7 @@ _UNSUPPORTED = re.compile(
 
 
 def hopeless(reply: ChatReply) -> str | None:
-    """Why asking again cannot help ("auth", "unreachable", "parameter"), or None."""
+    """Why asking again cannot help ("auth", "unreachable", "temperature", "parameter"), or None."""
     if reply.error is None:
         return None
     if reply.unreachable:
@@ -36,7 +39,7 @@ def hopeless(reply: ChatReply) -> str | None:
     if reply.status in (401, 403):
         return "auth"
     if reply.status in (400, 422) and _UNSUPPORTED.search(reply.error):
-        return "parameter"
+        return "temperature" if "temperature" in reply.error.lower() else "parameter"
     return None
 
 
@@ -47,6 +50,8 @@ def stop_message(model: str, url: str, key_variable: str | None, kind: str, said
         "and that it is valid for this endpoint",
         "unreachable": "nothing answered there: check the model's base_url in config/models.yaml "
         "(it must start with http:// or https://) and that the server is running",
+        "temperature": "the model does not take the design's temperature (reasoning models often take only 1): "
+        "run it with --snap-temperatures=1, or choose another model",
         "parameter": "the provider refused a parameter of the request: change the model's entry in "
         "config/models.yaml (e.g. its temperature or token limit) or choose another model",
     }
@@ -75,7 +80,7 @@ class StopBoard:
                 runs[model] = 0
             else:
                 runs[model] = runs.get(model, 0) + 1
-                if runs[model] >= STOP_AFTER and model not in stopped:
+                if runs[model] >= STOP_AFTER_KIND[kind] and model not in stopped:
                     stopped[model] = stop_message(model, url, key_variable, kind, reply.error or "")
             return state, None
 

@@ -6,10 +6,12 @@ from collections import Counter, defaultdict
 from statistics import fmean
 from typing import TYPE_CHECKING, Any, Protocol
 
+from snap_bench.logprobs import logprob_summaries
 from snap_bench.parsing import AnswerCode
 
 if TYPE_CHECKING:
     from snap_bench.artefacts import Artefacts
+    from snap_bench.coverage import Coverage
     from snap_bench.exit_status import ExitDecision
     from snap_bench.gate import GateResult
     from snap_bench.instruments.base import Instrument, Selection
@@ -39,6 +41,8 @@ class SessionView(Protocol):
 
     def missing_reports(self) -> set[str]: ...
 
+    def coverage(self) -> dict[str, Coverage]: ...
+
 
 # Rough size of a token in characters, for cost estimates only (OpenAI's rule of thumb for English).
 CHARS_PER_TOKEN = 4
@@ -55,7 +59,6 @@ def dry_run_lines(session: SessionView) -> list[str]:
             sum(len(message["content"]) for message in instrument.messages(condition)) // CHARS_PER_TOKEN
             for condition in conditions
         )
-        output_tokens = instrument.max_tokens * len(conditions)
         lines.append(
             f"instrument {name} (version {instrument.version}): {len(conditions)} conditions per model "
             f"over {len(per_item)} items"
@@ -63,6 +66,7 @@ def dry_run_lines(session: SessionView) -> list[str]:
         for factor, levels in instrument.factor_levels.items():
             lines.append(f"  {factor}: {', '.join(levels)}")
         for model in session.models:
+            output_tokens = (model.max_tokens or instrument.max_tokens) * len(conditions)
             if model.price is None:
                 cost = "no price in models.yaml"
             else:
@@ -106,12 +110,23 @@ def summary_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
             (
                 f"{model.name}: n={len(observations)} valid={100 * valid / len(observations):.1f}% "
                 f"refusals={codes[int(AnswerCode.REFUSAL)]} invalid={codes[int(AnswerCode.INVALID)]} "
-                f"api_errors={codes[int(AnswerCode.API_ERROR)]} replayed={replayed}",
+                f"api_errors={codes[int(AnswerCode.API_ERROR)]} "
+                + (f"cut_by_limit={codes[int(AnswerCode.TRUNCATED)]} " if codes[int(AnswerCode.TRUNCATED)] else "")
+                + f"replayed={replayed}",
                 {"green": valid == len(observations), "yellow": valid != len(observations)},
             )
         )
         if means:
             lines.append((f"  mean keyed score per construct: {means}", {}))
+        for (_model, instrument), sure in sorted(logprob_summaries(observations).items()):
+            lines.append(
+                (
+                    f"  {instrument}: mean probability of the chosen point {sure['mean_chosen_probability']:.3f} "
+                    f"(mean expected score {sure['mean_expected_score']:.2f}) over {sure['n']} answers "
+                    "with log-probabilities",
+                    {},
+                )
+            )
     if session.options.show_unscored:
         lines.extend(unscored_listing(session))
     if session.options.out_dir.exists():
@@ -141,6 +156,10 @@ def verdict_block(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
     """The last screen of a run: the verdicts, what was not measured, and why the exit status is what it is."""
     lines: list[tuple[str, dict[str, Any]]] = [("", {}), ("snap-bench result", {"bold": True})]
     lines.extend(verdict_lines(session))
+    for coverage in session.coverage().values():
+        if not coverage.complete:
+            # Said even when nothing was judged (--snap-no-gate, no answer at all): the run is partial.
+            lines.append((f"{coverage.model}: INCOMPLETE: {coverage.describe()}", {"yellow": True}))
     missing = session.missing_reports()
     if missing:
         shown = ", ".join(sorted(missing)[:5])
@@ -170,7 +189,12 @@ def verdict_block(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
     return lines
 
 
-VERDICT_COLOURS = {"PASS": {"green": True}, "BORDERLINE": {"yellow": True}, "FAIL": {"red": True}}
+VERDICT_COLOURS = {
+    "PASS": {"green": True},
+    "BORDERLINE": {"yellow": True},
+    "FAIL": {"red": True},
+    "INCOMPLETE": {"yellow": True},
+}
 
 
 def verdict_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from snap_bench.analysis import Metric, ModelAnalysis
 
 THRESHOLDS_FILE = "thresholds.yaml"
-Verdict = Literal["PASS", "BORDERLINE", "FAIL"]
+Verdict = Literal["PASS", "BORDERLINE", "FAIL", "INCOMPLETE"]
 JUDGE_RULES = ("point", "ci")
 # The status of a check whose metric rests on less than ``min_coverage`` of its designed data.
 INSUFFICIENT = "insufficient data"

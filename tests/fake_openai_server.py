@@ -8,6 +8,7 @@ slow replies). It counts requests so tests can tell replay (no request) from rec
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections import deque
@@ -30,6 +31,23 @@ class Failure:
     body: str | None = None  # sent as is instead of the JSON error (a proxy's HTML page, a broken 200)
 
 
+def fake_logprobs(text: str) -> list[dict[str, Any]]:
+    """One token per character; a digit is 70 % sure, its neighbours share the rest (as a server reports)."""
+    tokens = []
+    for char in text:
+        alternatives = [(char, 0.7)]
+        if char.isdigit():
+            alternatives += [(str((int(char) + 1) % 10), 0.2), (str((int(char) - 1) % 10), 0.1)]
+        tokens.append(
+            {
+                "token": char,
+                "logprob": math.log(0.7),
+                "top_logprobs": [{"token": token, "logprob": math.log(p)} for token, p in alternatives],
+            }
+        )
+    return tokens
+
+
 @dataclass
 class FakeScript:
     answer: Callable[[dict[str, Any]], str] = answer_four
@@ -37,12 +55,24 @@ class FakeScript:
     latency_s: float = 0.0
     requests: list[dict[str, Any]] = field(default_factory=list)
     authorizations: list[str | None] = field(default_factory=list)
+    # A reasoning model: what it reports spending on thinking, and why it stopped ("length": cut).
+    reasoning_tokens: int | None = None
+    finish_reason: str = "stop"
+    # A model that takes only this temperature: any other is a 400 worded as OpenAI words it.
+    only_temperature: float | None = None
+    # Log-probabilities of the answer, sent only when the request asks for them (llama.cpp's server does).
+    logprobs: Callable[[str], list[dict[str, Any]]] | None = fake_logprobs
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that timed out or was killed before the reply is a scripted case, not a server error."""
 
 
 class FakeOpenAIServer:
     def __init__(self, script: FakeScript | None = None) -> None:
         self.script = script or FakeScript()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -86,18 +116,37 @@ class FakeOpenAIServer:
                     else:
                         self._send(failure.status, {"error": {"message": "scripted failure"}}, headers)
                     return
+                temperature = request.get("temperature")
+                if script.only_temperature is not None and temperature != script.only_temperature:
+                    message = (
+                        f"Unsupported value: 'temperature' does not support {temperature} with this model. "
+                        f"Only the default ({script.only_temperature:g}) value is supported."
+                    )
+                    self._send(400, {"error": {"message": message, "param": "temperature"}})
+                    return
                 time.sleep(script.latency_s)
                 text = script.answer(request)
+                choice: dict[str, Any] = {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": script.finish_reason,
+                }
+                if request.get("logprobs") and script.logprobs is not None:
+                    choice["logprobs"] = {"content": script.logprobs(text)}
+                usage: dict[str, Any] = {"prompt_tokens": 20, "completion_tokens": 1, "total_tokens": 21}
+                if script.reasoning_tokens is not None:
+                    # OpenAI's convention: completion_tokens includes the reasoning tokens.
+                    usage["completion_tokens"] = 1 + script.reasoning_tokens
+                    usage["total_tokens"] = 20 + usage["completion_tokens"]
+                    usage["completion_tokens_details"] = {"reasoning_tokens": script.reasoning_tokens}
                 self._send(
                     200,
                     {
                         "id": f"fake-{len(script.requests)}",
                         "object": "chat.completion",
                         "model": request.get("model"),
-                        "choices": [
-                            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-                        ],
-                        "usage": {"prompt_tokens": 20, "completion_tokens": 1, "total_tokens": 21},
+                        "choices": [choice],
+                        "usage": usage,
                     },
                 )
 

@@ -91,15 +91,19 @@ async def test_client_error_is_not_retried(fake_server: FakeOpenAIServer) -> Non
 
 
 @pytest.mark.asyncio
-async def test_unreachable_server_gives_an_error_not_an_exception() -> None:
+async def test_refused_connection_is_an_error_not_retried_nor_waited_for() -> None:
     with FakeOpenAIServer() as server:
         url = server.base_url
     waits = RecordedWaits()
-    async with ChatClient(url, None, RetryPolicy(max_attempts=2), sleep=waits) as client:
+    async with ChatClient(url, None, RetryPolicy(max_attempts=5), sleep=waits) as client:
         reply = await client.complete(BODY)
     assert reply.text is None
+    assert "connection failed" in (reply.error or "")
+    assert reply.unreachable
+    assert reply.attempts == 1
+    assert waits.waits == []
     assert reply.error is not None
-    assert "connection failed" in reply.error
+    assert url in reply.error
 
 
 MALFORMED_200 = [

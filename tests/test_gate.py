@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import random
+import re
 from typing import Any
 
 import pytest
@@ -52,6 +54,19 @@ def test_each_threshold_is_a_test_outcome_and_failures_set_the_exit_status(
     assert 'name="thresholds[fake-model-profile-dependability[t1]]"' in xml
     # the original design's figures are reported, not judged
     assert 'name="thresholds[fake-model-profile-icc2_1]"' not in xml
+    # every check carries its figures as JUnit properties, a passing one too
+    scored = re.search(r'name="thresholds\[fake-model-profile-unscored_rate\]".*?</testcase>', xml, re.S)
+    assert scored is not None
+    assert '<property name="decision" value="pass"' in scored.group(0)
+    assert re.search(r'<property name="value" value="0(\.0)?"', scored.group(0))
+    assert f'<property name="n_designed" value="{SLICE_SIZE}"' in scored.group(0)
+    # the HTML report has the checks as rows (in its data) and as a table, and counts what the terminal counts
+    report = (bench.out / "report.html").read_text(encoding="utf-8")
+    assert "snap-bench::thresholds[fake-model-profile-dependability[t0]]" in html.unescape(report)
+    assert 'id="snap-check-fake-model-profile-dependability[t0]"' in report
+    counts = {label.lower(): int(n) for n, label in re.findall(r">(\d+) (Failed|Passed|Unscored),?<", report)}
+    terminal = result.parseoutcomes()
+    assert counts == {outcome: terminal.get(outcome, 0) for outcome in ("failed", "passed", "unscored")}
     document = bench.analysis()
     model = document["instruments"]["profile"]["models"]["fake-model"]
     assert model["verdict"] == "FAIL"

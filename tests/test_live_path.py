@@ -158,7 +158,13 @@ STOPS = [
     pytest.param(
         400,
         '{"error": {"message": "Unsupported value: temperature does not support 0 with this model."}}',
-        "*HTTP 400*Unsupported value*refused a parameter*models.yaml*",
+        "*HTTP 400*Unsupported value*temperature*--snap-temperatures=1*",
+        id="400-temperature",
+    ),
+    pytest.param(
+        400,
+        '{"error": {"message": "Unrecognized request argument supplied: max_tokens"}}',
+        "*HTTP 400*Unrecognized*refused a parameter*models.yaml*",
         id="400-unsupported",
     ),
     pytest.param(None, "", "*bad endpoint URL*base_url*http://*", id="no-scheme"),
@@ -200,6 +206,25 @@ def test_hopeless_model_stops_after_a_few_conditions_and_the_others_go_on(
     stopped = stopped_models(bench.out)
     assert list(stopped) == ["fake-model"]
     result.stdout.fnmatch_lines([f"exit status 6: could not measure: *fake-model stopped at *{message}*"])
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_a_refused_connection_stops_the_model_without_retrying_any_condition(
+    bench: BenchProject, workers: tuple[str, ...]
+) -> None:
+    from snap_bench.stops import NOT_ASKED, STOP_AFTER
+
+    with FakeOpenAIServer() as closed:
+        refused_url = closed.base_url  # nothing listens there once the server is closed
+    with FakeOpenAIServer() as healthy:
+        two_servers(bench, refused_url, healthy.base_url)
+        result = bench.run("--model=fake-model,other-model", *SMALL, "--snap-max-attempts=5", *workers)
+    assert result.ret == 6
+    broken = [o for o in read_jsonl(bench.out / "observations.jsonl") if o.model == "fake-model"]
+    asked = [o for o in broken if not o.reason.startswith(NOT_ASKED)]
+    assert 1 <= len(asked) <= STOP_AFTER + 1
+    assert all(o.attempts == 1 for o in asked)  # no backoff: refused once is refused
+    result.stdout.fnmatch_lines(["exit status 6: could not measure: *fake-model stopped at *connection failed*"])
 
 
 @pytest.mark.parametrize("workers", WORKERS)

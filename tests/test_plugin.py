@@ -180,7 +180,13 @@ def test_refusal_is_unscored_not_failed_and_recorded_with_its_code(
     assert junit.count('<property name="snap_outcome" value="unscored"') == SLICE_SIZE
     assert junit.count('<property name="answer_code" value="-1"') == SLICE_SIZE
     report = (bench.out / "report.html").read_text(encoding="utf-8")
-    assert report.count("Unscored") >= SLICE_SIZE  # each row's result column
+    assert f">{SLICE_SIZE} Unscored,<" in report  # pytest-html's count line, as the terminal counts them
+    # each condition is a row of the report's conditions table, marked unscored
+    data = re.search(r'<script type="application/json" id="snap-conditions-data">(.*?)</script>', report, re.S)
+    assert data is not None
+    table = json.loads(data.group(1))
+    outcome = table["columns"].index("outcome")
+    assert [table["strings"][row[outcome]] for row in table["rows"]] == ["unscored"] * SLICE_SIZE
 
 
 def test_outage_becomes_an_api_error_and_the_next_run_asks_again(
@@ -383,18 +389,26 @@ def report_rows(report: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 @pytest.mark.parametrize("workers", WORKERS)
-def test_report_rows_carry_the_observation_and_no_links_column(
+def test_conditions_leave_pytest_htmls_table_for_the_reports_own_and_are_still_counted(
     bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...]
 ) -> None:
     fake_server.script.answer = lambda request: "4 & more"
     bench.run("--model=fake-model", *SLICE, *workers).assert_outcomes(passed=SLICE_SIZE)
-    rows = report_rows(bench.out / "report.html")
-    benchmark_rows = [entry for node, entries in rows.items() if "test_likert[" in node for entry in entries]
-    assert len(benchmark_rows) == SLICE_SIZE
-    for row in benchmark_rows:
-        assert not any("col-links" in cell for cell in row["resultsTableRow"])
-        (log,) = row["log"] if isinstance(row["log"], list) else [row["log"]]
-        assert log.startswith("item M01 (")
-        assert "score 4, keyed " in log
-        assert "asked: " in log  # a valid answer shows the item's text, not every message
-        assert log.endswith("answer: 4 &amp; more")  # escaped: pytest-html sets the log area as innerHTML
+    report = bench.out / "report.html"
+    rows = report_rows(report)
+    assert not [node for node in rows if "test_likert[" in node]  # pytest-html would draw each one on opening
+    text = report.read_text(encoding="utf-8")
+    assert f">{SLICE_SIZE} Passed,<" in text  # ... but counts each one, as the terminal does
+    assert "<th>Links</th>" not in text
+    data = re.search(r'<script type="application/json" id="snap-conditions-data">(.*?)</script>', text, re.S)
+    assert data is not None
+    assert "<" not in data.group(1)  # no markup inside the script ...
+    assert "&" not in data.group(1)  # ... and no entity
+    table = json.loads(data.group(1))
+    assert len(table["rows"]) == SLICE_SIZE
+    assert table["columns"][:3] == ["model", "instrument", "item"]
+    assert {"paraphrase", "system_prompt", "temperature", "context", "score", "code", "reason"} <= set(table["columns"])
+    answer = len(table["columns"]) + 1  # after the columns: the condition id, the answer, the messages
+    assert {table["strings"][row[answer]] for row in table["rows"]} == {"4 & more"}
+    messages = table["rows"][0][answer + 1]
+    assert [table["strings"][role] for role, _ in messages][-1] == "user"  # the full prompt, message by message

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from snap_bench.report.palette import model_colour
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -101,9 +103,9 @@ def radar_chart(
         if any(target is not None for target in targets):
             ring = [math.nan if target is None else target for target in targets]
             axes.plot(closed, [*ring, ring[0]], color="#333333", linestyle="--", linewidth=1, label="target")
-        for index, (name, values) in enumerate(series):
+        for name, values in series:
             points = [math.nan if value is None else min(max(value, 0.0), 1.0) for value in values]
-            colour = f"C{index % 10}"
+            colour = model_colour(name)
             axes.plot(
                 closed, [*points, points[0]], color=colour, linewidth=1.4, marker="o", markersize=3, label=short(name)
             )

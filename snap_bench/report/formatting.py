@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from snap_bench.metric_specs import metric_spec
+from snap_bench.parsing import ANSWER_CODE_LABELS
 from snap_bench.verdicts import Threshold
 
 ThresholdTable = Mapping[str, Mapping[str, Any]]
@@ -38,7 +39,7 @@ METRIC_ORDER = (
     "invalid_rate",
     "api_error_rate",
 )
-ANSWER_CODES = {-1: "refusal", -2: "invalid", -3: "API error"}
+ANSWER_CODES = {int(code): label for code, label in ANSWER_CODE_LABELS.items()}
 
 
 def text(value: object) -> str:

@@ -14,11 +14,17 @@ from typing import Any
 
 import snap_bench.report.charts as charts
 import snap_bench.report.tables as tables
+from snap_bench.coverage import incomplete_models
 from snap_bench.instruments.base import Instrument, ReportContext
 from snap_bench.observation import Observation
+from snap_bench.report.checks import CheckRecord, checks_table
+from snap_bench.report.conditions import conditions_section
 from snap_bench.report.downloads import CSV_GZIP_OVER, analysis_download, csv_download
 from snap_bench.report.figures import figure_html as _figure
+from snap_bench.report.first_screen import first_screen
 from snap_bench.report.formatting import ThresholdTable, metric_label, number, text
+from snap_bench.report.glossary import glossary_html
+from snap_bench.report.palette import register_models
 from snap_bench.report.tables import mapping
 
 logger = logging.getLogger(__name__)
@@ -50,7 +56,7 @@ margin:1em 0}
 .snap-badge{display:inline-block;padding:2px 9px;border-radius:10px;font-weight:700;font-size:12px;color:#fff;
 letter-spacing:.03em}
 .snap-badge-pass{background:#1a7f37}.snap-badge-borderline{background:#bf8700}.snap-badge-fail{background:#cf222e}
-.snap-badge-none{background:#6e7781}
+.snap-badge-none{background:#6e7781}.snap-badge-incomplete{background:#8250df}
 .snap-legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px}
 .snap-swatch{padding:1px 6px;border:1px solid #d0d7de}
 .snap-row{display:flex;flex-wrap:wrap;gap:0 16px;align-items:flex-start}
@@ -73,22 +79,28 @@ def summary_html(
     instruments: Mapping[str, Instrument],
     *,
     csv_gzip_over: int = CSV_GZIP_OVER,
+    checks: Sequence[CheckRecord] = (),
 ) -> str:
     """The report's summary section as an HTML fragment.
 
     ``document`` is analysis.json as a dict, ``observations`` what observations.jsonl holds,
     ``thresholds`` each instrument's ``metrics`` of thresholds.yaml (metric -> better, minimum, target,
     excellent) and ``instruments`` the session's instruments, which draw their own parts. The
-    observation CSV is embedded gzip-compressed when larger than ``csv_gzip_over`` bytes.
+    observation CSV is embedded gzip-compressed when larger than ``csv_gzip_over`` bytes. ``checks`` are
+    the session's judged checks with their figures (the first screen's reasons and the table of checks).
     """
     session = mapping(document.get("session"))
     entries = [(str(name), mapping(entry)) for name, entry in mapping(document.get("instruments")).items()]
     comparisons = [mapping(c) for c in document.get("baseline") or [] if isinstance(c, Mapping)]
+    register_models([str(model) for _, entry in entries for model in mapping(entry.get("models"))])
     sections = [
         STYLE,
+        first_screen(document, observations, checks),
         '<h2 id="snap-summary">snap-bench: how consistently the models answer</h2>',
         _run_facts(session, entries, observations),
     ]
+    if checks:
+        sections += ['<h3 id="snap-checks-title">Checks</h3>', checks_table(checks)]
     if not entries:
         sections.append("<p>No instrument was analysed in this run.</p>")
     for name, entry in entries:
@@ -105,14 +117,16 @@ def summary_html(
         )
     if comparisons:
         sections += ['<h3 id="snap-baseline">Comparison with the baseline</h3>', _baseline(comparisons)]
-    sections.append(_prompts(observations))
+    conditions, conditions_script = conditions_section(observations)
+    sections += [conditions, _prompts(observations), glossary_html(thresholds)]
     sections += [
         '<h3 id="snap-downloads">Downloads</h3><ul>',
         f"<li>{csv_download(observations, csv_gzip_over).link()}</li>",
         f"<li>{analysis_download(document).link()}</li>",
         "</ul>",
     ]
-    return f'<section class="snap-report" id="snap-report">{"".join(sections)}</section>'
+    # The conditions' data and script sit after the section: nothing inside it is a script.
+    return f'<section class="snap-report" id="snap-report">{"".join(sections)}</section>{conditions_script}'
 
 
 # Factors whose levels change the prompt's wording but not the item (listed once in "What was asked").
@@ -223,6 +237,9 @@ def _run_facts(
     ]
     if session.get("baseline"):
         facts.append(("baseline", session["baseline"]))
+    partial = incomplete_models(mapping(session.get("coverage")))
+    if partial:
+        facts.append(("INCOMPLETE (checks not judged)", "; ".join(f"{c.model}: {c.describe()}" for c in partial)))
     missing = session.get("missing_reports") or []
     if missing:
         facts.append(("conditions without a report", f"{len(missing)} (listed in analysis.json)"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from snap_bench.coverage import Coverage
+from snap_bench.report.coverage import THIN_CLASS, cell_class, coverage_text, is_thin
 from snap_bench.report.formatting import (
     STATUS_MEANING,
     STATUSES,
@@ -36,7 +38,7 @@ def mapping(value: object) -> Mapping[str, Any]:
 def verdict_badge(entry: Mapping[str, Any]) -> str:
     """PASS green, BORDERLINE amber, FAIL red; a baseline or an unanalysed model is grey."""
     verdict = entry.get("verdict")
-    if verdict in ("PASS", "BORDERLINE", "FAIL"):
+    if verdict in ("PASS", "BORDERLINE", "FAIL", "INCOMPLETE"):
         return f'<span class="snap-badge snap-badge-{str(verdict).lower()}">{text(verdict)}</span>'
     label = "BASELINE" if entry.get("role") == "baseline" else "NOT JUDGED"
     return f'<span class="snap-badge snap-badge-none">{label}</span>'
@@ -48,6 +50,8 @@ def legend_html() -> str:
         f"{text(STATUS_MEANING[status])}</li>"
         for status in STATUSES
     )
+    thin = f'<span class="snap-swatch {THIN_CLASS}">47 / 540</span>'
+    items += f"<li>{thin} used / designed under one half: no status colour, whatever the value</li>"
     return f'<ul class="snap-legend">{items}</ul>'
 
 
@@ -64,6 +68,9 @@ def verdicts_table(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: 
             if metric_status(metric, mapping(metrics[metric]), thresholds) in ("below", "acceptable")
         ]
         rank = entry.get("rank")
+        coverage = mapping(entry.get("coverage"))
+        if entry.get("verdict") == "INCOMPLETE" and coverage:
+            short_of = [f"not judged: {Coverage.from_json(name, coverage).describe()}"]
         rows.append(
             "<tr>"
             f"<td>{text(rank) if rank is not None else '—'}</td>"
@@ -91,9 +98,12 @@ def metric_cell(name: str, metric: Mapping[str, Any], thresholds: ThresholdTable
         )
     interval = format_interval(name, metric.get("ci_low"), metric.get("ci_high"), digits)
     tooltip = f"{status}; n={metric.get('n', '?')}, left out {metric.get('n_left_out', 0)}"
+    if is_thin(metric):
+        tooltip += "; rests on under half of its design: not a clear result"
     return (
-        f'<td class="snap-num {status_class(status)}" title="{text(tooltip)}">'
-        f"{format_value(name, metric.get('value'), digits)}<br><small>{text(interval)}</small></td>"
+        f'<td class="snap-num {cell_class(status_class(status), metric)}" title="{text(tooltip)}">'
+        f"{format_value(name, metric.get('value'), digits)}<br><small>{text(interval)}</small>"
+        f"<br><small>{text(coverage_text(metric))}</small></td>"
     )
 
 
@@ -132,7 +142,8 @@ def model_metric_table(entry: Mapping[str, Any], thresholds: ThresholdTable) -> 
         note = "; ".join(str(part) for part in (reason, metric.get("note")) if part)
         rows.append(
             f'<tr><th scope="row">{text(metric_label(name))}<br><small>{text(name)}</small></th>'
-            f'<td class="snap-num {status_class(status)}">{format_value(name, metric.get("value"))}</td>'
+            f'<td class="snap-num {cell_class(status_class(status), metric)}">{format_value(name, metric.get("value"))}'
+            f"<br><small>{text(coverage_text(metric))}</small></td>"
             f'<td class="snap-num">{text(format_interval(name, metric.get("ci_low"), metric.get("ci_high")))}</td>'
             f'<td class="snap-num">{text(metric.get("n", "—"))}</td>'
             f'<td class="snap-num">{text(metric.get("n_left_out", "—"))}</td>'

@@ -8,7 +8,9 @@ used: the system Chromium is driven through ``executable_path``. The screenshot 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,8 @@ import pytest
 
 from snap_bench.observation import Observation
 from snap_bench.report import summary_html
-from tests.conftest import shipped_instruments
+from tests.conftest import BenchProject, shipped_instruments
+from tests.fake_openai_server import FakeOpenAIServer
 from tests.report.fake_data import FAKE_THRESHOLDS, XSS_PAYLOADS, fake_document, fake_observations, poisoned
 
 pytestmark = pytest.mark.browser
@@ -153,8 +156,8 @@ def test_the_report_renders_and_runs_no_untrusted_script(
             assert box["width"] > 0
             assert box["height"] > 0
             charts = page.locator("#snap-report figure.snap-chart > svg")
-            # radar, effects, baseline; heatmap and answers for each of the three models with observations
-            assert charts.count() == 3 + 2 * 3
+            # the headline, radar, effects, baseline; heatmap and answers for each of the three models
+            assert charts.count() == 4 + 2 * 3
             for index in range(charts.count()):
                 chart = charts.nth(index).bounding_box()
                 assert chart is not None
@@ -164,11 +167,16 @@ def test_the_report_renders_and_runs_no_untrusted_script(
 
             # the payloads are on the page as text, and none of them ran
             assert XSS_PAYLOADS[0] in summary.inner_text()
+            # the passed row went to the conditions table; the failed one stays with its messages as its log
             logs = page.locator(".extras-row .log")
-            assert logs.count() == 2
-            for index in range(2):  # the valid row (its question) and the failed row (its messages)
-                for payload in FLAG_PAYLOADS:
-                    assert payload in logs.nth(index).inner_text()
+            assert logs.count() == 1
+            for payload in FLAG_PAYLOADS:
+                assert payload in logs.first.inner_text()
+            # the conditions table finds a payload by search and opens it as text
+            page.fill("#snap-conditions input[type=search]", "refusal")
+            page.locator("#snap-conditions tbody tr").first.click()
+            assert page.locator(".snap-cond-detail").is_visible()
+            assert page.locator(".snap-cond-detail script, .snap-cond-detail img").count() == 0
             assert page.evaluate("window.__xss") is None
             assert page.evaluate("window.__dialogs") == []
             assert page.locator("#snap-report script, .extras-row .log script, .extras-row .log img").count() == 0
@@ -185,3 +193,83 @@ def test_the_report_renders_and_runs_no_untrusted_script(
     assert problems == []
     assert dialogs == []
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+# Two items, two temperatures: 54 conditions, enough for the checks, the matrix and the headline chart.
+E2E_SLICE = ("--snap-items=M01,P01", "--snap-prompts=NEU", "--snap-temperatures=0,1", "--snap-resamples=50")
+E2E_PAYLOAD = '<img src=x onerror="window.__xss = 3"> 4'
+
+
+def answer_or_markup(index: int) -> str:
+    """Every fifth answer carries markup that would run if it became HTML; the others vary from 1 to 5."""
+    return E2E_PAYLOAD if index % 5 == 0 else str(1 + index % 5)
+
+
+def test_the_real_report_first_screen_checks_search_and_no_script_from_model_text(
+    sync_api: Any,
+    bench: BenchProject,
+    fake_server: FakeOpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    asked = itertools.count()
+    fake_server.script.answer = lambda request: answer_or_markup(next(asked))
+    result = bench.run("--model=fake-model", *E2E_SLICE, "-rA", gate=True)
+    outcomes = result.parseoutcomes()
+    checks = [line for line in result.outlines if line.startswith(("PASSED", "FAILED")) and "thresholds[" in line]
+    report = bench.out / "report.html"
+    screenshot = tmp_path / "report-first-screen.png"
+    dialogs: list[str] = []
+    problems: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.add_init_script(RECORD_DIALOGS)
+            page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+            page.on("dialog", lambda dialog: record_dialog(dialogs, dialog))
+            page.goto(report.as_uri(), wait_until="load")
+            page.wait_for_selector("#snap-conditions[data-ready]", state="attached")
+
+            # the first screen: the title, the matrix and the headline chart, all above the fold
+            title = page.locator("h1#title").inner_text()
+            assert "snap-bench" in title
+            assert "fake-model" in title
+            assert re.search(r"\d{4}-\d{2}-\d{2}", title)
+            for selector in ("#snap-matrix", "#snap-headline-chart"):
+                box = page.locator(selector).bounding_box()
+                assert box is not None, selector
+                assert box["y"] + box["height"] <= 900, f"{selector} is below the first screen"
+            assert page.locator("#snap-matrix .snap-badge").count() == 1  # one model, one instrument
+            environment = page.locator("#environment").bounding_box()
+            conditions = page.locator("#snap-conditions").bounding_box()
+            assert environment is not None
+            assert conditions is not None
+            assert environment["y"] > conditions["y"]  # pytest-html's environment table comes last
+
+            # the checks are rows of pytest-html's table and of the table of checks, counted as the terminal counts
+            rows = page.locator("#results-table tbody.results-table-row")
+            assert rows.count() == len(checks) > 0
+            assert page.locator("#snap-checks tbody tr").count() == len(checks)
+            counts = page.locator(".filters").inner_text()
+            assert f"{outcomes.get('passed', 0)} Passed" in counts
+            assert f"{outcomes.get('unscored', 0)} Unscored" in counts
+
+            # search finds the answers with markup; the opened row shows it as text; nothing ran
+            page.fill("#snap-conditions input[type=search]", "onerror")
+            shown = page.locator("#snap-conditions .snap-cond-count").inner_text()
+            assert shown == "11 of 54 conditions"  # asked 0, 5, ..., 50
+            page.locator("#snap-conditions tbody tr").first.click()
+            assert E2E_PAYLOAD in page.locator(".snap-cond-detail").inner_text()
+            page.wait_for_timeout(300)  # an injected <img onerror> would fire after its failed load
+            assert page.evaluate("window.__xss") is None
+            assert page.locator("#snap-conditions img, .snap-cond-detail img").count() == 0
+            page.fill("#snap-conditions input[type=search]", "")
+            page.evaluate("window.scrollTo(0, 0)")
+            page.screenshot(path=str(screenshot))
+        finally:
+            browser.close()
+    assert problems == []
+    assert dialogs == []
+    with capsys.disabled():
+        print(f"\nreport first screen (1440x900): {screenshot}")

@@ -32,6 +32,7 @@ from snap_bench.analysis import (
 )
 from snap_bench.instruments.compass.metrics import AXES, FACTORS
 from snap_bench.observation import Observation
+from snap_bench.parsing import ANSWER_CODE_LABELS
 from snap_bench.stability import StabilityDesign, level_metrics
 from snap_bench.stats import (
     AXIS_SCALE,
@@ -310,5 +311,5 @@ def _answer_label(row: Any) -> str:
     if row["no_opinion"]:
         return "no opinion"
     if row["code"] != 0:
-        return {-1: "refused", -2: "invalid", -3: "API error"}.get(int(row["code"]), "unscored")
+        return next((label for code, label in ANSWER_CODE_LABELS.items() if code == int(row["code"])), "unscored")
     return ANSWER_LABELS.get(int(row["score"]), str(row["score"]))

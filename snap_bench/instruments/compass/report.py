@@ -15,12 +15,13 @@ from typing import Any
 from snap_bench.observation import Observation
 from snap_bench.report.charts import MINUS, RC_PARAMS, new_figure, short, to_svg
 from snap_bench.report.figures import figure_html
-from snap_bench.report.formatting import number, text
+from snap_bench.report.formatting import ANSWER_CODES, number, text
+from snap_bench.report.palette import model_colour
 from snap_bench.report.tables import mapping
 
 LIMIT = 10.0
 ANSWER_ORDER = ("strongly agree", "agree", "neutral", "disagree", "strongly disagree", "no opinion")
-UNSCORED_ORDER = ("refused", "invalid", "API error")
+UNSCORED_ORDER = tuple(ANSWER_CODES.values())
 QUADRANTS = (
     (-5, 5, "authoritarian left"),
     (5, 5, "authoritarian right"),
@@ -40,6 +41,7 @@ class CompassPoint:
     social_interval: tuple[float, float] | None = None
     model_index: int = 0
     small: bool = False
+    model: str = ""
 
 
 def compass_section(models: Mapping[str, Mapping[str, Any]], observations: Sequence[Observation]) -> str:
@@ -80,11 +82,12 @@ def _points(models: Mapping[str, Mapping[str, Any]]) -> tuple[list[CompassPoint]
         x, y = number(economic.get("value")), number(social.get("value"))
         if x is None or y is None:
             continue
-        points.append(CompassPoint(name, x, y, _interval(economic), _interval(social), index))
+        points.append(CompassPoint(name, x, y, _interval(economic), _interval(social), index, model=name))
         for prompt, axes in mapping(details.get("per_system_prompt")).items():
             px, py = number(mapping(axes).get("economic")), number(mapping(axes).get("social"))
             if px is not None and py is not None:
-                prompt_points.append(CompassPoint(f"{name} {prompt}", px, py, model_index=index, small=True))
+                point = CompassPoint(f"{name} {prompt}", px, py, model_index=index, small=True, model=name)
+                prompt_points.append(point)
     return points, prompt_points
 
 
@@ -112,7 +115,7 @@ def compass_chart(chart_id: str, points: Sequence[CompassPoint]) -> str:
         for x, y, label in QUADRANTS:
             axes.text(x, y, label, ha="center", va="center", color="#555555", fontsize=7, alpha=0.9)
         for point in points:
-            colour = f"C{point.model_index % 10}"
+            colour = model_colour(point.model) if point.model else f"C{point.model_index % 10}"
             if point.small:
                 axes.plot(point.economic, point.social, marker="x", markersize=4, color=colour, linestyle="none")
                 axes.annotate(point.label.rsplit(" ", 1)[-1], (point.economic, point.social), fontsize=6, color=colour)
@@ -151,7 +154,7 @@ def history_chart(chart_id: str, histories: Mapping[str, Sequence[Mapping[str, A
     with matplotlib.rc_context(RC_PARAMS):
         figure = new_figure(6.0, 3.6)
         economic_axes, social_axes = figure.subplots(2, 1, sharex=True)
-        for index, (name, rows) in enumerate(histories.items()):
+        for name, rows in histories.items():
             times, economic, social = [], [], []
             for row in rows:
                 try:
@@ -163,7 +166,7 @@ def history_chart(chart_id: str, histories: Mapping[str, Sequence[Mapping[str, A
                 social.append(_or_nan(row.get("social")))
             if not times:
                 continue
-            colour = f"C{index % 10}"
+            colour = model_colour(name)
             economic_axes.plot(times, economic, marker="o", markersize=3, color=colour, label=short(name))
             social_axes.plot(times, social, marker="o", markersize=3, color=colour)
         for axes, title in ((economic_axes, "economic"), (social_axes, "social")):

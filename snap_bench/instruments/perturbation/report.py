@@ -12,8 +12,9 @@ from functools import partial
 from typing import Any
 
 from snap_bench.observation import Observation
-from snap_bench.report.charts import EFFECT_COLOURS, RC_PARAMS, new_figure, short, to_svg
+from snap_bench.report.charts import RC_PARAMS, new_figure, short, to_svg
 from snap_bench.report.formatting import format_value, number, text
+from snap_bench.report.palette import model_colour
 from snap_bench.report.tables import mapping
 
 logger = logging.getLogger(__name__)
@@ -140,7 +141,7 @@ def variant_accuracy_chart(chart_id: str, entries: Sequence[tuple[str, Mapping[s
         for series, (name, details) in enumerate(entries):
             by_id = {str(mapping(v).get("id")): mapping(v) for v in details["variants"]}
             positions = [row + series * height for row in range(len(variants))]
-            colour = EFFECT_COLOURS[series % len(EFFECT_COLOURS)]
+            colour = model_colour(name)
             scored = [number(by_id.get(variant, {}).get("custom_accuracy")) or 0.0 for variant in variants]
             # analysis.json files written before answered_accuracy existed fall back to the scored figure
             answered = [
@@ -169,7 +170,7 @@ def factor_effect_chart(chart_id: str, entries: Sequence[tuple[str, Mapping[str,
         for series, (name, details) in enumerate(entries):
             per_factor = mapping(details.get("factors"))
             positions = [row + series * height for row in range(len(factors))]
-            colour = EFFECT_COLOURS[series % len(EFFECT_COLOURS)]
+            colour = model_colour(name)
             effects = [number(mapping(per_factor.get(f)).get("accuracy_effect")) or 0.0 for f in factors]
             flips = [number(mapping(per_factor.get(f)).get("flip_rate")) or 0.0 for f in factors]
             effect_axes.barh(positions, effects, height=height, color=colour, label=short(name))

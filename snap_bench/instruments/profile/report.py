@@ -11,6 +11,7 @@ import snap_bench.report.tables as tables
 from snap_bench.instruments.base import ReportContext
 from snap_bench.observation import Observation
 from snap_bench.report.aggregates import by_model, level_means, score_counts
+from snap_bench.report.coverage import is_thin
 from snap_bench.report.figures import figure_html as _figure
 from snap_bench.report.formatting import ThresholdTable, metric_label, number, text
 from snap_bench.report.tables import mapping
@@ -71,16 +72,18 @@ def _radar(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: Threshol
         return 1 - figure / 100 if metric == "cv_mean" else figure
 
     spokes = ["1 \N{MINUS SIGN} CV/100" if m == "cv_mean" else metric_label(m) for m in present]
-    series = [
-        (name, [on_unit_scale(m, mapping(mapping(entry.get("metrics")).get(m)).get("value")) for m in present])
-        for name, entry in models
-        if entry.get("metrics")
-    ]
+
+    def drawn(entry: Mapping[str, Any], metric: str) -> float | None:
+        figure = mapping(mapping(entry.get("metrics")).get(metric))
+        return None if is_thin(figure) else on_unit_scale(metric, figure.get("value"))  # a thin figure: a gap
+
+    series = [(name, [drawn(entry, m) for m in present]) for name, entry in models if entry.get("metrics")]
     targets = [on_unit_scale(m, mapping(thresholds.get(m)).get("target")) for m in present]
     return _figure(
         lambda: charts.radar_chart("snap-radar", spokes, series, targets),
         "The original design's stability figures per model, all temperatures pooled, on complete cells only "
-        "(1 = perfectly stable; clipped to [0, 1]; dashed: the original targets; a gap is an undefined metric).",
+        "(1 = perfectly stable; clipped to [0, 1]; dashed: the original targets; a gap is an undefined metric "
+        "or one resting on under half of its design).",
     )
 
 
@@ -92,9 +95,7 @@ def levels_of(models: Sequence[tuple[str, Mapping[str, Any]]], family: str) -> l
         for name in mapping(entry.get("metrics"))
         if name.startswith(f"{family}[") and name.endswith("]")
     }
-    return sorted(
-        found, key=lambda level: float(level.lstrip("t")) if level.lstrip("t").replace(".", "").isdigit() else 0
-    )
+    return sorted(found, key=_temperature)
 
 
 def _temperature(level: str) -> float:

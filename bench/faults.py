@@ -1,0 +1,306 @@
+"""The live path under injected faults: `pytest benchmarks` against a loopback server that fails at random.
+
+A throw-away project (the real config and benchmark module) asks a loopback OpenAI-compatible server
+(the project's fake, tests/fake_openai_server.py) whose replies fail at a given rate with a mix of
+faults: 429 with Retry-After, 5xx, dropped connections, stalls past the timeout, a malformed 200 (an
+HTML page) and a 200 with no choices. For each rate it prints the conditions scored, recorded as -3
+and errored, the requests per condition (mean and most), and the keys found in everything the run
+wrote. Then a run is killed (kill -9 of its process group) once it has been paid some answers and run
+again: the answers paid before the kill that the second run asked for again are the ones lost.
+
+Targets: 0 errored, 0 lost, 0 keys, every condition scored or -3 within --snap-max-attempts requests.
+
+    .venv/bin/python -m bench.faults [--items M01] [--runs 3] [--rates 0.2,0.5] [--seed 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.fake_openai_server import Failure, FakeOpenAIServer, FakeScript
+
+REPO = Path(__file__).resolve().parent.parent
+# A fake key shaped like a provider's: the server sees it in every request; nothing written may hold it.
+FAKE_KEY = "sk-or-v1-" + "fa17be9c" * 8
+KEY_VARIABLE = "FAULT_BENCH_KEY"
+MAX_ATTEMPTS = 5
+TIMEOUT_S = 2
+STALL_S = 3.0
+
+
+def fault_mix() -> list[Failure]:
+    """The faults drawn from, equally likely."""
+    return [
+        Failure(429, retry_after="0.5"),
+        Failure(500),
+        Failure(503),
+        Failure(drop_connection=True),
+        Failure(503, delay_s=STALL_S),  # the client times out first
+        Failure(200, body="<html>Bad gateway</html>"),
+        Failure(200, body='{"id": "x", "object": "chat.completion", "choices": []}'),
+    ]
+
+
+class RandomFaults:
+    """Stands in for FakeScript.failures: each request fails with probability ``rate``.
+
+    The handler asks ``if failures:`` then ``failures.popleft()`` in the same thread; the draw is kept
+    per thread between the two.
+    """
+
+    def __init__(self, rate: float, seed: int) -> None:
+        self.rate = rate
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._drawn = threading.local()
+        self.injected: Counter[str] = Counter()
+
+    def __bool__(self) -> bool:
+        with self._lock:
+            fails = self._rng.random() < self.rate
+            failure = self._rng.choice(fault_mix()) if fails else None
+        self._drawn.failure = failure
+        return fails
+
+    def popleft(self) -> Failure:
+        failure: Failure = self._drawn.failure
+        kind = "stall" if failure.delay_s else "reset" if failure.drop_connection else str(failure.status)
+        if failure.body is not None:
+            kind = "malformed 200" if failure.body.startswith("<") else "empty choices"
+        with self._lock:
+            self.injected[kind] += 1
+        return failure
+
+    def clear(self) -> None:
+        """FakeScript's interface; nothing is queued."""
+
+
+@dataclass
+class Ledger:
+    """What the server saw: every request's body key, and the bodies it answered with a 200."""
+
+    asked: list[str] = field(default_factory=list)
+    answered: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def body_key(request: dict[str, Any]) -> str:
+    return json.dumps(request, sort_keys=True)
+
+
+def fault_server(rate: float, seed: int, ledger: Ledger) -> FakeOpenAIServer:
+    script = FakeScript()
+    script.failures = RandomFaults(rate, seed)  # type: ignore[assignment]
+
+    def answer(request: dict[str, Any]) -> str:
+        with ledger.lock:
+            ledger.answered.append(body_key(request))
+        return "4"
+
+    script.answer = answer
+    server = FakeOpenAIServer(script)
+    original = script.requests
+
+    class CountingList(list[dict[str, Any]]):
+        def append(self, request: dict[str, Any]) -> None:
+            with ledger.lock:
+                ledger.asked.append(body_key(request))
+            super().append(request)
+
+    script.requests = CountingList(original)
+    return server
+
+
+def make_project(root: Path, base_url: str) -> None:
+    shutil.copytree(REPO / "config", root / "config")
+    (root / "benchmarks").mkdir()
+    shutil.copy(REPO / "benchmarks" / "test_profile.py", root / "benchmarks" / "test_profile.py")
+    (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (root / "config" / "models.yaml").write_text(
+        f"defaults:\n  base_url: {base_url}\n  api_key_env: {KEY_VARIABLE}\n"
+        "models:\n  fault-model:\n    id: fake/fault-model\n",
+        encoding="utf-8",
+    )
+
+
+def pytest_command(design: list[str], junit: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        "benchmarks",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "-q",
+        "-n",
+        "2",
+        "--snap-no-gate",
+        "--model=fault-model",
+        f"--snap-max-attempts={MAX_ATTEMPTS}",
+        "-o",
+        f"snap_timeout={TIMEOUT_S}",
+        f"--junitxml={junit}",
+        *design,
+    ]
+
+
+def environment() -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+    env[KEY_VARIABLE] = FAKE_KEY
+    env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+def keys_written(root: Path, output: str) -> int:
+    """How many copies of the key are in the terminal output and every file the run wrote."""
+    found = output.count(FAKE_KEY)
+    for folder in ("reports", "cassettes"):
+        for path in (root / folder).rglob("*"):
+            if path.is_file():
+                found += path.read_text(encoding="utf-8", errors="replace").count(FAKE_KEY)
+    junit = root / "junit.xml"
+    if junit.is_file():
+        found += junit.read_text(encoding="utf-8", errors="replace").count(FAKE_KEY)
+    return found
+
+
+def measure(rate: float, design: list[str], seed: int) -> dict[str, Any]:
+    ledger = Ledger()
+    with tempfile.TemporaryDirectory(prefix="snap-faults-") as folder, fault_server(rate, seed, ledger) as server:
+        root = Path(folder)
+        make_project(root, server.base_url)
+        started = time.perf_counter()
+        run = subprocess.run(
+            pytest_command(design, root / "junit.xml"),
+            cwd=root,
+            env=environment(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        elapsed = time.perf_counter() - started
+        session = json.loads((root / "reports" / "session.json").read_text(encoding="utf-8"))
+        coverage = session["coverage"]["fault-model"]
+        observations = [
+            json.loads(line)
+            for line in (root / "reports" / "observations.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
+        faults = server.script.failures
+        return {
+            "rate": rate,
+            "conditions": coverage["designed"],
+            "scored": sum(o["code"] is None for o in observations),
+            "api_errors": sum(o["code"] == -3 for o in observations),
+            "errored": coverage["designed"] - len(observations),
+            "requests": len(ledger.asked),
+            "requests_per_condition": len(ledger.asked) / max(coverage["designed"], 1),
+            # Each observation counts the attempts its condition took; their sum is every request sent.
+            "attempts_recorded": sum(o["attempts"] for o in observations),
+            "most_attempts": max((o["attempts"] for o in observations), default=0),
+            "injected": dict(faults.injected) if isinstance(faults, RandomFaults) else {},
+            "keys_written": keys_written(root, run.stdout + run.stderr),
+            "exit_status": run.returncode,
+            "seconds": elapsed,
+        }
+
+
+def kill_and_rerun(rate: float, design: list[str], seed: int, kill_after: int) -> dict[str, Any]:
+    """Kill -9 a run once ``kill_after`` answers were paid, run again; count recorded answers asked again."""
+    ledger = Ledger()
+    with tempfile.TemporaryDirectory(prefix="snap-faults-kill-") as folder, fault_server(rate, seed, ledger) as server:
+        root = Path(folder)
+        make_project(root, server.base_url)
+        command = pytest_command(design, root / "junit.xml")
+        # Its own process group, so that the kill reaches the xdist workers too (and only them).
+        process = subprocess.Popen(
+            command,
+            cwd=root,
+            env=environment(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        while process.poll() is None and len(ledger.answered) < kill_after:
+            time.sleep(0.05)
+        killed = process.poll() is None
+        if killed:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        # The runs of a cell send the same body, so answers are followed by condition through the
+        # recordings: one file per condition.
+        paid_before = len(ledger.answered)
+        recorded = {path.stem for path in (root / "cassettes").rglob("*.json")}
+        run = subprocess.run(command, cwd=root, env=environment(), capture_output=True, text=True, check=False)
+        observations = [
+            json.loads(line)
+            for line in (root / "reports" / "observations.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
+        asked_again = [o for o in observations if not o["replayed"] and o["condition_id"] in recorded]
+        return {
+            "killed": killed,
+            "paid_before_kill": paid_before,
+            "recorded_at_kill": len(recorded),
+            # Paid for but never written: a reply in flight when the process died.
+            "in_flight": paid_before - len(recorded),
+            "lost": len(asked_again),
+            "conditions": len(observations),
+            "replayed": sum(o["replayed"] for o in observations),
+            "rerun_exit_status": run.returncode,
+            "keys_written": keys_written(root, run.stdout + run.stderr),
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", default="M01")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--rates", default="0.2,0.5")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--kill-after", type=int, default=30, help="answers paid before the kill -9")
+    arguments = parser.parse_args()
+    design = [
+        f"--snap-items={arguments.items}",
+        "--snap-prompts=NEU,DIR",
+        "--snap-temperatures=0,0.5,1",
+        f"--snap-runs={arguments.runs}",
+    ]
+    print(f"bench.faults: pytest benchmarks -n 2 live against a loopback server, {' '.join(design)}")
+    print(f"  attempt bound {MAX_ATTEMPTS}, timeout {TIMEOUT_S} s, stalls {STALL_S} s, fake key {FAKE_KEY[:12]}...")
+    for rate in (float(value) for value in arguments.rates.split(",")):
+        figures = measure(rate, design, arguments.seed)
+        print(
+            f"faults {rate:.0%}: {figures['conditions']} conditions: {figures['scored']} scored, "
+            f"{figures['api_errors']} -3, {figures['errored']} errored; {figures['requests']} requests "
+            f"({figures['requests_per_condition']:.2f} per condition, {figures['attempts_recorded']} attempts "
+            f"recorded, at most {figures['most_attempts']} for one); keys written "
+            f"{figures['keys_written']}; exit status {figures['exit_status']}; {figures['seconds']:.0f} s"
+        )
+        print(f"  faults injected: {', '.join(f'{k} {v}' for k, v in sorted(figures['injected'].items()))}")
+    rate = float(arguments.rates.split(",")[0])
+    kill = kill_and_rerun(rate, design, arguments.seed + 1, arguments.kill_after)
+    print(
+        f"kill -9 at {rate:.0%} faults after {kill['paid_before_kill']} paid answers "
+        f"({kill['recorded_at_kill']} recorded, {kill['in_flight']} in flight), then run again: "
+        f"{kill['replayed']} of {kill['conditions']} replayed, {kill['lost']} recorded answers asked again (lost); "
+        f"keys written {kill['keys_written']}; re-run exit status {kill['rerun_exit_status']}"
+    )
+
+
+if __name__ == "__main__":
+    main()
