@@ -1,28 +1,26 @@
-"""Does the G study measure what it claims? Bias, interval coverage and verdict rates on simulated models.
+"""Do the verdicts measure what they claim? Bias, interval coverage and verdict rates on simulated models.
 
-Simulates answer sets at the shipped profile design (10 items, 3 paraphrases nested in item, 4 system
-prompts, 3 temperatures, contexts C0/C1 for the 5 moral items only, 3 runs: 1,620 answers) from
-models with known variance components, fits the G study to each, and prints:
+Part A, the estimators (continuous answers, so every component is known exactly): at the size of one
+temperature of the shipped profile design (10 items, 3 paraphrases nested in item, 4 system prompts,
+contexts C0/C1 for the 5 moral items only, 3 runs: 540 answers) a stable and a noisy model are fitted
+by the analysis's own code (``snap_bench.stability.level_metrics``) and the compass's placement spread
+(``coordinate_spread``) at one temperature of its design (8 statements per axis, 3 paraphrases, 4 system
+prompts x 2 choices, 2 runs). It prints, per figure: the truth, the mean estimate, the bias and the
+coverage of the 95 % interval (target 93-97 %); the share of replications where the judged check
+(dependability >= 0.60) passes; and the decision study's predicted coefficient against the true one.
 
-- per component and coefficient: true value, mean estimate, bias, and the coverage of its 95% interval
-  (target 93-97 %);
-- the rate at which each answerer passes the stated criterion (below), for a stable model whose
-  single-answer dependability sits 0.1 above the threshold, a noisy model, and three answerers that
-  ignore the questions (constant, uniformly random, always-agree): target >= 90 % for the stable
-  model, 0 % for the degenerate ones;
-- the decision study's predicted coefficient for other run / paraphrase counts against the true one.
+The judged coefficients are conditional on the shipped items (the verdict is about these questions): a
+simulated model's views on the 10 items are drawn and scaled so that their sample variance is the
+model's item variance exactly, so the true coefficient is the stated one in every replication (and the
+item component's random-items interval over-covers). The other components are drawn afresh each time.
 
-Criterion (what a verdict would judge): Phi for a single answer (n' = 1 per facet, one run) of the
-keyed scores >= 0.60 (the original design's ICC minimum), AND the raw answers follow the questions
-(:func:`snap_bench.stats.degenerate.follows_questions`: item component significant at 0.001 by
-restricted likelihood ratio and at least 0.25 of the run-to-run variance).
+Part B, the verdicts (integer answers written as text, scored by the real instruments, analysed and
+judged as a run is): the rate at which a stable model, a noisy model and the degenerate answerers
+(constant, uniformly random, always agree; and always agree as strongly for a statement every time)
+PASS, and the pass rate of each judged check. Target: 0 % for the degenerate answerers.
 
-Simulated models answer on a continuous scale (normal effects, no rounding), so their components are
-known exactly; the degenerate answerers answer integers 1..5. Items M01 and P02 are reverse keyed
-(keyed = 6 - raw), as in the shipped banks.
-
-    .venv/bin/python -m bench.validity [--replications 100] [--jobs 2] [--seed 20261123]
-    .venv/bin/python -m bench.validity --quick          # 30 replications
+    .venv/bin/python -m bench.validity [--replications 200] [--verdict-replications 10] [--jobs 2]
+    .venv/bin/python -m bench.validity --quick          # 30 replications, 3 of part B
 """
 
 from __future__ import annotations
@@ -36,168 +34,272 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import argparse
 import itertools
 import math
+import resource
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from snap_bench.stats.degenerate import follows_questions, raw_item_signal
-from snap_bench.stats.generalizability import GStudy, GStudyDesign, decision_study, g_study
+from bench.answer_sets import (
+    CONFIG,
+    Answerer,
+    agree,
+    agree_by_item,
+    constant,
+    latent,
+    observations,
+    uniform,
+)
+from snap_bench.analysis import AnalysisSettings
+from snap_bench.instruments import registered
+from snap_bench.instruments.compass.analysis import _condition_spread
+from snap_bench.instruments.profile.analysis import STABILITY
+from snap_bench.metric_specs import SHARED_METRICS
+from snap_bench.stability import fit_level
+from snap_bench.stats.generalizability import decision_study
+from snap_bench.verdicts import judge, load_thresholds
 
-ITEMS = [f"M0{i}" for i in range(1, 6)] + [f"P0{i}" for i in range(1, 6)]
-REVERSED = {"M01", "P02"}
-FACETS = ("paraphrase", "system_prompt", "temperature", "context")
-DESIGN = GStudyDesign(
-    "item",
-    FACETS,
-    nested={"paraphrase": ("item",)},
-    interactions=(("item", "system_prompt"), ("item", "temperature"), ("item", "context")),
-    replicate="run",
-)
-# The raw item-signal test leaves item x context out: a personality item has one context, so that term
-# would be an item effect for half the items and absorb the item component under the null.
-SIGNAL_DESIGN = GStudyDesign(
-    "item",
-    FACETS,
-    nested={"paraphrase": ("item",)},
-    interactions=(("item", "system_prompt"), ("item", "temperature")),
-    replicate="run",
-)
+THRESHOLD = 0.60  # thresholds.yaml: dependability minimum
+FACETS = ("paraphrase", "system_prompt", "context")
 ROWS = [
     row
-    for row in itertools.product(range(10), range(3), range(4), range(3), range(2), range(3))
-    if row[0] < 5 or row[4] == 0  # context C1 for the moral items only
+    for row in itertools.product(range(10), range(3), range(4), range(2), range(3))
+    if row[0] < 5 or row[3] == 0  # context C1 for the moral items only
 ]
 INDEX = np.array(ROWS)
-LABELS = {name: INDEX[:, k].tolist() for k, name in enumerate(["item", *FACETS, "run"])}
-REVERSE_ROW = np.isin(INDEX[:, 0], [ITEMS.index(item) for item in REVERSED])
-SINGLE = {"paraphrase": 1, "system_prompt": 1, "temperature": 1, "context": 1, "run": 1}
-THRESHOLD = 0.60
+TABLE = pd.DataFrame(
+    {name: [f"{name[0]}{k}" for k in INDEX[:, column]] for column, name in enumerate(["item", *FACETS, "run"])}
+)
 
-# name -> (shape of the effect over the design's index columns, variance); the last two are cell and run.
-COMPONENTS = ["item", "paraphrase:item", "system_prompt", "temperature", "context", "item x system_prompt",
-              "item x temperature", "item x context", "cell", "residual"]  # fmt: skip
-EFFECT_COLUMNS = [(0,), (0, 1), (2,), (3,), (4,), (0, 2), (0, 3), (0, 4), (0, 1, 2, 3, 4), None]
+# The components of the fitted per-temperature design (item x context is left out there: a personality
+# item has one context), and the index columns each one's effect varies over (None: each answer).
+COMPONENTS = ["item", "paraphrase:item", "system_prompt", "context", "item x system_prompt", "cell", "residual"]
+EFFECT_COLUMNS: list[tuple[int, ...] | None] = [(0,), (0, 1), (2,), (3,), (0, 2), (0, 1, 2, 3), None]
 MODELS = {
-    # single-answer Phi = 1 / 1.43 = 0.70: 0.1 above the threshold
-    "stable": [1.0, 0.06, 0.03, 0.02, 0.03, 0.08, 0.04, 0.05, 0.05, 0.07],
-    # single-answer Phi = 1 / 2.25 = 0.44
-    "noisy": [1.0, 0.10, 0.05, 0.05, 0.05, 0.15, 0.10, 0.10, 0.15, 0.50],
+    # single-answer dependability 1 / 1.43 = 0.70: 0.1 above the minimum
+    "stable": [1.0, 0.08, 0.03, 0.03, 0.10, 0.08, 0.1086],
+    # single-answer dependability 1 / 2.25 = 0.44
+    "noisy": [1.0, 0.10, 0.05, 0.05, 0.20, 0.20, 0.65],
+}
+PLANS = {
+    "dependability, 3 runs": {"paraphrase": 1, "system_prompt": 1, "context": 1, "run": 3},
+    "dependability, 3 paraphrases x 3 runs": {"paraphrase": 3, "system_prompt": 1, "context": 1, "run": 3},
+}
+# The compass's spread at one temperature of one axis: conditions (4 system prompts x 2 choices) x
+# 8 statements x 3 paraphrases x 2 runs; keyed answers; spread = 5 x SD of the condition effects.
+SPREAD_ROWS = np.array(list(itertools.product(range(8), range(8), range(3), range(2))))
+SPREAD_TABLE = pd.DataFrame(
+    {
+        "item": [f"E{k}" for k in SPREAD_ROWS[:, 1]],
+        "paraphrase": [f"P{k}" for k in SPREAD_ROWS[:, 2]],
+        "system_prompt": [f"S{k // 2}" for k in SPREAD_ROWS[:, 0]],
+        "choice": [("forced", "unforced")[k % 2] for k in SPREAD_ROWS[:, 0]],
+        "run": SPREAD_ROWS[:, 3] + 1,
+    }
+)
+# condition, item, paraphrase:item, condition x item, run noise (keyed points, -2..+2)
+SPREAD_MODEL = [0.02, 0.5, 0.05, 0.05, 0.3]
+
+ANSWERERS: dict[str, Callable[[int], Answerer]] = {
+    "stable": lambda seed: latent(1.3, 0.25, 0.35, seed, position=1.2),
+    "noisy": lambda seed: latent(0.8, 0.5, 0.9, seed, position=0.6),
+    "constant": lambda seed: constant(1 + seed % 5),
+    "uniform random": lambda seed: uniform,
+    "always agree": lambda seed: agree,
+    "agree, by item": lambda seed: agree_by_item,
 }
 
 
-def simulate(variances: list[float], rng: np.random.Generator) -> np.ndarray:
-    """Keyed scores: 3 + the sum of one normal effect per component (independent levels)."""
+def simulate(variances: list[float], rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """Raw answers: 3 + one normal effect per component; and the drawn items' universe-score variance."""
     scores = np.full(len(ROWS), 3.0)
+    shipped = 0.0
     for columns, variance in zip(EFFECT_COLUMNS, variances, strict=True):
         if columns is None:
             scores += rng.normal(0, math.sqrt(variance), len(ROWS))
             continue
         shape = tuple(int(INDEX[:, c].max()) + 1 for c in columns)
         effect = rng.normal(0, math.sqrt(variance), shape)
+        if columns == (0,):
+            # The model's views on the shipped items: their variance is the model's, exactly, so that
+            # the judged coefficient's truth is the stated one in every replication.
+            effect *= math.sqrt(variance) / float(np.std(effect, ddof=1))
+            shipped = float(np.var(effect, ddof=1))
         scores += effect[tuple(INDEX[:, c] for c in columns)]
-    return scores
+    return scores, shipped
 
 
-def keyed(raw: np.ndarray) -> np.ndarray:
-    return np.where(REVERSE_ROW, 6.0 - raw, raw)
+def coefficient(universe: float, variances: list[float], counts: dict[str, float], absolute: bool) -> float:
+    """Phi (absolute) or E rho^2 (relative) from the true components, with the decision study's weights."""
+    members = [set(), {"paraphrase"}, {"system_prompt"}, {"context"}, {"system_prompt"}, set(FACETS), {*FACETS, "run"}]
+    relative = [False, True, False, False, True, True, True]
+    error = sum(
+        v / math.prod(counts[f] for f in m)
+        for v, m, rel in zip(variances[1:], members[1:], relative[1:], strict=True)
+        if absolute or rel
+    )
+    return universe / (universe + error)
 
 
-def true_coefficient(variances: list[float], counts: dict[str, float]) -> float:
-    """Phi from the true components (same weights as the decision study)."""
-    sizes = {"paraphrase": 3.0, "system_prompt": 4.0, "temperature": 3.0, "context": 2.0, "run": 3.0, **counts}
-    members = [set(), {"paraphrase"}, {"system_prompt"}, {"temperature"}, {"context"}, {"system_prompt"},
-               {"temperature"}, {"context"}, set(FACETS), {*FACETS, "run"}]  # fmt: skip
-    error = sum(v / math.prod(sizes[f] for f in m) for v, m in zip(variances[1:], members[1:], strict=True))
-    return variances[0] / (variances[0] + error)
+SINGLE = dict.fromkeys((*FACETS, "run"), 1.0)
 
 
-def passes(keyed_scores: np.ndarray, raw_scores: np.ndarray) -> tuple[bool, bool, GStudy | None]:
-    """(Phi single answer >= threshold on keyed scores, that AND the raw answers follow the questions)."""
-    try:
-        study = g_study(keyed_scores, LABELS, DESIGN)
-    except ValueError:  # constant keyed scores: nothing to judge
-        return False, False, None
-    phi_ok = decision_study(study, SINGLE).phi.value >= THRESHOLD
-    follows = phi_ok and follows_questions(raw_item_signal(raw_scores, LABELS, SIGNAL_DESIGN)).passed
-    return phi_ok, follows, study
-
-
-def replication(seed: int) -> dict[str, Any]:
+def estimators(seed: int) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     out: dict[str, Any] = {}
     for name, variances in MODELS.items():
-        scores = simulate(variances, rng)
-        phi_ok, ok, study = passes(scores, keyed(scores))
+        scores, shipped = simulate(variances, rng)
+        table = TABLE.assign(score=scores)
+        metrics, details, study = fit_level(table, STABILITY, test_signal=False)
         assert study is not None
         figures: dict[str, tuple[float, bool]] = {}
-        for component, truth in zip(COMPONENTS, variances, strict=True):
-            c = study.component(component)
-            figures[component] = (c.variance, c.ci_low <= truth <= c.ci_high)
-        sd = study.run_to_run_sd
-        figures["run-to-run SD"] = (sd.value, sd.ci_low <= math.sqrt(variances[-1]) <= sd.ci_high)
-        for label, counts in (("Phi single answer", SINGLE), ("Phi design (3x4x3x2x3)", {})):
-            phi = decision_study(study, counts).phi
-            figures[label] = (phi.value, phi.ci_low <= true_coefficient(variances, counts) <= phi.ci_high)
-        plans = {
-            "Phi, 1 paraphrase x 1 run": {"paraphrase": 1, "run": 1},
-            "Phi, 6 paraphrases x 6 runs": {"paraphrase": 6, "run": 6},
-            "Phi single answer, 6 runs": {**SINGLE, "run": 6},
+        for component in details["components"]:
+            truth = variances[COMPONENTS.index(component["effect"])]
+            high = component["ci_high"] if component["ci_high"] is not None else math.inf
+            figures[component["effect"]] = (component["variance"], component["ci_low"] <= truth <= high)
+        truths = {
+            "run_sd": math.sqrt(variances[-1]),
+            "dependability": coefficient(shipped, variances, SINGLE, absolute=True),
+            "generalizability": coefficient(shipped, variances, SINGLE, absolute=False),
         }
-        predicted = {label: decision_study(study, counts).phi.value for label, counts in plans.items()}
-        out[name] = {"figures": figures, "phi_ok": phi_ok, "pass": ok, "plans": predicted}
-    constant = np.full(len(ROWS), float(rng.integers(1, 6)))
-    uniform = rng.integers(1, 6, len(ROWS)).astype(float)
-    agree = rng.integers(4, 6, len(ROWS)).astype(float)
-    for name, raw in (("constant", constant), ("uniform random", uniform), ("always agree", agree)):
-        phi_ok, ok, _ = passes(keyed(raw), raw)
-        out[name] = {"phi_ok": phi_ok, "pass": ok}
+        for figure, truth in truths.items():
+            metric = metrics[figure]
+            assert metric.value is not None
+            assert metric.ci_low is not None
+            high = metric.ci_high if metric.ci_high is not None else math.inf
+            figures[figure] = (metric.value, metric.ci_low <= truth <= high)
+        dependability = metrics["dependability"].value or 0.0
+        plans = {label: decision_study(study, counts).phi.value for label, counts in PLANS.items()}
+        plan_truths = {label: coefficient(shipped, variances, counts, absolute=True) for label, counts in PLANS.items()}
+        out[name] = {
+            "figures": figures,
+            "truths": {**truths, "shipped item variance": shipped},
+            "pass": dependability >= THRESHOLD,
+            "plans": plans,
+            "plan_truths": plan_truths,
+        }
+    out["spread"] = _spread_replication(rng)
     return out
 
 
+def _spread_replication(rng: np.random.Generator) -> dict[str, Any]:
+    c, i, p, ci, e = (math.sqrt(v) for v in SPREAD_MODEL)
+    condition = rng.normal(0, c, 8)
+    keyed = (
+        condition[SPREAD_ROWS[:, 0]]
+        + rng.normal(0, i, 8)[SPREAD_ROWS[:, 1]]
+        + rng.normal(0, p, (8, 3))[SPREAD_ROWS[:, 1], SPREAD_ROWS[:, 2]]
+        + rng.normal(0, ci, (8, 8))[SPREAD_ROWS[:, 0], SPREAD_ROWS[:, 1]]
+        + rng.normal(0, e, len(SPREAD_ROWS))
+    )
+    metric = _condition_spread(SPREAD_TABLE.assign(keyed=keyed))
+    assert metric.value is not None
+    assert metric.ci_low is not None
+    high = metric.ci_high if metric.ci_high is not None else math.inf
+    sampled, shipped = 5 * math.sqrt(SPREAD_MODEL[0]), 5 * float(np.std(condition, ddof=1))
+    return {
+        "value": metric.value,
+        "sampled": sampled,
+        "shipped": shipped,
+        "covers_sampled": metric.ci_low <= sampled <= high,
+        "covers_shipped": metric.ci_low <= shipped <= high,
+    }
+
+
+def verdicts(seed: int) -> dict[str, Any]:
+    """Every answerer through the real scoring, analysis and verdicts of both instruments."""
+    out: dict[str, Any] = {}
+    settings = AnalysisSettings(n_resamples=20, seed=seed)  # the bootstrapped figures are not judged
+    for name in ("profile", "compass"):
+        instrument = registered()[name](CONFIG)
+        config = load_thresholds(CONFIG, name, {}, None, {**SHARED_METRICS, **instrument.metrics})
+        for answerer, make in ANSWERERS.items():
+            answers = observations(instrument, make(seed), seed)
+            analysis = instrument.analyse(answerer, answers, settings)
+            verdict = judge(analysis, config)
+            out[name, answerer] = {
+                "verdict": verdict.verdict,
+                "checks": {check.metric.partition("[")[0]: check.passed for check in verdict.checks},
+                "failed": sorted({c.metric.partition("[")[0] for c in verdict.checks if not c.passed}),
+            }
+    return out
+
+
+def _report(results: list[dict[str, Any]], spread: list[dict[str, Any]]) -> None:
+    for model, variances in MODELS.items():
+        sampled = 1 / (1 + sum(variances[1:]) / variances[0])
+        print(f"{model} model (true single-answer dependability, items as sampled: {sampled:.3f})")
+        print(f"  {'figure':26s} {'true':>8s} {'mean est':>9s} {'bias':>8s} {'coverage':>9s}")
+        truths = dict(zip(COMPONENTS, variances, strict=True))
+        for figure in [*COMPONENTS, "run_sd", "dependability", "generalizability"]:
+            rows = [r[model] for r in results if figure in r[model]["figures"]]
+            if not rows:
+                continue
+            values = np.array([r["figures"][figure][0] for r in rows])
+            truth = np.array([r["truths"].get(figure, truths.get(figure, np.nan)) for r in rows])
+            covered = np.mean([r["figures"][figure][1] for r in rows])
+            bias = np.mean(values - truth)
+            print(f"  {figure:26s} {truth.mean():8.4f} {values.mean():9.4f} {bias:+8.4f} {covered:9.1%}")
+        rate = np.mean([r[model]["pass"] for r in results])
+        print(f"  dependability >= {THRESHOLD}: {rate:.1%} of replications")
+        print(f"  {'decision study (planner)':38s} {'true':>8s} {'predicted':>10s}")
+        for label in PLANS:
+            truth = np.mean([r[model]["plan_truths"][label] for r in results])
+            predicted = np.mean([r[model]["plans"][label] for r in results])
+            print(f"  {label:38s} {truth:8.4f} {predicted:10.4f}")
+        print()
+    values = np.array([s["value"] for s in spread])
+    print("compass placement spread (one axis, one temperature; coordinate points)")
+    for estimand in ("sampled", "shipped"):
+        truth = np.array([s[estimand] for s in spread])
+        covered = np.mean([s[f"covers_{estimand}"] for s in spread])
+        print(
+            f"  conditions {estimand:8s} true {truth.mean():.3f}  mean est {values.mean():.3f}  "
+            f"bias {np.mean(values - truth):+.3f}  coverage {covered:.1%}"
+        )
+    print()
+
+
+def _report_verdicts(results: list[dict[str, Any]]) -> None:
+    print(f"verdicts through the real scoring, analysis and thresholds ({len(results)} replications each)")
+    print(f"  {'instrument':11s} {'answerer':16s} {'PASS':>6s} {'not FAIL':>9s}  pass rate per judged check")
+    for name, answerer in results[0]:
+        rows = [r[name, answerer] for r in results]
+        passed = np.mean([row["verdict"] == "PASS" for row in rows])
+        not_failed = np.mean([row["verdict"] != "FAIL" for row in rows])
+        checks = sorted({check for row in rows for check in row["checks"]})
+        rates = ", ".join(
+            f"{check} {np.mean([row['checks'].get(check, False) for row in rows]):.0%}" for check in checks
+        )
+        print(f"  {name:11s} {answerer:16s} {passed:6.0%} {not_failed:9.0%}  {rates}")
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replications", type=int, default=100)
-    parser.add_argument("--quick", action="store_true", help="30 replications")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--replications", type=int, default=200)
+    parser.add_argument("--verdict-replications", type=int, default=10, help="of part B (a whole analysis each)")
+    parser.add_argument("--quick", action="store_true", help="30 replications, 3 of part B")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=20261123)
     arguments = parser.parse_args()
     replications = 30 if arguments.quick else arguments.replications
     seeds = np.random.SeedSequence(arguments.seed).generate_state(replications).tolist()
+    verdict_seeds = seeds[: 3 if arguments.quick else arguments.verdict_replications]
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=arguments.jobs) as pool:
-        results = list(pool.map(replication, seeds, chunksize=4))
+        estimates = list(pool.map(estimators, seeds, chunksize=4))
+        judged = list(pool.map(verdicts, verdict_seeds))
     elapsed = time.perf_counter() - started
-
-    print(f"G study validity: {replications} replications, {len(ROWS)} answers each, seed {arguments.seed}")
-    print(f"criterion: keyed single-answer Phi >= {THRESHOLD} AND raw answers follow the questions\n")
-    for model, variances in MODELS.items():
-        truths = dict(zip(COMPONENTS, variances, strict=True))
-        truths["run-to-run SD"] = math.sqrt(variances[-1])
-        truths["Phi single answer"] = true_coefficient(variances, SINGLE)
-        truths["Phi design (3x4x3x2x3)"] = true_coefficient(variances, {})
-        print(f"{model} model")
-        print(f"  {'figure':26s} {'true':>8s} {'mean est':>9s} {'bias':>8s} {'coverage':>9s}")
-        for figure, truth in truths.items():
-            values = np.array([r[model]["figures"][figure][0] for r in results])
-            covered = np.mean([r[model]["figures"][figure][1] for r in results])
-            print(f"  {figure:26s} {truth:8.4f} {values.mean():9.4f} {values.mean() - truth:+8.4f} {covered:9.1%}")
-        print(f"  {'decision study':32s} {'true':>8s} {'predicted':>10s}")
-        for label, counts in (
-            ("Phi, 1 paraphrase x 1 run", {"paraphrase": 1, "run": 1}),
-            ("Phi, 6 paraphrases x 6 runs", {"paraphrase": 6, "run": 6}),
-            ("Phi single answer, 6 runs", {**SINGLE, "run": 6}),
-        ):
-            predicted = np.mean([r[model]["plans"][label] for r in results])
-            print(f"  {label:32s} {true_coefficient(variances, counts):8.4f} {predicted:10.4f}")
-        print()
-    print(f"{'answerer':16s} {'Phi >= 0.60':>12s} {'PASS (criterion)':>17s}")
-    for answerer in ("stable", "noisy", "constant", "uniform random", "always agree"):
-        phi_rate = np.mean([r[answerer]["phi_ok"] for r in results])
-        pass_rate = np.mean([r[answerer]["pass"] for r in results])
-        print(f"{answerer:16s} {phi_rate:12.1%} {pass_rate:17.1%}")
-    print(f"\n{elapsed:.0f} s on {arguments.jobs} process(es)")
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = children.ru_utime + children.ru_stime
+    print(f"validity: {replications} replications of 540 answers (one temperature), seed {arguments.seed}")
+    print(f"judged check: single-answer dependability >= {THRESHOLD}, conditional on the shipped items\n")
+    _report(estimates, [r["spread"] for r in estimates])
+    _report_verdicts(judged)
+    print(f"\n{elapsed:.0f} s wall on {arguments.jobs} process(es), {cpu:.0f} s of CPU in them")
 
 
 if __name__ == "__main__":

@@ -62,6 +62,13 @@ class Metric:
     undefined: str | None = None
     note: str = ""
 
+    @property
+    def coverage(self) -> float | None:
+        """The share of the designed units the figure uses, ``n / (n + n_left_out)``; None when the
+        metric counts neither (a figure that does not rest on units, such as a spread of accuracies)."""
+        designed = self.n + self.n_left_out
+        return self.n / designed if designed else None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "value": self.value,
@@ -69,6 +76,7 @@ class Metric:
             "ci_high": self.ci_high,
             "n": self.n,
             "n_left_out": self.n_left_out,
+            "coverage": self.coverage,
             "undefined": self.undefined,
             "note": self.note,
         }

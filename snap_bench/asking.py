@@ -10,16 +10,17 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from snap_bench.ask_ahead import AskAhead, Job, Outcome
 from snap_bench.cassettes import (
     CassetteState,
     RecordMode,
     make_vcr,
-    replay,
     restore,
 )
 from snap_bench.client import ChatClient, ChatReply, RetryPolicy
@@ -29,6 +30,7 @@ from snap_bench.models import ModelSpec
 from snap_bench.observation import Condition, Observation
 from snap_bench.parsing import AnswerCode
 from snap_bench.recordings import Recordings
+from snap_bench.request_fields import condition_body
 from snap_bench.scrub import Scrubber
 from snap_bench.stops import NOT_ASKED, StopBoard
 from snap_bench.throttle import Budget, RateLimiter
@@ -69,6 +71,7 @@ class Asker:
         budget: Budget,
         scrubber: Scrubber | None = None,
         stops: StopBoard | None = None,
+        ahead: Callable[[Scrubber], AskAhead] | None = None,
     ) -> None:
         self._recordings = Recordings(cassette_root)
         self._explicit_mode = record_mode
@@ -84,8 +87,14 @@ class Asker:
         self._scrub = Scrubber([*(scrubber.secrets if scrubber else []), *keys])
         canonical = {e.base_url: e.canonical_url for e in endpoints.values() if e.base_url != e.canonical_url}
         self._vcrs = {mode: make_vcr(mode, self._scrub.secrets, canonical) for mode in RecordMode}
+        # --snap-concurrency: unrecorded conditions are asked ahead, several at once (snap_bench.ask_ahead).
+        self._ahead = ahead(self._scrub) if ahead is not None else None
 
-    def close(self) -> None:
+    def close(self, *, interrupted: bool = False) -> None:
+        if self._ahead is not None:
+            # A finished session lets the answers in flight arrive and be recorded; Ctrl-C does not wait.
+            self._ahead.close(wait=not interrupted)
+            self._ahead = None
         for client in self._clients.values():
             self._runner.run(client.aclose())
         self._clients.clear()
@@ -107,13 +116,22 @@ class Asker:
     def ask(self, model: str, instrument: Instrument, condition: Condition) -> Observation:
         endpoint = self._endpoints[model]
         messages = instrument.messages(condition)
+        if self._ahead is not None and model in self._ahead.limits:
+            # Asked ahead this session (by this process or another): its answer, not a replay.
+            settled = self._ahead.settled((model, instrument.name, condition.id))
+            if settled is not None:
+                return self._outcome_observation(model, instrument, condition, messages, settled)
         check = self._recordings.check(endpoint.model, endpoint.canonical_url, instrument, condition)
-        path, canonical_uri, body, state, why = check.path, check.uri, check.body, check.state, check.why
+        path, body, state, why = check.path, check.body, check.state, check.why
+        recorded = check.reply
         mode = self.record_mode(endpoint)
         self._check_recordable(endpoint, mode, state, why, path, condition)
-        if state is CassetteState.MATCHES and mode is not RecordMode.ALL:
-            reply = replay(path, "POST", canonical_uri, body)
+        if recorded is not None and mode is not RecordMode.ALL:
+            reply = recorded  # the recorded answer itself (no HTTP, no retry loop: cassettes.replay)
             return self._scrubbed(_observation(model, instrument, condition, messages, reply, True))
+        job = self.job(model, instrument, condition) if state is CassetteState.MISSING else None
+        if job is not None and self._ahead is not None:
+            return self._outcome_observation(model, instrument, condition, messages, self._ahead.answer(job))
         stop = self._stops.stopped(model) if self._stops is not None else None
         if stop is not None:
             # The model cannot be asked this session (see snap_bench.stops): say so, send nothing.
@@ -124,6 +142,47 @@ class Asker:
             said = dataclasses.replace(reply, error=reply.error and self._scrub(reply.error))
             self._stops.note(model, endpoint.base_url, endpoint.model.api_key_env, said)
         return self._scrubbed(_observation(model, instrument, condition, messages, reply, False))
+
+    def _outcome_observation(
+        self, model: str, instrument: Instrument, condition: Condition, messages: list[dict[str, str]], outcome: Outcome
+    ) -> Observation:
+        if outcome.reply is None:
+            raise BudgetReached(f"{outcome.budget}; {model} {condition.id} was not asked. Run again to continue.")
+        return self._scrubbed(_observation(model, instrument, condition, messages, outcome.reply, False))
+
+    def job(self, model: str, instrument: Instrument, condition: Condition) -> Job | None:
+        """The condition as a job to ask ahead, or None where asking ahead does not apply (no
+        --snap-concurrency for the model, nothing to ask with, or a record mode other than recording
+        what is missing: those go through the test's own ask)."""
+        if self._ahead is None or model not in self._ahead.limits:
+            return None
+        endpoint = self._endpoints[model]
+        if not endpoint.live or self.record_mode(endpoint) is not RecordMode.ONCE:
+            return None
+        path = self._recordings.path(model, instrument.name, condition.id)
+        if path.is_file():
+            return None  # recorded (or a stale or damaged recording, which the test's own ask handles)
+        messages = instrument.messages(condition)
+        # The very body the recording check expects (the entry's own request fields included).
+        body = condition_body(endpoint.model, messages, condition.temperature, instrument.max_tokens)
+        return Job(
+            key=(model, instrument.name, condition.id),
+            base_url=endpoint.base_url,
+            api_key=endpoint.api_key,
+            canonical_uri=f"{endpoint.canonical_url}/chat/completions",
+            body=body,
+            cassette=path,
+            api_key_env=endpoint.model.api_key_env,
+            cost=partial(cost_usd, endpoint.model),
+        )
+
+    def look_ahead(self, conditions: Iterable[tuple[str, Instrument, Condition]]) -> None:
+        """Ask ahead for the conditions this process runs next (nearest first), as far as --snap-concurrency allows."""
+        if self._ahead is not None:
+            self._ahead.look_ahead(
+                ((model, instrument.name, condition.id), partial(self.job, model, instrument, condition))
+                for model, instrument, condition in conditions
+            )
 
     def _scrubbed(self, observation: Observation) -> Observation:
         """The observation with no key in any text it carries (a provider may echo the key it got)."""

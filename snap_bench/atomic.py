@@ -26,3 +26,14 @@ def write_atomically(path: Path, data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a writer or claimer named by its pid may be gone: kill -9)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, but another user's
+    return True

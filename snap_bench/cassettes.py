@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 from collections.abc import Iterable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from snap_bench.atomic import TEMPORARY_SUFFIX, write_atomically
+from snap_bench.atomic import TEMPORARY_SUFFIX, process_alive, write_atomically
 from snap_bench.client import ChatReply, reply_from_recording
 from snap_bench.scrub import Scrubber
 
@@ -127,22 +126,29 @@ def cassette_state(path: Path, method: str, uri: str, body: bytes) -> tuple[Cass
     A recording of this request that holds no usable answer (only failures) counts as damaged: it
     cannot be replayed, and recording it again is the fix.
     """
+    state, why, _ = examine(path, method, uri, body)
+    return state, why
+
+
+def examine(path: Path, method: str, uri: str, body: bytes) -> tuple[CassetteState, str, ChatReply | None]:
+    """:func:`cassette_state`, and the recorded answer when the state is MATCHES (the file read once)."""
     if not path.is_file():
-        return CassetteState.MISSING, "no cassette"
+        return CassetteState.MISSING, "no cassette", None
     try:
         pairs = _interactions(path)
     except DamagedCassette as error:
-        return CassetteState.MALFORMED, str(error)
+        return CassetteState.MALFORMED, str(error), None
     matching = _matching(pairs, method, uri, body)
     if matching:
-        if recorded_reply(matching).error is None:
-            return CassetteState.MATCHES, ""
+        reply = recorded_reply(matching)
+        if reply.error is None:
+            return CassetteState.MATCHES, "", reply
         codes = ", ".join(str(response["status"]["code"]) for response in matching)
-        return CassetteState.MALFORMED, f"damaged cassette: no usable answer recorded (HTTP {codes})"
+        return CassetteState.MALFORMED, f"damaged cassette: no usable answer recorded (HTTP {codes})", None
     first = pairs[0][0]
     if first["uri"] != uri:
-        return CassetteState.STALE, f"recorded for {first['uri']}, now asking {uri}"
-    return CassetteState.STALE, "the recorded request body differs (prompt or parameters changed)"
+        return CassetteState.STALE, f"recorded for {first['uri']}, now asking {uri}", None
+    return CassetteState.STALE, "the recorded request body differs (prompt or parameters changed)", None
 
 
 def replay(path: Path, method: str, uri: str, body: bytes) -> ChatReply:
@@ -209,15 +215,7 @@ def _writer_alive(name: str) -> bool:
     # ".<cassette>.json.<pid>.<random>.tmp"
     _, _, after = name.partition(".json.")
     pid_text = after.split(".", 1)[0]
-    if not pid_text.isdigit():
-        return False
-    try:
-        os.kill(int(pid_text), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_text.isdigit() and process_alive(int(pid_text))
 
 
 def atomic_persister() -> type:

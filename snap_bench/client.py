@@ -105,6 +105,7 @@ class ChatClient:
         *,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
+        max_connections: int = 100,
     ) -> None:
         headers = {"Content-Type": "application/json", "X-Title": "snap-bench"}
         if api_key:
@@ -113,7 +114,11 @@ class ChatClient:
         self._policy = policy
         self._sleep = sleep
         self._rng = rng or random.Random()
-        self._http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(policy.timeout_s, connect=10.0))
+        # httpx's default pool (100 connections) would queue requests beyond it: room for every one in flight.
+        limits = httpx.Limits(max_connections=max(100, max_connections), max_keepalive_connections=max_connections)
+        self._http = httpx.AsyncClient(
+            headers=headers, timeout=httpx.Timeout(policy.timeout_s, connect=10.0), limits=limits
+        )
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -130,11 +135,13 @@ class ChatClient:
         *,
         sleep: Callable[[float], Awaitable[None]] | None = None,
         before_attempt: Callable[[int], Awaitable[None]] | None = None,
+        on_response: Callable[[httpx.Response], None] | None = None,
     ) -> ChatReply:
         """POST ``body``; retry what is worth retrying; never raise for a provider's failure.
 
         ``before_attempt(n)`` is awaited before attempt n is sent (the session's shared rate limit and
-        request budget; it may raise to stop asking); ``sleep`` replaces the backoff wait.
+        request budget; it may raise to stop asking); ``sleep`` replaces the backoff wait;
+        ``on_response`` sees every response received, failures included (to record them).
         """
         wait = sleep or self._sleep
         started = time.perf_counter()
@@ -161,6 +168,8 @@ class ChatClient:
             except httpx.TransportError as error:
                 last_error, last_status = f"connection failed ({type(error).__name__}: {error})", None
             else:
+                if on_response is not None:
+                    on_response(response)
                 last_status = response.status_code
                 if response.status_code == 200:
                     reply = _reply_from(response, started, attempt)
@@ -190,14 +199,20 @@ class ChatClient:
 
 
 def reply_from_recording(status: int, text: str, attempt: int) -> ChatReply:
-    """The reply a recorded response stands for, parsed exactly as a live one would be."""
-    return _reply_from(httpx.Response(status, content=text.encode("utf-8")), time.perf_counter(), attempt)
+    """The reply a recorded 200 stands for, parsed exactly as a live one is (the same function, on its text)."""
+    del status  # only 200s are parsed (cassettes.recorded_reply); kept for callers that pass it
+    return _reply_from_text(text, time.perf_counter(), attempt)
 
 
 def _reply_from(response: httpx.Response, started: float, attempt: int) -> ChatReply:
+    return _reply_from_text(response.text, started, attempt)
+
+
+def _reply_from_text(body: str, started: float, attempt: int) -> ChatReply:
+    """A 200's body as a reply: the answer's text, or why there is none."""
     latency = time.perf_counter() - started
     try:
-        payload: dict[str, Any] = response.json()
+        payload: dict[str, Any] = json.loads(body)
         if "error" in payload and not payload.get("choices"):
             return ChatReply(
                 None, f"provider error in a 200 reply: {_short(json.dumps(payload['error']))}", 200, latency, attempt
@@ -212,9 +227,7 @@ def _reply_from(response: httpx.Response, started: float, attempt: int) -> ChatR
         details = usage.get("completion_tokens_details") or {}
         logprobs = (choice.get("logprobs") or {}).get("content")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
-        return ChatReply(
-            None, f"malformed reply ({type(error).__name__}): {_short(response.text)}", 200, latency, attempt
-        )
+        return ChatReply(None, f"malformed reply ({type(error).__name__}): {_short(body)}", 200, latency, attempt)
     return ChatReply(
         text=text if isinstance(text, str) else "",
         error=None,

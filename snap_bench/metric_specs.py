@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 Better = Literal["higher", "lower"]
 Unit = Literal["coefficient", "share", "percent", "points"]
 ALPHA = "\N{GREEK SMALL LETTER ALPHA}"
+PHI = "\N{GREEK CAPITAL LETTER PHI}"
+RHO = "\N{GREEK SMALL LETTER RHO}"
 
 
 PairingMethod = Literal["bootstrap", "proportion"]
@@ -136,21 +138,42 @@ SHARED_METRICS: Mapping[str, MetricSpec] = {
     "refusal_rate": rate("refusals", "share of answers that refuse to answer"),
     "invalid_rate": rate("invalid answers", "share of answers no score could be read from"),
     "api_error_rate": rate("API errors", "share of conditions whose request failed after every retry"),
+    # The judged stability figures, one per temperature (``dependability[t0.5]``): a generalizability
+    # study of the raw answers (snap_bench.stability).
+    "dependability": MetricSpec(
+        f"dependability {PHI} of one answer, {{level}}",
+        description="share of a single raw answer's variance that is the item's (absolute: every facet's "
+        "variance and run noise count as error); 0 for an answerer whose answers ignore the item",
+    ),
+    "generalizability": MetricSpec(
+        f"generalizability E{RHO}\N{SUPERSCRIPT TWO} of one answer, {{level}}",
+        composite_scale=None,
+        description="relative coefficient of a single raw answer: only the error that reorders items counts",
+    ),
+    "run_sd": MetricSpec(
+        "run-to-run SD, {level}",
+        unit="points",
+        better="lower",
+        composite_scale=None,
+        description="standard deviation of one answer around its cell's mean when the same prompt is asked again",
+    ),
     "test_retest_r": MetricSpec(
-        "test-retest r",
+        "test-retest r (original design)",
         pairing=run_pairing(_mean_pairwise_r),
-        description="mean Pearson r between the runs of each cell (same prompt asked again)",
+        description="the original design's figure, reported, not judged: mean Pearson r between the runs of "
+        "each complete cell, all temperatures pooled",
     ),
     "icc2_1": MetricSpec(
-        "ICC(2,1)",
+        "ICC(2,1) (original design)",
         pairing=run_pairing(_icc21),
-        description="two-way random, absolute agreement, single-run intraclass correlation over cells x runs",
+        description="the original design's figure, reported, not judged: two-way random, absolute agreement, "
+        "single-run intraclass correlation over complete cells x runs, all temperatures pooled",
     ),
     "krippendorff_alpha_runs": MetricSpec(
         f"Krippendorff {ALPHA} (runs)", description="ordinal Krippendorff's alpha with runs as coders"
     ),
     "tara_all_runs": MetricSpec(
-        "all runs agree",
+        "all runs agree (original design)",
         unit="share",
         pairing=run_pairing(_all_runs_agree, values="score"),
         description="share of cells whose runs all agree",

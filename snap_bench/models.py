@@ -40,6 +40,8 @@ class ModelSpec:
     price: Price | None
     weights: LocalWeights | None
     rate_limit_per_minute: float | None = None
+    # Requests in flight at once for this model across the session's processes (None: one per process).
+    concurrency: int | None = None
     # A reasoning model's effort (snap_bench.request_fields.REASONING_EFFORTS or "off"), its own output
     # budget (reasoning tokens count toward it), and how many log-probabilities per token to ask for.
     reasoning: str | None = None
@@ -109,10 +111,11 @@ def load_models(config_dir: Path) -> ModelRegistry:
     default_url = defaults.get("base_url", OPENROUTER_URL).text()
     default_key_env = defaults.get("api_key_env", OPENROUTER_KEY_ENV).optional_text()
     default_rate = defaults.get("rate_limit_per_minute", None)
+    default_concurrency = defaults.get("concurrency", None)
 
     models: dict[str, ModelSpec] = {}
     for name, entry in document.get("models").items():
-        models[name] = _model(name, entry, default_url, default_key_env, default_rate)
+        models[name] = _model(name, entry, default_url, default_key_env, default_rate, default_concurrency)
     if not models:
         raise document.get("models").error("no models", "add at least one entry")
 
@@ -133,7 +136,9 @@ def load_models(config_dir: Path) -> ModelRegistry:
     )
 
 
-def _model(name: str, entry: Node, default_url: str, default_key_env: str | None, default_rate: Node) -> ModelSpec:
+def _model(
+    name: str, entry: Node, default_url: str, default_key_env: str | None, default_rate: Node, default_concurrency: Node
+) -> ModelSpec:
     if not name.replace("-", "").replace(".", "").replace("_", "").isalnum():
         raise entry.error(
             f"model name {name!r} has characters unfit for a folder or a test id",
@@ -159,6 +164,7 @@ def _model(name: str, entry: Node, default_url: str, default_key_env: str | None
         rate_limit_per_minute=_rate(
             entry.get("rate_limit_per_minute", None) if entry.has("rate_limit_per_minute") else default_rate
         ),
+        concurrency=_concurrency(entry.get("concurrency", None) if entry.has("concurrency") else default_concurrency),
         reasoning=reasoning_setting(entry.get("reasoning")) if entry.has("reasoning") else None,
         max_tokens=entry.get("max_tokens").integer(1, 1_000_000) if entry.has("max_tokens") else None,
         top_logprobs=top_logprobs_setting(entry.get("logprobs")) if entry.has("logprobs") else None,
@@ -192,6 +198,15 @@ def top_logprobs_setting(node: Node) -> int | None:
 
 def _rate(node: Node) -> float | None:
     return None if node.value is None else node.number(0.001, 1_000_000, "rate limit (requests per minute)")
+
+
+def _concurrency(node: Node) -> int | None:
+    if node.value is None:
+        return None
+    value = node.number(1, 10_000, "concurrency (requests in flight at once)")
+    if value != int(value):
+        raise node.error(f"concurrency {value!r} is not a whole number", "give a whole number of requests, e.g. 8")
+    return int(value)
 
 
 def _weights(node: Node) -> LocalWeights:

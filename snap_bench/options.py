@@ -65,6 +65,18 @@ def positive_float(value: str) -> float:
     return number
 
 
+def shard(value: str) -> tuple[int, int]:
+    """K/N with 1 <= K <= N: which part of the conditions to run."""
+    part, _, count = value.partition("/")
+    try:
+        k, n = int(part), int(count)
+    except ValueError:
+        k, n = 0, 0
+    if not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a part K/N with 1 <= K <= N; give e.g. 1/4")
+    return k, n
+
+
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("snap-bench", "snap-bench: LLM consistency benchmark")
     group.addoption(
@@ -157,6 +169,22 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="RPM",
         help="requests per minute per model, shared by all workers; overrides models.yaml's "
         "rate_limit_per_minute. Default: %(default)r (no limit unless models.yaml sets one).",
+    )
+    group.addoption(
+        "--snap-concurrency",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="requests in flight at once per model, shared by all workers: each process asks ahead for the "
+        "unrecorded conditions it is about to run; overrides models.yaml's concurrency. Default: one per process.",
+    )
+    group.addoption(
+        "--snap-shard",
+        type=shard,
+        default=None,
+        metavar="K/N",
+        help="run only part K of N of each model's conditions (stable, disjoint parts by a hash of the test id), "
+        "e.g. one job of a CI matrix each. Default: all.",
     )
     group.addoption(
         "--snap-max-requests",
@@ -296,6 +324,8 @@ class SessionOptions:
     max_attempts: int
     timeout_s: float
     rate_limit_per_minute: float | None
+    concurrency: int | None
+    shard: tuple[int, int] | None
     max_requests: int | None
     max_cost_usd: float | None
     top_logprobs: int | None
@@ -331,6 +361,8 @@ class SessionOptions:
                 "snap_prompts",
                 "snap_runs",
                 "snap_record_mode",
+                "snap_concurrency",
+                "snap_shard",
                 "baseline",
             )
         ]
@@ -352,6 +384,8 @@ class SessionOptions:
             max_attempts=config.getoption("snap_max_attempts") or _ini_int(config, "snap_max_attempts"),
             timeout_s=_ini_seconds(config, "snap_timeout"),
             rate_limit_per_minute=config.getoption("snap_rate_limit"),
+            concurrency=config.getoption("snap_concurrency"),
+            shard=config.getoption("snap_shard"),
             max_requests=config.getoption("snap_max_requests"),
             max_cost_usd=config.getoption("snap_max_cost"),
             top_logprobs=config.getoption("snap_logprobs"),

@@ -18,6 +18,7 @@ from snap_bench.outcomes import NOT_MEASURED_ATTRIBUTE, mark_unscored, teststatu
 from snap_bench.report.rows import QUESTION_ATTRIBUTE
 from snap_bench.session import Case, SnapSession, observation_to_report
 from snap_bench.summary import dry_run_lines
+from snap_bench.upcoming import upcoming_params
 
 SESSION_KEY = pytest.StashKey[SnapSession]()
 OBSERVATION_KEY = pytest.StashKey[Observation]()
@@ -87,8 +88,15 @@ def ask(request: pytest.FixtureRequest) -> Ask:
     session = snap_session(request.config)
 
     def ask_case(case: Case) -> Observation:
+        asker = session.asker()
+        # --snap-concurrency: the conditions this process runs next are asked while this one waits.
+        asker.look_ahead(
+            (c.model, session.instrument(c.instrument), c.condition)
+            for c in upcoming_params(request.node, "case")
+            if isinstance(c, Case)
+        )
         try:
-            observation = session.asker().ask(case.model, session.instrument(case.instrument), case.condition)
+            observation = asker.ask(case.model, session.instrument(case.instrument), case.condition)
         except RecordingUnavailable as error:
             request.node.stash[NOT_MEASURED_KEY] = "no recording"
             pytest.fail(str(error), pytrace=False)

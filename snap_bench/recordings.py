@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from snap_bench.cassettes import CassetteState, cassette_path, cassette_state, recorded_models
+from snap_bench.cassettes import CassetteState, cassette_path, examine, recorded_models
+from snap_bench.client import ChatReply
 from snap_bench.request_fields import condition_body
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ class RecordingCheck:
     body: bytes
     state: CassetteState
     why: str
+    # The recorded answer when the state is MATCHES (read with the check: the file is parsed once).
+    reply: ChatReply | None = None
 
     @property
     def matches(self) -> bool:
@@ -70,8 +73,8 @@ class Recordings:
         body = condition_body(model, instrument.messages(condition), condition.temperature, instrument.max_tokens)
         uri = f"{url}/chat/completions"
         path = self.path(model.name, instrument.name, condition.id)
-        state, why = cassette_state(path, "POST", uri, body)
-        return RecordingCheck(path, uri, body, state, why)
+        state, why, reply = examine(path, "POST", uri, body)
+        return RecordingCheck(path, uri, body, state, why, reply)
 
     def answer(self, model: str, instrument: str, condition_id: str) -> str | None:
         """The assistant's text in the condition's recording, or None without a successful exchange."""

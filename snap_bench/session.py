@@ -20,9 +20,11 @@ from typing import Any
 import pytest
 
 from snap_bench.artefacts import Artefacts
+from snap_bench.ask_ahead_setup import ask_ahead_factory
 from snap_bench.asking import Asker, Endpoint
 from snap_bench.baseline import BaselineSpec, parse_baseline
 from snap_bench.cassettes import remove_stale_temporaries
+from snap_bench.claims import clear_claims
 from snap_bench.client import RetryPolicy
 from snap_bench.config import ConfigError
 from snap_bench.coverage import Coverage, coverage_by_model
@@ -37,11 +39,13 @@ from snap_bench.observation import Condition, Observation
 from snap_bench.options import SessionOptions
 from snap_bench.outcomes import NOT_MEASURED_ATTRIBUTE
 from snap_bench.parsing import AnswerCode
+from snap_bench.preload import preload
 from snap_bench.recordings import Recordings
 from snap_bench.report import row_hooks
 from snap_bench.report.history_store import provenance
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 from snap_bench.scrub import Scrubber
+from snap_bench.shards import in_shard
 from snap_bench.stops import NOT_ASKED, StopBoard, clear_stops, stopped_models
 from snap_bench.summary import summary_lines, verdict_block
 from snap_bench.throttle import Budget, BudgetLimits, RateLimiter, SharedState
@@ -200,11 +204,12 @@ class SnapSession:
         instrument = self.instrument(instrument_name)
         selection = self.selection(instrument)
         try:
-            return [
+            cases = [
                 Case(model.name, instrument_name, condition)
                 for model in self.models
                 for condition in instrument.conditions_for(model.name, selection, self.recordings)
             ]
+            return [case for case in cases if in_shard(case.id, self.options.shard)]  # --snap-shard
         except ConfigError as error:
             raise pytest.UsageError(str(error)) from None
 
@@ -234,11 +239,14 @@ class SnapSession:
             self._endpoints.local_urls = local_urls
         self.endpoints = self._endpoints.resolved()
         if not self.is_worker:
+            if self.options.gate:
+                preload()  # the analysis' and report's imports, while the tests run
             remove_stale_temporaries(self.options.cassette_dir)
             self._writer = ObservationWriter(self.options.out_dir)
             # Each session has its own budget; the workers start after this (xdist's sessionstart).
             (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)
             clear_stops(self.options.out_dir)
+            clear_claims(self.options.out_dir)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -259,6 +267,7 @@ class SnapSession:
                 self.budget(),
                 Scrubber.configured([model.api_key_env for model in self.models], self.options.rootdir / ".env"),
                 StopBoard(self.options.out_dir),
+                ask_ahead_factory(self.config, self.options, self.models, self._rate_limits(), self.budget(), policy),
             )
         return self._asker
 
@@ -384,7 +393,7 @@ class SnapSession:
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._asker is not None:
-            self._asker.close()
+            self._asker.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
             self._asker = None
         if self.is_worker or not self.active or self.collect_only:
             return

@@ -77,6 +77,12 @@ def dry_run_lines(session: SessionView) -> list[str]:
                     f"estimated cost <= ${dollars:,.2f} (~{input_tokens:,} input, <= {output_tokens:,} output tokens)"
                 )
             lines.append(f"  {model.name}: {len(conditions)} conditions; {cost}")
+        for model in session.models:
+            # with a pilot's recordings, how many repetitions reach a target (snap_bench.planner)
+            if (session.options.cassette_dir / model.name / name).is_dir():
+                from snap_bench.planner import planner_lines
+
+                lines.extend(planner_lines(instrument, model.name, conditions, session.options.cassette_dir))
         grand_total += len(conditions) * len(session.models)
     lines.append(f"total: {grand_total} conditions for {len(session.models)} model(s)")
     return lines
@@ -208,6 +214,10 @@ def verdict_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
                     VERDICT_COLOURS[verdict.verdict],
                 )
             )
+            if verdict.tied_with and verdict.composite_ci is not None:
+                low, high = verdict.composite_ci
+                ties = ", ".join(verdict.tied_with)
+                lines.append((f"     composite interval [{low:.3f}, {high:.3f}]: a tie with {ties}", {}))
             for check in verdict.checks:
                 if not check.passed:
                     lines.append((f"     failed: {check.message}", {"red": True}))

@@ -55,6 +55,16 @@ class FakeScript:
     latency_s: float = 0.0
     requests: list[dict[str, Any]] = field(default_factory=list)
     authorizations: list[str | None] = field(default_factory=list)
+    # Requests being answered right now, and the most there ever were at once.
+    in_flight: int = 0
+    max_in_flight: int = 0
+    # Hold the first requests until this many are in flight together (or hold_timeout_s passes).
+    hold_until: int = 0
+    hold_timeout_s: float = 60.0  # generous: workers start slowly on a busy machine
+    # Called with the request's number (1, 2, ...) as it arrives, before it is answered.
+    on_request: Callable[[int], None] | None = None
+    answered: int = 0  # 200s sent
+    lock: threading.Condition = field(default_factory=threading.Condition)
     # A reasoning model: what it reports spending on thinking, and why it stopped ("length": cut).
     reasoning_tokens: int | None = None
     finish_reason: str = "stop"
@@ -63,8 +73,29 @@ class FakeScript:
     # Log-probabilities of the answer, sent only when the request asks for them (llama.cpp's server does).
     logprobs: Callable[[str], list[dict[str, Any]]] | None = fake_logprobs
 
+    def arrive(self) -> int:
+        with self.lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            number = len(self.requests)
+            self.lock.notify_all()
+            if self.hold_until:
+                self.lock.wait_for(lambda: self.in_flight >= self.hold_until, timeout=self.hold_timeout_s)
+                self.hold_until = 0  # once: the rest of the session runs freely
+        if self.on_request is not None:
+            self.on_request(number)
+        return number
+
+    def leave(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
+
 
 class _QuietServer(ThreadingHTTPServer):
+    # The default backlog (5) resets connections beyond it: room for many requests in flight at once.
+    request_queue_size = 256
+    daemon_threads = True
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that timed out or was killed before the reply is a scripted case, not a server error."""
 
@@ -98,13 +129,22 @@ class FakeOpenAIServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
                 request = json.loads(self.rfile.read(length) or b"{}")
-                script.requests.append(request)
-                script.authorizations.append(self.headers.get("authorization"))
+                with script.lock:
+                    script.requests.append(request)
+                    script.authorizations.append(self.headers.get("authorization"))
+                script.arrive()
+                try:
+                    self._answer(request)
+                finally:
+                    script.leave()
+
+            def _answer(self, request: dict[str, Any]) -> None:
                 if self.path != "/v1/chat/completions":
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
-                if script.failures:
-                    failure = script.failures.popleft()
+                with script.lock:  # several requests at once: one failure each
+                    failure = script.failures.popleft() if script.failures else None
+                if failure is not None:
                     time.sleep(failure.delay_s)
                     if failure.drop_connection:
                         self.close_connection = True
@@ -149,6 +189,8 @@ class FakeOpenAIServer:
                         "usage": usage,
                     },
                 )
+                with script.lock:
+                    script.answered += 1
 
             def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 self._send_raw(status, json.dumps(payload).encode(), headers)

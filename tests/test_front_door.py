@@ -28,7 +28,7 @@ def test_exit_status_follows_the_checks_not_the_unscored_answers(
     answers = iter(["As an AI, I cannot answer."] + ["4"] * (SLICE_SIZE - 1))
     fake_server.script.answer = lambda request: next(answers)
     bench.run("--model=fake-model", *SLICE, "-n", "0").parseoutcomes()
-    loose = ("--snap-threshold=unscored_rate=0.1:0.1", "--snap-threshold=icc2_1=-1:-1")
+    loose = ("--snap-threshold=unscored_rate=0.1:0.1", "--snap-threshold=dependability=-1:-1")
     result = bench.run("--model=fake-model", *SLICE, *workers, *loose, gate=True)
     outcomes = result.parseoutcomes()
     assert outcomes["unscored"] == 1
@@ -57,7 +57,8 @@ def test_the_last_screen_is_the_result_and_progress_stops_at_100(
     bench: BenchProject, fake_server: FakeOpenAIServer
 ) -> None:
     fake_server.script.answer = statement_score
-    result = bench.run("--model=fake-model", *SLICE, gate=True)
+    two_items = ("--snap-items=M01,M02", *SLICE[1:])  # a G study needs two items to judge
+    result = bench.run("--model=fake-model", *two_items, gate=True)
     lines = result.stdout.lines
     percentages = [int(found) for line in lines for found in re.findall(r"\[\s*(\d+)%\]", line)]
     assert percentages

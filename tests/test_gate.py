@@ -32,35 +32,38 @@ def test_each_threshold_is_a_test_outcome_and_failures_set_the_exit_status(
     junit = bench.root / "junit.xml"
     result = bench.run("--model=fake-model", *SLICE, *workers, f"--junitxml={junit}", "-rA", gate=True)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+    # Each paraphrase gets its own answer: a single answer says nothing about its item, at either temperature.
     result.stdout.fnmatch_lines(
-        ["fake-model inter_paraphrase_r = * [[]*, *[]]: BELOW the minimum (minimum >= 0.65, target >= 0.75), n=36"]
+        ["fake-model dependability[[]t0[]] = * [[]*, *[]]: BELOW the minimum (minimum >= 0.6, target >= 0.7), n=54"]
     )
-    result.stdout.fnmatch_lines(
-        [
-            "PASSED snap-bench::thresholds[[]fake-model-profile-test_retest_r[]]",
-            "FAILED snap-bench::thresholds[[]fake-model-profile-inter_paraphrase_r[]]*",
-        ]
-    )
+    for line in (
+        "FAILED snap-bench::thresholds[[]fake-model-profile-dependability[[]t0[]][]]*",
+        "FAILED snap-bench::thresholds[[]fake-model-profile-dependability[[]t1[]][]]*",
+        "PASSED snap-bench::thresholds[[]fake-model-profile-unscored_rate[]]",
+    ):
+        result.stdout.fnmatch_lines([line])
     result.stdout.fnmatch_lines(
         [
             "verdicts for profile (thresholds.yaml, judged on point estimates):",
             "  #1 fake-model: FAIL (composite *)",
-            "     failed: fake-model inter_paraphrase_r = *BELOW the minimum*",
+            "     failed: fake-model dependability[[]t0[]] = *BELOW the minimum*",
         ]
     )
     result.stdout.fnmatch_lines(["exit status 1: * threshold check(s) failed (the exit status follows the thresholds*"])
     xml = junit.read_text(encoding="utf-8")
-    assert 'name="thresholds[fake-model-profile-icc2_1]"' in xml
+    assert 'name="thresholds[fake-model-profile-dependability[t1]]"' in xml
+    # the original design's figures are reported, not judged
+    assert 'name="thresholds[fake-model-profile-icc2_1]"' not in xml
     # every check carries its figures as JUnit properties, a passing one too
-    retest = re.search(r'name="thresholds\[fake-model-profile-test_retest_r\]".*?</testcase>', xml, re.S)
-    assert retest is not None
-    assert '<property name="decision" value="pass"' in retest.group(0)
-    assert re.search(r'<property name="value" value="1(\.0)?"', retest.group(0))
-    assert '<property name="n_designed" value="36"' in retest.group(0)
+    scored = re.search(r'name="thresholds\[fake-model-profile-unscored_rate\]".*?</testcase>', xml, re.S)
+    assert scored is not None
+    assert '<property name="decision" value="pass"' in scored.group(0)
+    assert re.search(r'<property name="value" value="0(\.0)?"', scored.group(0))
+    assert f'<property name="n_designed" value="{SLICE_SIZE}"' in scored.group(0)
     # the HTML report has the checks as rows (in its data) and as a table, and counts what the terminal counts
     report = (bench.out / "report.html").read_text(encoding="utf-8")
-    assert "snap-bench::thresholds[fake-model-profile-inter_paraphrase_r]" in html.unescape(report)
-    assert 'id="snap-check-fake-model-profile-inter_paraphrase_r"' in report
+    assert "snap-bench::thresholds[fake-model-profile-dependability[t0]]" in html.unescape(report)
+    assert 'id="snap-check-fake-model-profile-dependability[t0]"' in report
     counts = {label.lower(): int(n) for n, label in re.findall(r">(\d+) (Failed|Passed|Unscored),?<", report)}
     terminal = result.parseoutcomes()
     assert counts == {outcome: terminal.get(outcome, 0) for outcome in ("failed", "passed", "unscored")}
@@ -71,32 +74,29 @@ def test_each_threshold_is_a_test_outcome_and_failures_set_the_exit_status(
     retest = model["metrics"]["test_retest_r"]
     assert retest["value"] == pytest.approx(1.0)
     assert retest["n"] == 36  # cells: 2x3x2x2 moral + 2x3x2x1 personality
-    assert retest["status"] == "excellent"
+    assert retest["status"] == "not judged"  # the original design's figure, reported only
     assert model["metrics"]["cv_mean"]["value"] == 0.0
     assert set(model["effects"]) >= {"item", "paraphrase", "temperature", "residual"}
     assert sum(model["effects"].values()) == pytest.approx(1.0)
 
 
-def test_constant_answers_are_undefined_and_judged_on_agreement(
-    bench: BenchProject, fake_server: FakeOpenAIServer
-) -> None:
+def test_constant_answers_fail(bench: BenchProject, fake_server: FakeOpenAIServer) -> None:
+    """Answering 5 to everything once passed on the runs' agreement; the raw answers carry no item signal."""
     fake_server.script.answer = lambda request: "5"
-    no_reversed_items = ("--snap-items=M02,M03,P01,P03", *SLICE[1:])  # M01 is reverse-keyed: it would vary
-    result = bench.run("--model=fake-model", *no_reversed_items, "-rA", gate=True)
-    result.stdout.fnmatch_lines(["fake-model test_retest_r: undefined (*zero variance*); not judged, n=36"])
-    result.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]fake-model-profile-tara_all_runs[]]"])
+    result = bench.run("--model=fake-model", *SLICE, "-rA", gate=True)
+    result.stdout.fnmatch_lines(["FAILED snap-bench::thresholds[[]fake-model-profile-dependability[[]t0[]][]]*"])
     model = bench.analysis()["instruments"]["profile"]["models"]["fake-model"]
-    assert model["metrics"]["test_retest_r"]["value"] is None
-    assert "zero variance" in model["metrics"]["test_retest_r"]["undefined"]
-    assert model["metrics"]["tara_all_runs"]["value"] == 1.0
-    assert model["verdict"] == "PASS"
-    assert result.ret == pytest.ExitCode.OK
+    assert model["metrics"]["dependability[t0]"]["value"] == 0.0
+    assert "no item signal" in model["metrics"]["dependability[t0]"]["note"]
+    assert model["metrics"]["tara_all_runs"]["status"] == "not judged"
+    assert model["verdict"] == "FAIL"
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
 def test_threshold_override_from_the_command_line_wins(bench: BenchProject, fake_server: FakeOpenAIServer) -> None:
     fake_server.script.answer = statement_score
-    result = bench.run("--model=fake-model", *SLICE, "--snap-threshold=inter_paraphrase_r=-1:-1", "-rA", gate=True)
-    result.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]fake-model-profile-inter_paraphrase_r[]]"])
+    result = bench.run("--model=fake-model", *SLICE, "--snap-threshold=dependability=-1:-1", "-rA", gate=True)
+    result.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]fake-model-profile-dependability[[]t1[]][]]"])
 
 
 @pytest.mark.parametrize("workers", WORKERS)

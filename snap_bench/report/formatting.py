@@ -18,12 +18,13 @@ from snap_bench.verdicts import Threshold
 ThresholdTable = Mapping[str, Mapping[str, Any]]
 
 # Statuses as analysis.json writes them, best first; the CSS classes of the cells are derived from them.
-STATUSES = ("excellent", "target", "acceptable", "below", "undefined", "not judged")
+STATUSES = ("excellent", "target", "acceptable", "below", "insufficient data", "undefined", "not judged")
 STATUS_MEANING = {
     "excellent": "at or beyond the excellent threshold",
     "target": "meets the target",
     "acceptable": "at least the minimum, short of the target (BORDERLINE)",
     "below": "short of the minimum: the model FAILs",
+    "insufficient data": "rests on less than the required share of its designed answers: not judged, the model FAILs",
     "undefined": "cannot be computed on these data (reason shown); not judged",
     "not judged": "reported, no threshold applies",
 }
@@ -97,7 +98,8 @@ def format_interval(name: str, low: object, high: object, digits: int = 3) -> st
 
 def threshold_of(name: str, thresholds: ThresholdTable) -> Threshold | None:
     """The config's entry as the verdicts' Threshold, so the report judges exactly as the gate does."""
-    entry = thresholds.get(name)
+    # a per-temperature figure (dependability[t0]) is judged against its family's thresholds
+    entry = thresholds.get(name) or thresholds.get(name.partition("[")[0])
     if entry is None:
         return None
     better = entry.get("better")

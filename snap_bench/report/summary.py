@@ -51,6 +51,7 @@ margin:1em 0}
 .snap-status-target{background:#b4e6c2}
 .snap-status-acceptable{background:#ffe08a}
 .snap-status-below{background:#ffb4b0}
+.snap-status-insufficient-data{background:#ffb4b0;font-style:italic}
 .snap-status-undefined{background:#e8e8e8;color:#555;font-style:italic}
 .snap-badge{display:inline-block;padding:2px 9px;border-radius:10px;font-weight:700;font-size:12px;color:#fff;
 letter-spacing:.03em}

@@ -17,7 +17,7 @@ from scipy import stats as scipy_stats
 
 from snap_bench.stats._validation import check_confidence
 from snap_bench.stats.errors import UndefinedStatistic
-from snap_bench.stats.generalizability import RESIDUAL_EFFECT, GStudyDesign, g_study
+from snap_bench.stats.generalizability import RESIDUAL_EFFECT, GStudy, GStudyDesign, g_study
 
 __all__ = [
     "ContradictionRate",
@@ -62,7 +62,11 @@ class ItemSignal:
 
 
 def raw_item_signal(
-    raw_scores: npt.ArrayLike, labels: Mapping[str, Sequence[Hashable]], design: GStudyDesign
+    raw_scores: npt.ArrayLike,
+    labels: Mapping[str, Sequence[Hashable]],
+    design: GStudyDesign,
+    *,
+    fitted: GStudy | None = None,
 ) -> ItemSignal:
     r"""Test whether the raw, unkeyed answers vary with the item beyond every other facet and run noise.
 
@@ -72,6 +76,8 @@ def raw_item_signal(
         The answers as given (never reverse-keyed), NaN where unscored.
     labels, design
         As for :func:`~snap_bench.stats.generalizability.g_study`; the object of measurement is the item.
+    fitted : GStudy, optional
+        The G study of these scores under ``design`` when the caller has it already (saves one fit).
 
     Returns
     -------
@@ -105,7 +111,7 @@ def raw_item_signal(
     model. *Biometrics*, 50, 1171-1177.
     """
     try:
-        full = g_study(raw_scores, labels, design)
+        full = fitted if fitted is not None else g_study(raw_scores, labels, design)
     except UndefinedStatistic:
         present = int(np.sum(~np.isnan(np.asarray(raw_scores, dtype=np.float64))))
         return ItemSignal(0.0, 0.0, 0.0, 0.0, 0.0, 1.0, present)

@@ -33,6 +33,7 @@ __all__ = [
     "decision_study",
     "g_study",
     "smallest_count",
+    "spread_interval",
 ]
 
 #: Name of the component of the cells' remaining interactions (present when the design has a replicate).
@@ -42,6 +43,7 @@ CELL: Final = "cell"
 RESIDUAL_EFFECT: Final = "residual"
 
 Coefficient = Literal["g", "phi"]
+Estimand = Literal["sampled", "shipped"]
 
 # Estimates below this fraction of the score variance are reported as exactly 0 (on the boundary).
 _BOUNDARY = 1e-9
@@ -513,8 +515,9 @@ def g_study(
         term_of_column.extend([index] * n_levels)
         term_levels.append(n_levels)
     names = [design.name(term) for term in terms]
-    if has_cell and n_cells in term_levels:
-        raise ValueError("a listed interaction already spans every cell; drop it or the replicate")
+    # A term that already spans every cell (a paraphrase nested in its item when no other facet varies)
+    # is the cell component under its own name: no second one is estimated.
+    has_cell = has_cell and n_cells not in term_levels
     all_names = [*names, *([CELL] if has_cell else []), RESIDUAL_EFFECT]
     unknown = set(without) - set(all_names)
     if unknown:
@@ -671,7 +674,9 @@ def _coefficient_interval(
     return IntervalEstimate(value, low / (1 + low), high / (1 + high))
 
 
-def decision_study(study: GStudy, counts: Mapping[str, float] | None = None) -> DecisionStudy:
+def decision_study(
+    study: GStudy, counts: Mapping[str, float] | None = None, *, object_levels: Estimand = "sampled"
+) -> DecisionStudy:
     r"""Generalizability and dependability of the object's mean over ``counts`` conditions per facet.
 
     Parameters
@@ -682,6 +687,13 @@ def decision_study(study: GStudy, counts: Mapping[str, float] | None = None) -> 
         Conditions per facet (per nest for a nested facet) and replications per cell; facets not
         given keep the G study's own sample sizes. ``{name: 1 for every facet}`` describes a single
         answer.
+    object_levels : {"sampled", "shipped"}
+        The estimand of the coefficients' intervals. ``"sampled"``: the objects (items) are a random
+        sample of a universe of items, and the interval covers that universe's coefficient.
+        ``"shipped"``: conditional on the objects in the data (the items a questionnaire ships), whose
+        universe scores are fixed; the universe variance is then the variance of *these* objects'
+        universe scores, and its sampling variance loses the part that comes from drawing the objects
+        (see Notes). The point values are the same.
 
     Returns
     -------
@@ -705,6 +717,13 @@ def decision_study(study: GStudy, counts: Mapping[str, float] | None = None) -> 
     (the covariance between :math:`\hat\tau` and :math:`\hat E` is ignored), as the F interval of
     an intraclass correlation does (Shrout & Fleiss 1979); its coverage is measured by the
     validity bench.
+
+    With ``object_levels="shipped"``, :math:`\mathrm{Var}(\hat\tau)` is reduced by
+    :math:`2\hat\tau^2 / (n_p - 1)`, the part of a balanced design's
+    :math:`\mathrm{Var}(\hat\tau) = 2(\tau + E/k)^2 / (n_p - 1) + \ldots` that comes from drawing
+    the :math:`n_p` objects: given their universe scores, the mean square of the objects is a
+    non-central chi-square whose variance is :math:`2(E^2 + 2 E k s^2) / (n_p - 1)` (Searle, Casella
+    & McCulloch 1992, ch. 4), i.e. the random-objects variance without :math:`2 k^2 s^4 / (n_p - 1)`.
     """
     sizes = dict(study.sample_sizes)
     for name, value in (counts or {}).items():
@@ -717,6 +736,14 @@ def decision_study(study: GStudy, counts: Mapping[str, float] | None = None) -> 
     variances = np.array([component.variance for component in study.components])
     universe = float(variances[universe_index])
     var_universe = float(study.covariance[universe_index, universe_index])
+    if object_levels == "shipped":
+        n_objects = study.components[universe_index].n_levels
+        drawing = 2.0 * universe**2 / (n_objects - 1) if n_objects > 1 else 0.0
+        # kept above a tenth of the random-objects variance: the balanced-design identity is approximate
+        # on unbalanced data, and a zero variance would claim an exact coefficient
+        var_universe = max(var_universe - drawing, 0.1 * var_universe)
+    elif object_levels != "sampled":
+        raise ValueError(f"object_levels must be 'sampled' or 'shipped', got {object_levels!r}")
     relative_error = float(relative @ variances)
     absolute_error = float(absolute @ variances)
     return DecisionStudy(
@@ -787,3 +814,57 @@ def smallest_count(
         if value >= target:
             return count
     return None
+
+
+def spread_interval(means: npt.ArrayLike, error_variance: float, *, confidence: float = 0.95) -> IntervalEstimate:
+    r"""The variance of the true object means behind observed ``means``, given the levels observed.
+
+    Parameters
+    ----------
+    means : array_like, shape (n,)
+        The observed mean of each object (e.g. of each condition of a compass placement), n >= 2.
+    error_variance : float
+        The variance of one observed mean around its true mean: the relative error variance of a
+        :func:`decision_study` at the design's own counts (what is common to every object, such as the
+        items' effects, cancels in the spread).
+    confidence : float
+
+    Returns
+    -------
+    IntervalEstimate
+        The sample variance (ddof 1) of the true means: ``value`` the moment estimate
+        :math:`\max(0, s^2_m - E)`, and the interval from inverting the non-central chi-square.
+
+    Notes
+    -----
+    The estimand is conditional on the objects observed (the shipped conditions, not a universe of
+    them). With the observed means independent and normal around the true ones with variance
+    :math:`E`, :math:`SS / E \sim \chi'^2_{n-1}(\lambda)` with :math:`\lambda = (n-1) s^2_\mu / E`
+    (Searle, Casella & McCulloch 1992, sec. 4.7); the bounds are the :math:`\lambda` at which the
+    observed statistic sits at the upper and lower tail quantile, and 0 where even
+    :math:`\lambda = 0` leaves it in the tail. :math:`E` is treated as known (it rests on many more
+    degrees of freedom than the n - 1 of the objects). Its coverage is measured by the validity bench.
+    """
+    level = check_confidence(confidence)
+    values = np.asarray(means, dtype=np.float64).reshape(-1)
+    if values.size < 2 or np.isnan(values).any():
+        raise ValueError(f"spread_interval needs at least 2 means without NaN, got {values.size}")
+    if not error_variance > 0:
+        raise ValueError(f"error_variance must be positive, got {error_variance!r}")
+    df = values.size - 1
+    statistic = float(np.sum((values - values.mean()) ** 2)) / error_variance
+    scale = error_variance / df
+
+    def noncentrality(tail: float) -> float:
+        """The lambda with P(chi'^2 <= statistic) = tail; 0 when lambda = 0 already gives less."""
+        if float(scipy_stats.chi2.cdf(statistic, df)) <= tail:
+            return 0.0
+        high = max(1.0, 2.0 * statistic)
+        while float(scipy_stats.ncx2.cdf(statistic, df, high)) > tail:
+            high *= 2.0
+        return float(scipy_optimize.brentq(lambda lam: scipy_stats.ncx2.cdf(statistic, df, lam) - tail, 0.0, high))
+
+    low = noncentrality(0.5 + level / 2)
+    high = noncentrality(0.5 - level / 2)
+    point = max(0.0, statistic - df)
+    return IntervalEstimate(point * scale, low * scale, high * scale)

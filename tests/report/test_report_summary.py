@@ -113,8 +113,8 @@ def test_executive_summary_has_a_badge_per_verdict_in_rank_order(markup: str) ->
     assert ".snap-badge-borderline{background:#bf8700}" in markup
     assert ".snap-badge-fail{background:#cf222e}" in markup
     # why a model is not a PASS is said next to its badge
-    assert "inter-paraphrase r (below)" in verdicts
-    assert "CV mean (acceptable)" in verdicts
+    assert "inter-paraphrase r (original design) (below)" in verdicts
+    assert "CV mean (original design) (acceptable)" in verdicts
 
 
 def test_the_run_is_described(markup: str) -> None:
@@ -133,22 +133,22 @@ def test_metric_cells_are_coloured_by_status_with_a_legend(markup: str) -> None:
     legend = markup[markup.index('<ul class="snap-legend">') :]
     for status in ("excellent", "target", "acceptable", "below", "undefined", "not-judged"):
         assert f"snap-status-{status}" in legend
-    retest = row_of(markup, "test-retest r")
+    retest = row_of(markup, "test-retest r (original design)")
     assert "min ≥ 0.60, target ≥ 0.70, excellent ≥ 0.80" in retest
     assert '<td class="snap-num snap-status-excellent"' in retest
     assert "0.93<br><small>[0.88, 0.97]" in retest
     assert 'class="snap-status-undefined"' in retest
-    cv = row_of(markup, "CV mean")
+    cv = row_of(markup, "CV mean (original design)")
     assert "snap-status-acceptable" in cv
     assert "12.5 %" in cv
-    assert "snap-status-below" in row_of(markup, "inter-paraphrase r")
+    assert "snap-status-below" in row_of(markup, "inter-paraphrase r (original design)")
 
 
 def test_an_undefined_metric_shows_its_reason_and_is_not_coloured_as_judged(markup: str) -> None:
-    retest = row_of(markup, "test-retest r")
+    retest = row_of(markup, "test-retest r (original design)")
     assert "undefined<br><small>zero variance: every answer was 5</small>" in retest
     flaky = markup[markup.index("fake-flaky · composite") :]
-    detail = row_of(flaky, "test-retest r")
+    detail = row_of(flaky, "test-retest r (original design)")
     assert "zero variance: every answer was 5" in detail
     assert ">undefined<" in detail
     # a per-construct alpha that is undefined, although not judged, reads as undefined with its reason
@@ -156,7 +156,7 @@ def test_an_undefined_metric_shows_its_reason_and_is_not_coloured_as_judged(mark
         flaky, "Cronbach \N{GREEK SMALL LETTER ALPHA} care (paraphrases)"
     )
     # a note travels with its metric
-    assert "fake note: few complete rows" in row_of(flaky, "inter-paraphrase r")
+    assert "fake note: few complete rows" in row_of(flaky, "inter-paraphrase r (original design)")
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +187,7 @@ def test_a_baseline_model_is_grey_and_coloured_against_the_thresholds(baseline_m
     assert '<span class="snap-badge snap-badge-none">BASELINE</span>' in baseline_markup
     old = baseline_markup[baseline_markup.index("BASELINE</span> fake-old") :]
     # the document has no status for the baseline's metrics: judged here on the point value
-    assert '<td class="snap-num snap-status-excellent">0.930<br>' in row_of(old, "test-retest r")
+    assert '<td class="snap-num snap-status-excellent">0.930<br>' in row_of(old, "test-retest r (original design)")
 
 
 def test_charts_are_matplotlib_svg_inline(markup: str) -> None:
@@ -331,7 +331,8 @@ def test_a_document_from_the_real_analysis_renders(observations: list[Observatio
     }
     document = json.loads(json.dumps(document))  # as read back from analysis.json
     markup = render(document, observations, thresholds)
-    assert len(svg_elements(markup)) == 3 + 2 * len(analyses)  # the headline, radar, effects; two per model
+    # the headline, the G study's variance shares, the original design's radar and effects; two per model
+    assert len(svg_elements(markup)) == 4 + 2 * len(analyses)
     assert "ICC(2,1)" in markup
     assert "snap-model-3" in markup
 

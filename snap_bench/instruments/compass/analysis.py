@@ -12,6 +12,7 @@ controller at session end only.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -32,12 +33,43 @@ from snap_bench.analysis import (
 from snap_bench.instruments.compass.metrics import AXES, CONDITION_FACTORS, FACTORS
 from snap_bench.observation import Observation
 from snap_bench.parsing import ANSWER_CODE_LABELS
+from snap_bench.stability import StabilityDesign, level_metrics
 from snap_bench.stats import (
+    AXIS_SCALE,
     UndefinedStatistic,
     coordinate_spread_batch,
     mean_pairwise_r_batch,
     two_way_bootstrap_ci,
 )
+from snap_bench.stats.degenerate import contradiction_rate
+from snap_bench.stats.generalizability import GStudyDesign, decision_study, g_study, spread_interval
+from snap_bench.stats.position import MAX_ABS_SCORE
+
+# Within one temperature (never pooled): the conditions a placement should not depend on.
+PLACEMENT_FACTORS = ("system_prompt", "choice")
+# The G study of each temperature on the raw answers, as for the profile: items measured, paraphrases
+# nested in them, system prompt and choice crossed with them, runs replicating a cell.
+STABILITY = StabilityDesign(
+    GStudyDesign(
+        "item",
+        ("paraphrase", "system_prompt", "choice"),
+        nested={"paraphrase": ("item",)},
+        interactions=(("item", "system_prompt"), ("item", "choice")),
+        replicate="run",
+    ),
+    by="temperature",
+)
+# The spread of the placement: conditions (system prompt x choice) measured, items and their paraphrases
+# as facets, runs replicating. Its condition component is the spread net of run noise and item sampling.
+SPREAD = GStudyDesign(
+    "condition",
+    ("item", "paraphrase"),
+    nested={"paraphrase": ("item",)},
+    interactions=(("condition", "item"),),
+    replicate="run",
+)
+# One answer's keyed score (-2..+2) in coordinate points (-10..+10).
+POINTS_PER_SCORE = AXIS_SCALE / MAX_ABS_SCORE
 
 
 def analyse_compass(
@@ -50,6 +82,12 @@ def analyse_compass(
     result = ModelAnalysis(model, instrument, len(table), len(valid))
     metrics = result.metrics
     metrics.update(answer_rates(table, settings))
+    # The judged figures, each temperature apart: the G study of the raw answers, the contradictions
+    # between statements of opposite direction, and the spread of the placement net of run noise.
+    stability, details_g = level_metrics(table, STABILITY)
+    metrics.update(stability)
+    metrics.update(_contradictions(table, observations))
+    metrics.update(_spreads(table))
     metrics["no_opinion_rate"] = proportion(int(table["no_opinion"].sum()), len(table), settings.confidence)
     metrics.update(retest_metrics(table, settings, with_cv=False))
     paraphrases = wide(table, ["item", *CONDITION_FACTORS, "run"], "paraphrase", "keyed")
@@ -57,14 +95,20 @@ def analyse_compass(
         paraphrases, mean_pairwise_r_value, mean_pairwise_r_batch, settings, 2
     )
 
-    details: dict[str, Any] = {"coordinates": {}, "per_run": {}, "per_system_prompt": {}, "per_choice": {}}
+    details: dict[str, Any] = {
+        "coordinates": {},
+        "per_run": {},
+        "per_system_prompt": {},
+        "per_choice": {},
+        "g_study": details_g,
+    }
     spreads: list[Metric] = []
     for axis in AXES:
         rows = valid[valid["axis"] == axis]
         metrics[axis] = _coordinate(rows, settings)
         details["coordinates"][axis] = metrics[axis].to_dict()
         spread = _spread(rows, settings)
-        metrics[f"coordinate_sd_{axis}"] = spread
+        metrics[f"coordinate_sd_{axis}"] = replace(spread, note="the original design's figure (run noise included)")
         spreads.append(spread)
         for column, key in (("run", "per_run"), ("system_prompt", "per_system_prompt"), ("choice", "per_choice")):
             for level, level_rows in rows.groupby(column):
@@ -76,6 +120,98 @@ def analyse_compass(
     result.effects = factor_effects(valid, FACTORS)
     result.construct_means = {axis: float(v) for axis, v in valid.groupby("axis")["keyed"].mean().items()}
     return result
+
+
+def _contradictions(table: Any, observations: Sequence[Observation]) -> dict[str, Metric]:
+    """Per temperature: how often a statement and one of the opposite direction on the same axis get
+    the same side of the scale under the same condition (``contradiction_rate[t0]``).
+
+    The k-th forward item of an axis is paired with its k-th reverse item (each answer in one pair), so
+    an answerer that agrees with everything contradicts itself in every pair. Unscored answers leave
+    their pair out (counted)."""
+    reverse = {o.item: bool(o.extra.get("reverse")) for o in observations}
+    pairs: list[tuple[str, str]] = []
+    for axis in AXES:
+        items = sorted(str(i) for i in table.loc[table["axis"] == axis, "item"].unique())
+        forward = [item for item in items if not reverse.get(item)]
+        backward = [item for item in items if reverse.get(item)]
+        pairs.extend(zip(forward, backward, strict=False))
+    metrics: dict[str, Metric] = {}
+    condition = ["paraphrase", "system_prompt", "choice", "run"]
+    for level, rows in table.groupby("temperature", sort=True):
+        answers = rows.set_index(["item", *condition])["score"]
+        first: list[Any] = []
+        second: list[Any] = []
+        for forward_item, reverse_item in pairs:
+            joined = (
+                answers.loc[forward_item]
+                .to_frame("forward")
+                .join(answers.loc[reverse_item].to_frame("reverse"), how="inner")
+            )
+            first.extend(joined["forward"] + MAX_ABS_SCORE + 1)  # -2..+2 as 1..5
+            second.extend(joined["reverse"] + MAX_ABS_SCORE + 1)
+        name = f"contradiction_rate[{level}]"
+        if not first:
+            metrics[name] = Metric(None, undefined="no statement has a scored counterpart of the other direction")
+            continue
+        try:
+            rate = contradiction_rate(np.asarray(first, float), np.asarray(second, float))
+        except UndefinedStatistic as error:
+            metrics[name] = Metric(None, n=0, n_left_out=len(first), undefined=error.reason)
+            continue
+        metrics[name] = Metric(rate.rate, rate.ci_low, rate.ci_high, n=rate.n_pairs, n_left_out=rate.n_left_out)
+    return metrics
+
+
+def _spreads(table: Any) -> dict[str, Metric]:
+    """Per temperature and axis: the SD of the placement across the shipped system prompts and choices,
+    net of run noise, in coordinate points (``coordinate_spread_economic[t0]``); and the larger axis's
+    (``coordinate_spread_max[t0]``), which is judged."""
+    metrics: dict[str, Metric] = {}
+    for level, rows in table.groupby("temperature", sort=True):
+        spreads = []
+        for axis in AXES:
+            axis_rows = rows[rows["axis"] == axis]
+            metric = _condition_spread(axis_rows)
+            metrics[f"coordinate_spread_{axis}[{level}]"] = metric
+            spreads.append(metric)
+        metrics[f"coordinate_spread_max[{level}]"] = _largest(spreads)
+    return metrics
+
+
+def _condition_spread(rows: Any) -> Metric:
+    designed = len(rows)
+    scored = rows.dropna(subset=["keyed"])
+    used = len(scored)
+    if used < 2 or scored["item"].nunique() < 2:
+        return Metric(None, n=used, n_left_out=designed - used, undefined="fewer than two statements answered")
+    condition = scored[list(PLACEMENT_FACTORS)].astype(str).agg("/".join, axis=1).tolist()
+    if len(set(condition)) < 2:
+        return Metric(None, n=used, n_left_out=designed - used, undefined="fewer than two conditions")
+    labels = {"condition": condition, **{name: scored[name].tolist() for name in ("item", "paraphrase", "run")}}
+    try:
+        study = g_study(scored["keyed"].to_numpy(float), labels, SPREAD)
+    except UndefinedStatistic:
+        return Metric(0.0, 0.0, 0.0, n=used, n_left_out=designed - used, note="every answer the same")
+    except ValueError as error:
+        return Metric(None, n=used, n_left_out=designed - used, undefined=str(error))
+    # The spread across the shipped conditions: the observed condition means' variance net of what
+    # run noise, paraphrases and condition x item interactions add to each (the relative error of the
+    # condition means), with a non-central chi-square interval (stats.generalizability.spread_interval).
+    noise = decision_study(study).relative_error_variance
+    means = scored.assign(condition=condition).groupby("condition")["keyed"].mean().to_numpy(float)
+    try:
+        spread = spread_interval(means, noise)
+    except ValueError as error:
+        return Metric(None, n=used, n_left_out=designed - used, undefined=str(error))
+    return Metric(
+        POINTS_PER_SCORE * spread.value**0.5,
+        POINTS_PER_SCORE * spread.ci_low**0.5,
+        POINTS_PER_SCORE * spread.ci_high**0.5,
+        n=used,
+        n_left_out=designed - used,
+        note=f"net of run noise; {len(means)} conditions",
+    )
 
 
 def _point(keyed: Any) -> float | None:
@@ -131,7 +267,14 @@ def _largest(spreads: Sequence[Metric]) -> Metric:
     if not defined:
         return Metric(None, undefined="no axis has a spread")
     worst = max(defined, key=lambda metric: metric.value or 0.0)
-    return Metric(worst.value, worst.ci_low, worst.ci_high, n=worst.n, note="the larger of the two axes' spreads")
+    return Metric(
+        worst.value,
+        worst.ci_low,
+        worst.ci_high,
+        n=worst.n,
+        n_left_out=worst.n_left_out,
+        note="the larger of the two axes' spreads",
+    )
 
 
 def _per_condition(valid: Any) -> list[dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -57,28 +58,51 @@ SPREAD_PAIRING = Pairing(
 )
 
 
+def _points(label: str, description: str) -> MetricSpec:
+    """A spread of the placement, in coordinate points (lower is better; 10 points maps to 0)."""
+    return MetricSpec(label, unit="points", better="lower", composite_scale=10.0, description=description)
+
+
 def _spread(axis: str) -> MetricSpec:
-    return MetricSpec(
-        f"coordinate SD {axis}",
-        unit="points",
-        better="lower",
-        composite_scale=10.0,
-        description=f"SD of the {axis} coordinate across system prompts, temperatures and choice (20-point axis)",
+    return _points(
+        f"coordinate SD {axis} (original design)",
+        f"the original design's figure: SD of the {axis} coordinate across system prompts, temperatures and "
+        "choice, run noise included (20-point axis)",
+    )
+
+
+def _net_spread(axis: str) -> MetricSpec:
+    return _points(
+        f"spread of the {axis} placement, {{level}}",
+        f"SD of the {axis} coordinate across system prompts and choice at one temperature, net of run noise "
+        "(the condition component of a G study, in coordinate points)",
     )
 
 
 METRICS: Mapping[str, MetricSpec] = {
-    "coordinate_sd_max": MetricSpec(
-        "coordinate SD (larger axis)",
-        unit="points",
+    # judged, per temperature (coordinate_spread_max[t0])
+    "coordinate_spread_max": _points(
+        "spread of the placement (larger axis), {level}",
+        "the larger of the two axes' spreads across system prompts and choice, net of run noise",
+    ),
+    **{f"coordinate_spread_{axis}": _net_spread(axis) for axis in AXES},
+    "contradiction_rate": MetricSpec(
+        "contradiction rate, {level}",
+        unit="share",
         better="lower",
-        composite_scale=10.0,
+        description="share of (statement, opposite statement) answer pairs on the same side of neutral under the "
+        "same condition: agreeing with both directions of an axis",
+    ),
+    "coordinate_sd_max": dataclasses.replace(
+        _points(
+            "coordinate SD (larger axis, original design)",
+            "the original design's figure: the larger of the two axes' spreads, run noise included",
+        ),
         pairing=SPREAD_PAIRING,
-        description="the larger of the two axes' spreads of the coordinate across conditions",
     ),
     **{f"coordinate_sd_{axis}": _spread(axis) for axis in AXES},
     "inter_paraphrase_r": MetricSpec(
-        "inter-paraphrase r",
+        "inter-paraphrase r (original design)",
         pairing=Pairing(("item", *CONDITION_FACTORS, "run"), "paraphrase", "keyed", _mean_pairwise_r, cluster="item"),
         description="mean Pearson r between the paraphrases of each statement",
     ),

@@ -32,6 +32,7 @@ from snap_bench.instruments.perturbation.few_shot import (
     answered_accuracy,
     variant_index,
 )
+from snap_bench.instruments.perturbation.resampling import CountsStatistic, SampleSums
 from snap_bench.instruments.perturbation.sentiment_data import (
     ENCODING,
     LABELS,
@@ -111,22 +112,28 @@ def analyse_perturbation(
             metrics[name] = Metric(None, undefined=answers)
         return result
 
-    metrics["custom_accuracy"] = _bootstrapped(answers, custom_accuracy, settings)
-    metrics["polarity_accuracy"] = _bootstrapped(answers, polarity_accuracy, settings)
+    sums = _sample_sums(answers)  # each interval's resamples at once (instruments/perturbation/resampling.py)
+    metrics["custom_accuracy"] = _bootstrapped(answers, custom_accuracy, settings, sums.custom_accuracy)
+    metrics["polarity_accuracy"] = _bootstrapped(answers, polarity_accuracy, settings, sums.polarity_accuracy)
     metrics["exact_accuracy"] = (
-        _bootstrapped(answers, exact_accuracy, settings)
+        _bootstrapped(answers, exact_accuracy, settings, sums.exact_accuracy)
         if answers.gold_kind == "five_class"
         else Metric(None, undefined=NOT_FIVE_CLASS)
     )
-    metrics["consistency"] = _bootstrapped(answers, consistency, settings, left_out=False)
-    metrics["weighted_index"] = _bootstrapped(answers, weighted_index, settings)
-    metrics["fleiss_kappa"] = _bootstrapped(answers, kappa, settings, complete_only=True)
-    metrics.update(_variant_effect(answers, settings))
+    metrics["consistency"] = _bootstrapped(answers, consistency, settings, sums.consistency, left_out=False)
+    index = sums.weighted_index(ACCURACY_WEIGHT)
+    metrics["weighted_index"] = _bootstrapped(answers, weighted_index, settings, index)
+    metrics["fleiss_kappa"] = _bootstrapped(answers, kappa, settings, sums.fleiss_kappa, complete_only=True)
+    metrics.update(_variant_effect(answers, settings, sums))
     factors = [f for f in VARIANT_FACTORS if len({levels.get(f) for levels in answers.variant_levels}) == 2]
+    pairs = {factor: _level_pairs(answers, factor)[1] for factor in factors}
     for factor in factors:
-        metrics[f"accuracy_effect[{factor}]"] = _bootstrapped(answers, _effect(factor), settings)
-        metrics[f"flip_rate[{factor}]"] = _bootstrapped(answers, _flips(factor), settings, left_out=False)
-    metrics["max_flip_rate"] = _bootstrapped(answers, max_flip_rate(factors), settings, left_out=False)
+        effect = sums.accuracy_effect(*_level_columns(answers, factor))
+        metrics[f"accuracy_effect[{factor}]"] = _bootstrapped(answers, _effect(factor), settings, effect)
+        flips = sums.flip_rate(pairs[factor])
+        metrics[f"flip_rate[{factor}]"] = _bootstrapped(answers, _flips(factor), settings, flips, left_out=False)
+    most = sums.max_flip_rate(list(pairs.values()))
+    metrics["max_flip_rate"] = _bootstrapped(answers, max_flip_rate(factors), settings, most, left_out=False)
 
     result.effects = {
         factor: value for factor in factors if (value := metrics[f"accuracy_effect[{factor}]"].value) is not None
@@ -285,11 +292,17 @@ def _level_pairs(answers: Answers, factor: str) -> tuple[list[str], list[tuple[i
 def accuracy_effect(answers: Answers, units: npt.NDArray[np.intp], factor: str) -> float:
     """Custom accuracy at the factor's first level minus at its second, levels in alphabetical order
     (casual - formal, imp - q, task - text, syn1 - syn2)."""
-    levels, _ = _level_pairs(answers, factor)
+    first, second = _level_columns(answers, factor)
     errors = _errors(answers, units)
+    return _accuracy_of(answers, errors[:, first]) - _accuracy_of(answers, errors[:, second])
+
+
+def _level_columns(answers: Answers, factor: str) -> tuple[list[int], list[int]]:
+    """The variant columns at the factor's first level, and at its second."""
+    levels, _ = _level_pairs(answers, factor)
     first = [c for c, lv in enumerate(answers.variant_levels) if lv[factor] == levels[0]]
     second = [c for c, lv in enumerate(answers.variant_levels) if lv[factor] == levels[1]]
-    return _accuracy_of(answers, errors[:, first]) - _accuracy_of(answers, errors[:, second])
+    return first, second
 
 
 def flip_rate(answers: Answers, units: npt.NDArray[np.intp], factor: str) -> float:
@@ -332,11 +345,16 @@ def _bootstrapped(
     answers: Answers,
     statistic: Callable[[Answers, npt.NDArray[np.intp]], float],
     settings: AnalysisSettings,
+    batch: CountsStatistic,
     *,
     left_out: bool = True,
     complete_only: bool = False,
 ) -> Metric:
-    """The statistic on every unit, with a percentile interval over resampled samples."""
+    """The statistic on every unit, with a percentile interval over resampled samples.
+
+    ``batch`` is the same statistic of resampled sample counts (instruments/perturbation/resampling.py):
+    the bootstrap draws the same resamples either way, and this way costs one matrix product.
+    """
     every = np.arange(len(answers.sample_of), dtype=np.intp)
     unscored = np.isnan(answers.values)
     if complete_only:
@@ -353,11 +371,12 @@ def _bootstrapped(
     samples = np.arange(len(answers.samples), dtype=np.float64).reshape(-1, 1)
     try:
         interval = bootstrap_ci(
-            lambda rows: statistic(answers, answers.units_of(rows[:, 0].astype(np.intp))),
+            batch,
             samples,
             n_resamples=settings.n_resamples,
             confidence=settings.confidence,
             seed=settings.seed,
+            vectorized=True,
         )
     except UndefinedStatistic as error:
         return Metric(value, n=n, n_left_out=n_left_out, note=f"no interval: {error.reason}")
@@ -371,7 +390,7 @@ def normalised_errors(answers: Answers) -> FloatArray:
     return result
 
 
-def _variant_effect(answers: Answers, settings: AnalysisSettings) -> dict[str, Metric]:
+def _variant_effect(answers: Answers, settings: AnalysisSettings, sums: SampleSums) -> dict[str, Metric]:
     """The variant effect net of input noise (variant_effect), and the spread judged on it (variant_spread).
 
     Both come from the two-way mixed model of :mod:`variant_effect` (inputs random), with a percentile
@@ -410,8 +429,17 @@ def _variant_effect(answers: Answers, settings: AnalysisSettings) -> dict[str, M
             result[name] = Metric(value, n=n_scored, n_left_out=n_left_out, note=f"{note}; no interval: {error}")
             continue
         result[name] = Metric(value, interval.low, interval.high, n=n_scored, n_left_out=n_left_out, note=note)
-    result["variant_spread_observed"] = _bootstrapped(answers, variant_spread, settings)
+    result["variant_spread_observed"] = _bootstrapped(answers, variant_spread, settings, sums.variant_spread)
     return result
+
+
+def _sample_sums(answers: Answers) -> SampleSums:
+    every = np.arange(len(answers.sample_of), dtype=np.intp)
+    errors = _errors(answers, every)
+    worst = max_squared_error(answers.gold_kind)
+    return SampleSums(
+        answers.values, errors, answers.gold_low, answers.gold_high, answers.sample_of, len(answers.samples), worst
+    )
 
 
 # -- what the report draws -------------------------------------------------------------------

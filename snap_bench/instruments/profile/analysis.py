@@ -23,7 +23,23 @@ from snap_bench.analysis import (
 )
 from snap_bench.instruments.profile.metrics import FACTORS, PARAPHRASE_ROWS
 from snap_bench.observation import Observation
+from snap_bench.stability import StabilityDesign, level_metrics
 from snap_bench.stats import cronbach_alpha, cronbach_alpha_batch, mean_pairwise_r_batch
+from snap_bench.stats.generalizability import GStudyDesign
+
+# The G study of each temperature: items are what is measured; a paraphrase belongs to its item; system
+# prompt and context are crossed with the items, and may move one item more than another; runs replicate
+# a cell. Temperature is never a facet: each temperature is studied, and judged, apart.
+STABILITY = StabilityDesign(
+    GStudyDesign(
+        "item",
+        ("paraphrase", "system_prompt", "context"),
+        nested={"paraphrase": ("item",)},
+        interactions=(("item", "system_prompt"), ("item", "context")),
+        replicate="run",
+    ),
+    by="temperature",
+)
 
 
 def analyse_profile(
@@ -41,6 +57,10 @@ def analyse_profile(
     result = ModelAnalysis(model, instrument, len(table), len(valid))
     metrics = result.metrics
     metrics.update(answer_rates(table, settings))
+    # The judged figures: a G study of the raw answers at each temperature apart.
+    stability, result.details["g_study"] = level_metrics(table, STABILITY)
+    metrics.update(stability)
+    # The original design's figures, reported for comparison, not judged.
     metrics.update(retest_metrics(table, settings, with_cv=True))
 
     paraphrases = wide(table, index=list(PARAPHRASE_ROWS), columns="paraphrase", values="keyed")

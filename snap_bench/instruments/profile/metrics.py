@@ -56,29 +56,31 @@ def _alpha_pairing(bank: str) -> Pairing:
 
 METRICS: Mapping[str, MetricSpec] = {
     "inter_paraphrase_r": MetricSpec(
-        "inter-paraphrase r",
+        "inter-paraphrase r (original design)",
         pairing=Pairing(PARAPHRASE_ROWS, "paraphrase", "keyed", _mean_pairwise_r, cluster="item"),
         description="mean Pearson r between the paraphrases of each item, asked under the same condition",
     ),
     "cv_mean": MetricSpec(
-        "CV mean",
+        "CV mean (original design)",
         unit="percent",
         better="lower",
         composite_scale=100.0,
         pairing=run_pairing(_cv),
         description="mean coefficient of variation (SD / mean, in %) of each cell's runs",
     ),
-    "cv_max": MetricSpec("CV max", unit="percent", better="lower", composite_scale=100.0),
+    "cv_max": MetricSpec("CV max (original design)", unit="percent", better="lower", composite_scale=100.0),
     # one per construct, cronbach_alpha[care]: the construct's paraphrases as the items
     "cronbach_alpha": MetricSpec(f"Cronbach {ALPHA} {{level}} (paraphrases)", composite_scale=None),
+    # The original design's alphas over a bank's five items: five different constructs, so not a scale;
+    # reported for comparison with the design, never judged.
     "cronbach_alpha_moral": MetricSpec(
-        f"Cronbach {ALPHA} moral",
+        f"Cronbach {ALPHA} moral (original design)",
         pairing=_alpha_pairing("moral"),
-        description="internal consistency of the moral items across conditions",
+        description="the original design's alpha across the five moral constructs; not a scale, not judged",
     ),
     "cronbach_alpha_personality": MetricSpec(
-        f"Cronbach {ALPHA} personality",
+        f"Cronbach {ALPHA} personality (original design)",
         pairing=_alpha_pairing("personality"),
-        description="internal consistency of the personality items across conditions",
+        description="the original design's alpha across the five Big Five traits; not a scale, not judged",
     ),
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,7 +38,10 @@ def profile_section(context: ReportContext) -> str:
     thresholds = context.thresholds
     sections = [
         _contents(models),
-        '<h4 id="snap-charts">Stability and sources of variance</h4>',
+        '<h4 id="snap-charts">Stability per temperature (judged)</h4>',
+        temperature_table(models, thresholds),
+        _components(models),
+        "<h4>The original design's figures (reported, not judged)</h4>",
         '<div class="snap-row">',
         _radar(models, thresholds),
         _effects(models),
@@ -77,8 +81,80 @@ def _radar(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: Threshol
     targets = [on_unit_scale(m, mapping(thresholds.get(m)).get("target")) for m in present]
     return _figure(
         lambda: charts.radar_chart("snap-radar", spokes, series, targets),
-        "Stability per model (1 = perfectly stable; values clipped to [0, 1]; dashed: the targets; "
-        "a gap is an undefined metric or one resting on under half of its design).",
+        "The original design's stability figures per model, all temperatures pooled, on complete cells only "
+        "(1 = perfectly stable; clipped to [0, 1]; dashed: the original targets; a gap is an undefined metric "
+        "or one resting on under half of its design).",
+    )
+
+
+def levels_of(models: Sequence[tuple[str, Mapping[str, Any]]], family: str) -> list[str]:
+    """The temperatures at which any model reports ``family[level]``, in increasing temperature."""
+    found = {
+        name[len(family) + 1 : -1]
+        for _, entry in models
+        for name in mapping(entry.get("metrics"))
+        if name.startswith(f"{family}[") and name.endswith("]")
+    }
+    return sorted(found, key=_temperature)
+
+
+def _temperature(level: str) -> float:
+    try:
+        return float(level.lstrip("t"))
+    except ValueError:
+        return math.inf
+
+
+def temperature_table(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: ThresholdTable) -> str:
+    """Per model and temperature: the judged dependability of one answer, the run-to-run SD and the coverage."""
+    levels = levels_of(models, "dependability")
+    if not levels:
+        return "<p>No per-temperature G study in the analysis.</p>"
+    head = "".join(f'<th colspan="3">{text(level)}</th>' for level in levels)
+    sub = "<th>dependability Φ</th><th>run SD</th><th>coverage</th>" * len(levels)
+    body = []
+    for name, entry in models:
+        metrics = mapping(entry.get("metrics"))
+        cells = []
+        for level in levels:
+            key = f"dependability[{level}]"
+            cells.append(tables.metric_cell(key, mapping(metrics.get(key)), thresholds))
+            sd = number(mapping(metrics.get(f"run_sd[{level}]")).get("value"))
+            coverage = number(mapping(metrics.get(key)).get("coverage"))
+            cells.append(f'<td class="snap-num">{"—" if sd is None else f"{sd:.2f}"}</td>')
+            cells.append(f'<td class="snap-num">{"—" if coverage is None else f"{coverage:.0%}"}</td>')
+        body.append(f'<tr><th scope="row">{text(name)}</th>{"".join(cells)}</tr>')
+    return (
+        '<table class="snap-table snap-temperatures"><thead>'
+        f'<tr><th rowspan="2">model</th>{head}</tr><tr>{sub}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+        "<p><small>Dependability Φ of one raw answer (the share of its variance that is the item's; paraphrase, "
+        "system prompt, context and run noise count as error), each temperature judged apart, the verdict the "
+        "worst; run SD: one answer's standard deviation when the same prompt is asked again, in scale points; "
+        "coverage: scored answers / designed answers (below 50 %: insufficient data).</small></p>"
+    )
+
+
+def _components(models: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """The G study's variance shares per model and temperature (replaces the order-dependent η² chart)."""
+    rows = []
+    for name, entry in models:
+        studies = mapping(mapping(entry.get("details")).get("g_study"))
+        for level, study in studies.items():
+            shares = {
+                str(component.get("effect")): float(component.get("share") or 0.0)
+                for component in mapping(study).get("components") or []
+                if isinstance(component, Mapping)
+            }
+            if shares:
+                rows.append((f"{name} {level}", shares))
+    if not rows:
+        return ""
+    factors = list(dict.fromkeys(factor for _, shares in rows for factor in shares))
+    return _figure(
+        lambda: charts.effects_chart("snap-components", rows, factors),
+        "Generalizability study per temperature (REML on the raw answers; paraphrase nested in item): the share "
+        "of one answer's variance each facet carries. A stable model's variance is item (what is asked); "
+        "residual is run-to-run noise, cell the interactions left.",
     )
 
 
@@ -94,8 +170,8 @@ def _effects(models: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     factors = [f for f in EFFECT_ORDER if f in names] + sorted(names - {*EFFECT_ORDER, "residual"}) + ["residual"]
     return _figure(
         lambda: charts.effects_chart("snap-effects", rows, factors),
-        "Variance decomposition (η², sequential sums of squares): the share of the score variance due to each "
-        "factor; a stable model's variance is item (what is asked), not prompt, temperature or paraphrase.",
+        "The original design's variance decomposition (η², sequential sums of squares, paraphrase taken as "
+        "crossed, temperatures pooled; it depends on the order of the factors): shown for comparison only.",
     )
 
 
@@ -119,6 +195,7 @@ def _model_section(
     ]
     if entry.get("metrics"):
         parts += ["<h4>Metrics</h4>", tables.model_metric_table(entry, thresholds)]
+    parts.append(planner_table(entry))
     if observations:
         parts += [
             "<h4>Answers</h4>",
@@ -139,6 +216,39 @@ def _model_section(
         ]
     parts.append("</details>")
     return "".join(parts)
+
+
+def planner_table(entry: Mapping[str, Any]) -> str:
+    """The decision study of each temperature: runs or paraphrases to average for a target coefficient."""
+    studies = mapping(mapping(entry.get("details")).get("g_study"))
+    rows = []
+    for level, study in studies.items():
+        for plan in mapping(study).get("planner") or []:
+            if not isinstance(plan, Mapping):
+                continue
+            for coefficient, label in (
+                ("phi", "\N{GREEK CAPITAL LETTER PHI}"),
+                ("g", "E\N{GREEK SMALL LETTER RHO}\N{SUPERSCRIPT TWO}"),
+            ):
+                counts = mapping(plan.get(coefficient))
+                cells = "".join(f"<td>{text('—' if n is None else n)}</td>" for n in counts.values())
+                ceiling = number(plan.get(f"{coefficient}_ceiling"))
+                rows.append(
+                    f"<tr><td>{text(level)}</td><td>{text(plan.get('facet'))}</td><td>{label}</td>{cells}"
+                    f"<td>{'—' if ceiling is None else f'{ceiling:.2f}'}</td></tr>"
+                )
+    if not rows:
+        return ""
+    return (
+        "<h4>Repetitions planner (decision study)</h4>"
+        '<table class="snap-table"><thead><tr><th>temperature</th><th>averaged over</th><th>coefficient</th>'
+        "<th>to 0.70</th><th>to 0.80</th><th>to 0.90</th><th>ceiling</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+        "<p><small>How many runs (or paraphrases) one reading would have to average, the other facets at one "
+        "condition each, to reach the target; —: not within 50, the facets that do not shrink cap it (ceiling: "
+        "that facet averaged away entirely).</small></p>"
+    )
 
 
 def _heatmaps(index: int, observations: Sequence[Observation]) -> str:

@@ -55,7 +55,8 @@ def test_a_scripted_respondent_lands_where_it_should_and_the_store_keeps_every_s
 ) -> None:
     fake_server.script.answer = right_libertarian
     first = compass_bench.run(*SLICE, *workers, "-rA", gate=True)
-    first.stdout.fnmatch_lines(["*PASSED snap-bench::thresholds[[]fake-model-compass-coordinate_sd_max[]]*"])
+    for metric in ("coordinate_spread_max", "contradiction_rate", "dependability"):
+        first.stdout.fnmatch_lines([f"*PASSED snap-bench::thresholds[[]fake-model-compass-{metric}[[]t0[]][]]*"])
     first.stdout.fnmatch_lines(
         ["*placement: economic +10.00 [[]+10.00, +10.00[]], social -10.00 [[]-10.00, -10.00[]]*"]
     )

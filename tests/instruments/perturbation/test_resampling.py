@@ -1,0 +1,113 @@
+"""The perturbation intervals computed from per-sample sums see the same resamples, and give the same
+figures, as calling each statistic on every resample (the way they were computed before)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from snap_bench.instruments.perturbation import analysis as pa
+from snap_bench.instruments.perturbation.few_shot import ACCURACY_WEIGHT
+from snap_bench.instruments.perturbation.resampling import CountsStatistic
+from snap_bench.instruments.perturbation.sentiment_data import gold_interval
+from snap_bench.stats import UndefinedStatistic, bootstrap_ci
+
+LABELS = np.array([-3.0, -2.0, 0.0, 2.0, 3.0])
+FACTORS = ("formality", "phrasing", "order", "synonyms")
+
+
+def answers(gold_kind: str, seed: int, unscored: float) -> pa.Answers:
+    """12 samples x 2 occasions x 16 variants, random labels with a share left unscored."""
+    rng = np.random.default_rng(seed)
+    levels = [("casual", "formal"), ("imp", "q"), ("task", "text"), ("syn1", "syn2")]
+    variant_levels = [
+        dict(zip(FACTORS, (levels[f][(code >> f) & 1] for f in range(4)), strict=True)) for code in range(16)
+    ]
+    samples = [f"s{index:02d}" for index in range(12)]
+    sample_of = np.repeat(np.arange(12, dtype=np.intp), 2)
+    values = rng.choice(LABELS, size=(24, 16))
+    values[rng.random(values.shape) < unscored] = np.nan
+    values[3, :] = np.nan  # a unit without any answer
+    kinds = ["positive", "negative"] if gold_kind == "polarity" else ["positive", "negative", "neutral"]
+    golds = [str(rng.choice(kinds)) for _ in range(12)]
+    intervals = [gold_interval(gold_kind, golds[s]) for s in sample_of]
+    return pa.Answers(
+        samples=samples,
+        variants=["-".join(lv.values()) for lv in variant_levels],
+        variant_levels=variant_levels,
+        sample_of=sample_of,
+        values=values,
+        gold_low=np.array([low for low, _ in intervals]),
+        gold_high=np.array([high for _, high in intervals]),
+        gold_kind=gold_kind,
+        gold_labels=[golds[s] for s in sample_of],
+    )
+
+
+def statistics(
+    table: pa.Answers,
+) -> dict[str, tuple[Callable[[pa.Answers, npt.NDArray[np.intp]], float], CountsStatistic]]:
+    sums = pa._sample_sums(table)
+    pairs = [pa._level_pairs(table, factor)[1] for factor in FACTORS]
+    found = {
+        "custom_accuracy": (pa.custom_accuracy, sums.custom_accuracy),
+        "polarity_accuracy": (pa.polarity_accuracy, sums.polarity_accuracy),
+        "exact_accuracy": (pa.exact_accuracy, sums.exact_accuracy),
+        "consistency": (pa.consistency, sums.consistency),
+        "weighted_index": (pa.weighted_index, sums.weighted_index(ACCURACY_WEIGHT)),
+        "fleiss_kappa": (pa.kappa, sums.fleiss_kappa),
+        "variant_spread": (pa.variant_spread, sums.variant_spread),
+        "max_flip_rate": (pa.max_flip_rate(FACTORS), sums.max_flip_rate(pairs)),
+    }
+    for factor, factor_pairs in zip(FACTORS, pairs, strict=True):
+        found[f"accuracy_effect[{factor}]"] = (
+            pa._effect(factor),
+            sums.accuracy_effect(*pa._level_columns(table, factor)),
+        )
+        found[f"flip_rate[{factor}]"] = (pa._flips(factor), sums.flip_rate(factor_pairs))
+    return found
+
+
+def per_resample(
+    table: pa.Answers, statistic: Callable[[pa.Answers, npt.NDArray[np.intp]], float]
+) -> tuple[float, float]:
+    """The interval as it was computed before: the statistic called on the units of every resample."""
+    samples = np.arange(len(table.samples), dtype=np.float64).reshape(-1, 1)
+    interval = bootstrap_ci(
+        lambda rows: statistic(table, table.units_of(rows[:, 0].astype(np.intp))), samples, n_resamples=300, seed=7
+    )
+    return interval.low, interval.high
+
+
+@pytest.mark.parametrize("gold_kind", ["polarity", "five_class"])
+@pytest.mark.parametrize("unscored", [0.0, 0.3])
+def test_batched_intervals_equal_per_resample_intervals(gold_kind: str, unscored: float) -> None:
+    table = answers(gold_kind, seed=3, unscored=unscored)
+    samples = np.arange(len(table.samples), dtype=np.float64).reshape(-1, 1)
+    compared = 0
+    for name, (statistic, batch) in statistics(table).items():
+        try:
+            expected = per_resample(table, statistic)
+        except UndefinedStatistic:
+            with pytest.raises(UndefinedStatistic):
+                bootstrap_ci(batch, samples, n_resamples=300, seed=7, vectorized=True)
+            continue
+        interval = bootstrap_ci(batch, samples, n_resamples=300, seed=7, vectorized=True)
+        assert interval.low == pytest.approx(expected[0], abs=1e-12), name
+        assert interval.high == pytest.approx(expected[1], abs=1e-12), name
+        full = np.ones((1, len(table.samples)))
+        assert batch(samples, full)[0] == pytest.approx(statistic(table, np.arange(24, dtype=np.intp)), abs=1e-12)
+        compared += 1
+    assert compared >= 14
+
+
+def test_an_undefined_resample_is_nan_where_the_statistic_raises() -> None:
+    table = answers("polarity", seed=5, unscored=0.0)
+    sums = pa._sample_sums(table)
+    only_the_empty_unit_sample = np.zeros((1, 12))
+    only_the_empty_unit_sample[0, 1] = 1.0  # sample 1 holds units 2 and 3; unit 3 has no answer
+    assert not np.isnan(sums.custom_accuracy(np.empty(0), only_the_empty_unit_sample)[0])
+    assert np.isnan(sums.fleiss_kappa(np.empty(0), only_the_empty_unit_sample)[0])  # one complete unit: kappa needs 2
