@@ -109,13 +109,9 @@ class Result:
 class NotCompared(Exception):
     """Why a metric could not be compared; carries the coverage reached so far."""
 
-    def __init__(
-        self, reason: str, compared: int = 0, designed: int = 0, unit: str = "conditions", *, declared: bool = False
-    ) -> None:
+    def __init__(self, reason: str, compared: int = 0, designed: int = 0, unit: str = "conditions") -> None:
         super().__init__(reason)
         self.reason, self.compared, self.designed, self.unit = reason, compared, designed, unit
-        # True: the configuration lacks what a comparison needs (a margin, a pairing), whatever the data
-        self.declared = declared
 
 
 def compared_metrics(config: Any) -> list[str]:
@@ -153,23 +149,21 @@ def compare_with_baseline(
             try:
                 if question.margin is None:
                     raise NotCompared(
-                        f"no non-inferiority margin: add {instrument}.non_inferiority.{metric} to thresholds.yaml",
-                        declared=True,
+                        f"no non-inferiority margin: add {instrument}.non_inferiority.{metric} to thresholds.yaml"
                     )
                 if saved is not None:
                     if new_analysis is None:
                         new_analysis = kind.analyse(model, rows, settings)
                     result = _against_saved(metric, new_analysis, saved)
                 elif spec is None or spec.pairing is None:
-                    raise NotCompared(
-                        f"no paired method: {instrument}'s MetricSpec for {metric} declares no pairing", declared=True
-                    )
+                    raise NotCompared(f"no paired method: {instrument}'s MetricSpec for {metric} declares no pairing")
                 else:
                     result = sides.compare(spec.pairing, settings)
             except NotCompared as problem:
-                if saved is None and sides.identical and not problem.declared:
+                if saved is None and sides.identical:
                     # The same answer to every designed condition: NEW - OLD is 0 whatever the metric, even
-                    # one undefined on both (a model's own baseline file, replayed by `make gate`).
+                    # one undefined on both or without a paired method (a model's own baseline file, replayed
+                    # by `make gate`).
                     comparisons.append(_identical(question, problem, sides.designed))
                 else:
                     comparisons.append(_not_compared(question, problem, paired=saved is None))
@@ -410,8 +404,8 @@ def _decide(question: Question, result: Result, *, paired: bool) -> Comparison:
 
 def _identical(question: Question, problem: NotCompared, designed: int) -> Comparison:
     message = (
-        f"{NON_INFERIOR}: identical answers to all {designed} conditions, so no difference, although the "
-        f"metric is undefined on both ({problem.reason}); {question.model} vs {question.baseline} "
+        f"{NON_INFERIOR}: identical answers to all {designed} conditions, so no difference, although it could "
+        f"not be compared otherwise ({problem.reason}); {question.model} vs {question.baseline} "
         f"{question.instrument} {question.metric}; coverage {designed}/{designed} conditions"
     )
     return Comparison(

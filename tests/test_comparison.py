@@ -152,16 +152,17 @@ def test_a_metric_without_a_margin_or_a_shared_condition_is_not_compared() -> No
         config = thresholds(instrument)
         return dataclasses.replace(config, non_inferiority={})
 
+    other = [o for o in shipped("smollm2-135m") if o.instrument == "profile"]
     comparisons_without = compare_with_baseline(
-        [*renamed(profile_only, "new"), *renamed(profile_only, "old")],
+        [*renamed(profile_only, "new"), *renamed(other, "old")],
         BaselineSpec("old"),
         shipped_instruments(),
         SETTINGS,
         no_margin,
     )
     assert all(c.outcome == NOT_COMPARED for c in comparisons_without)
-    assert "add profile.non_inferiority.icc2_1 to thresholds.yaml" in next(
-        c.reason for c in comparisons_without if c.metric == "icc2_1"
+    assert "add profile.non_inferiority.dependability to thresholds.yaml" in next(
+        c.reason for c in comparisons_without if c.metric == "dependability"
     )
 
 
