@@ -128,7 +128,7 @@ class Asker:
         self._check_recordable(endpoint, mode, state, why, path, condition)
         if recorded is not None and mode is not RecordMode.ALL:
             reply = recorded  # the recorded answer itself (no HTTP, no retry loop: cassettes.replay)
-            return self._scrubbed(_observation(model, instrument, condition, messages, reply, True))
+            return self._scrubbed(observation_of(model, instrument, condition, messages, reply, True))
         job = self.job(model, instrument, condition) if state is CassetteState.MISSING else None
         if job is not None and self._ahead is not None:
             return self._outcome_observation(model, instrument, condition, messages, self._ahead.answer(job))
@@ -136,19 +136,19 @@ class Asker:
         if stop is not None:
             # The model cannot be asked this session (see snap_bench.stops): say so, send nothing.
             reply = ChatReply(None, NOT_ASKED + stop, None, 0.0, 0)
-            return self._scrubbed(_observation(model, instrument, condition, messages, reply, False))
+            return self._scrubbed(observation_of(model, instrument, condition, messages, reply, False))
         reply = self._record(endpoint, mode, state, path, body, condition)
         if self._stops is not None:
             said = dataclasses.replace(reply, error=reply.error and self._scrub(reply.error))
             self._stops.note(model, endpoint.base_url, endpoint.model.api_key_env, said)
-        return self._scrubbed(_observation(model, instrument, condition, messages, reply, False))
+        return self._scrubbed(observation_of(model, instrument, condition, messages, reply, False))
 
     def _outcome_observation(
         self, model: str, instrument: Instrument, condition: Condition, messages: list[dict[str, str]], outcome: Outcome
     ) -> Observation:
         if outcome.reply is None:
             raise BudgetReached(f"{outcome.budget}; {model} {condition.id} was not asked. Run again to continue.")
-        return self._scrubbed(_observation(model, instrument, condition, messages, outcome.reply, False))
+        return self._scrubbed(observation_of(model, instrument, condition, messages, outcome.reply, False))
 
     def job(self, model: str, instrument: Instrument, condition: Condition) -> Job | None:
         """The condition as a job to ask ahead, or None where asking ahead does not apply (no
@@ -292,7 +292,7 @@ async def _make_client(endpoint: Endpoint, policy: RetryPolicy) -> ChatClient:
     return ChatClient(endpoint.base_url, endpoint.api_key, policy)
 
 
-def _observation(
+def observation_of(
     model: str,
     instrument: Instrument,
     condition: Condition,

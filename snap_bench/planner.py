@@ -23,26 +23,11 @@ PLANNER_RESAMPLES = 10
 
 
 def scored_observation(instrument: Instrument, model: str, condition: Condition, text: str) -> Observation:
-    """An answer's text scored by the instrument, as the observation a run would record (no messages)."""
-    scored = instrument.score(condition, text)
-    return Observation(
-        model=model,
-        instrument=instrument.name,
-        condition_id=condition.id,
-        cell=condition.cell,
-        item=condition.item,
-        factors=dict(condition.levels),
-        temperature=condition.temperature,
-        run=condition.run,
-        messages=[],
-        raw_answer=text,
-        score=scored.score,
-        keyed_score=scored.keyed_score,
-        code=None if scored.code is None else int(scored.code),
-        reason=scored.reason,
-        construct=scored.construct,
-        extra=dict(scored.extra),
-    )
+    """An answer's text scored by the instrument, as the observation a replayed run records (no messages)."""
+    from snap_bench.asking import observation_of
+    from snap_bench.client import ChatReply
+
+    return observation_of(model, instrument, condition, [], ChatReply(text, None, 200, 0.0, 1), True)
 
 
 def recorded_observations(
