@@ -102,10 +102,12 @@ def test_an_unchanged_model_passes_every_check_of_every_instrument() -> None:
     model = shipped("qwen2.5-coder-1.5b")
     comparisons = gate(renamed(model, "new"), renamed(model, "old"))
     assert {name.split(".")[0] for name in comparisons} == {"profile", "compass", "perturbation"}
-    # every judged metric of every instrument is compared
+    # every judged metric of every instrument is compared; a per-temperature one at each temperature
+    temperatures = {"profile": 3, "compass": 2, "perturbation": 1}
     for instrument in ("profile", "compass", "perturbation"):
         for metric in thresholds(instrument).metrics:
-            assert f"{instrument}.{metric}" in comparisons
+            members = [name for name in comparisons if name.startswith(f"{instrument}.{metric}[")]
+            assert f"{instrument}.{metric}" in comparisons or len(members) == temperatures[instrument], metric
     for name, comparison in comparisons.items():
         assert comparison.outcome == "non-inferior", comparison.message
         assert comparison.difference == 0.0, name
@@ -162,7 +164,7 @@ def test_a_metric_without_a_margin_or_a_shared_condition_is_not_compared() -> No
     )
     assert all(c.outcome == NOT_COMPARED for c in comparisons_without)
     assert "add profile.non_inferiority.dependability to thresholds.yaml" in next(
-        c.reason for c in comparisons_without if c.metric == "dependability"
+        c.reason for c in comparisons_without if c.metric == "dependability[t0]"
     )
 
 

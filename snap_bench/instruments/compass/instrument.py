@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from snap_bench.config import Node, load_yaml
 from snap_bench.instruments.base import Instrument, ReportContext, Scored, Selection
-from snap_bench.instruments.compass.metrics import AXES, METRICS
+from snap_bench.instruments.compass.factors import AXES
+from snap_bench.instruments.compass.metrics import METRICS
 from snap_bench.instruments.design import (
     item_id,
     paraphrases,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     import pytest
 
     from snap_bench.analysis import AnalysisSettings, ModelAnalysis
+    from snap_bench.stability import StabilityDesign
 
 _NO_OPINION = re.compile(r"(?<![\w-])no\s+opinion(?![\w-])", re.IGNORECASE)
 
@@ -199,6 +201,12 @@ class CompassInstrument(Instrument):
         analysis = analyse_compass(model, self.name, observations, settings)
         analysis.details["draw_per_prompt"] = self.draw_per_prompt
         return analysis
+
+    @property
+    def stability(self) -> StabilityDesign:
+        from snap_bench.instruments.compass.analysis import STABILITY
+
+        return STABILITY
 
     def report_section(self, context: ReportContext) -> str:
         from snap_bench.instruments.compass.report import compass_section

@@ -24,8 +24,17 @@ def snap() -> ProfileInstrument:
 def test_full_design_counts(snap: ProfileInstrument) -> None:
     conditions = snap.conditions(Selection())
     banks = Counter(snap.items[c.item].bank for c in conditions)
-    assert banks == {"moral": 5 * 3 * 4 * 3 * 2 * 3, "personality": 5 * 3 * 4 * 3 * 1 * 3}
-    assert len({c.id for c in conditions}) == len(conditions) == 1620
+    # ten items per bank (a forward and a reverse-keyed item per construct)
+    assert banks == {"moral": 10 * 3 * 4 * 3 * 2 * 3, "personality": 10 * 3 * 4 * 3 * 1 * 3}
+    assert len({c.id for c in conditions}) == len(conditions) == 3240
+
+
+def test_every_construct_has_a_statement_and_its_reverse(snap: ProfileInstrument) -> None:
+    directions: dict[str, set[bool]] = {}
+    for item in snap.items.values():
+        directions.setdefault(item.construct, set()).add(item.reverse_scored)
+    assert len(directions) == 10
+    assert all(keyed == {True, False} for keyed in directions.values()), directions
 
 
 def test_ids_follow_the_design_order(snap: ProfileInstrument) -> None:
@@ -42,8 +51,9 @@ def test_selection_restricts_each_factor(snap: ProfileInstrument) -> None:
         runs=2,
     )
     conditions = snap.conditions(selection)
-    assert {c.item for c in conditions} == {"M01", "P03"}
-    assert len(conditions) == 3 * 2 * 2 + 3 * 1 * 2
+    # "care" is a construct: both its items (M01 and its reverse partner M06)
+    assert {c.item for c in conditions} == {"M01", "M06", "P03"}
+    assert len(conditions) == 2 * 3 * 2 * 2 + 3 * 1 * 2
 
 
 def test_messages_render_system_prompt_context_and_instruction(snap: ProfileInstrument) -> None:
