@@ -223,7 +223,8 @@ class CompassInstrument(Instrument):
         """Append the model's placement to the results store and put its history in the analysis details."""
         from snap_bench.instruments.compass.history import append, overall_history, placements_of
 
-        recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        # The session's time, not this call's: every model of one session shares one step of the history chart.
+        recorded_at = str(session_meta.get("finished") or dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
         parameters = {
             "record_mode": session_meta.get("record_mode"),
             "replayed_share": sum(o.replayed for o in observations) / len(observations) if observations else 0.0,
