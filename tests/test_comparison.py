@@ -191,3 +191,25 @@ def test_identical_answers_pass_even_a_metric_undefined_on_both_sides() -> None:
     first = next(index for index, o in enumerate(changed) if o.instrument == "profile" and o.score is not None)
     changed[first] = dataclasses.replace(changed[first], score=None, keyed_score=None, code=-2)
     assert gate(changed, renamed(model, "old"))["profile.cronbach_alpha_moral"].outcome == NOT_COMPARED
+
+
+def test_the_per_temperature_figures_catch_a_model_answering_at_random_where_an_unchanged_one_passes() -> None:
+    """The judged figures of the validity work are compared per temperature: a replay of the same model
+    (answers redrawn from each cell's own runs) passes them, the same model answering half its profile
+    questions at random loses dependability beyond the margin."""
+    from bench.gate import pools, replay
+
+    profile = [o for o in shipped("qwen2.5-coder-1.5b") if o.instrument == "profile"]
+    pool = pools(profile)
+    rng = np.random.default_rng(7)
+    old = replay(profile, pool, "old", rng)
+    unchanged = gate(replay(profile, pool, "new", rng), old)
+    degraded = gate(replay(profile, pool, "new", rng, degrade=0.5), old)
+    for level in ("t0", "t0.5", "t1"):
+        assert unchanged[f"profile.dependability[{level}]"].outcome == "non-inferior", level
+        assert unchanged[f"profile.dependability[{level}]"].method == "paired jackknife over items"
+    # at temperature 0 the model is most dependable, so half its answers at random cost the most there
+    worse = degraded["profile.dependability[t0]"]
+    assert worse.regressed, worse.message
+    assert worse.difference is not None
+    assert worse.difference < -0.05
