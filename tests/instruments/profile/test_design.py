@@ -24,17 +24,23 @@ def snap() -> ProfileInstrument:
 def test_full_design_counts(snap: ProfileInstrument) -> None:
     conditions = snap.conditions(Selection())
     banks = Counter(snap.items[c.item].bank for c in conditions)
-    # ten items per bank (a forward and a reverse-keyed item per construct)
-    assert banks == {"moral": 10 * 3 * 4 * 3 * 2 * 3, "personality": 10 * 3 * 4 * 3 * 1 * 3}
-    assert len({c.id for c in conditions}) == len(conditions) == 3240
+    # seven items per bank: one per construct, and a reverse-keyed partner for two constructs
+    assert banks == {"moral": 7 * 3 * 4 * 3 * 2 * 3, "personality": 7 * 3 * 4 * 3 * 1 * 3}
+    assert len({c.id for c in conditions}) == len(conditions) == 2268
 
 
-def test_every_construct_has_a_statement_and_its_reverse(snap: ProfileInstrument) -> None:
-    directions: dict[str, set[bool]] = {}
+def test_two_constructs_of_each_bank_have_a_statement_and_its_reverse(snap: ProfileInstrument) -> None:
+    directions: dict[tuple[str, str], set[bool]] = {}
     for item in snap.items.values():
-        directions.setdefault(item.construct, set()).add(item.reverse_scored)
+        directions.setdefault((item.bank, item.construct), set()).add(item.reverse_scored)
     assert len(directions) == 10
-    assert all(keyed == {True, False} for keyed in directions.values()), directions
+    paired = sorted(construct for construct, keyed in directions.items() if keyed == {True, False})
+    assert paired == [
+        ("moral", "care"),
+        ("moral", "fairness"),
+        ("personality", "conscientiousness"),
+        ("personality", "openness"),
+    ]
 
 
 def test_ids_follow_the_design_order(snap: ProfileInstrument) -> None:
