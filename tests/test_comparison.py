@@ -135,8 +135,9 @@ def test_a_narrowed_run_says_what_it_did_not_cover() -> None:
     narrowed = [o for o in model if o.instrument != "profile" or o.item in {"M01", "M02", "P01", "P03"}]
     comparisons = gate(renamed(narrowed, "new"), renamed(model, "old"))
     unscored = comparisons["profile.unscored_rate"]
-    assert (unscored.compared, unscored.designed) == (648, 1620)  # 4 items of 10, 162 conditions each
-    assert "coverage 648/1620 conditions" in unscored.message
+    # 2 moral items (216 conditions each) and 2 personality items (108 each) of the 2,268
+    assert (unscored.compared, unscored.designed) == (648, 2268)
+    assert "coverage 648/2268 conditions" in unscored.message
     assert comparisons["compass.unscored_rate"].compared == comparisons["compass.unscored_rate"].designed
 
 
@@ -185,7 +186,7 @@ def test_identical_answers_pass_even_a_metric_undefined_on_both_sides() -> None:
     same = gate(renamed(model, "new"), renamed(model, "old"))
     alpha = same["profile.cronbach_alpha_moral"]
     assert alpha.outcome == "non-inferior"
-    assert alpha.message.startswith("non-inferior: identical answers to all 1620 conditions")
+    assert alpha.message.startswith("non-inferior: identical answers to all 2268 conditions")
     assert all(c.outcome == "non-inferior" for c in same.values())
     changed = renamed(model, "new")
     first = next(index for index, o in enumerate(changed) if o.instrument == "profile" and o.score is not None)

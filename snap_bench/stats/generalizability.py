@@ -249,9 +249,6 @@ class DecisionStudy:
         Dependability coefficient Phi = tau / (tau + Delta), with its interval.
     sem_relative, sem_absolute : float
         sqrt(delta) and sqrt(Delta), in scale points.
-    relative_error_df : float
-        Satterthwaite degrees of freedom of the estimated sigma^2(delta), 2 delta^2 / Var(delta) from
-        the G study's covariance (inf when that variance is 0).
     """
 
     counts: dict[str, float]
@@ -262,7 +259,6 @@ class DecisionStudy:
     phi: IntervalEstimate
     sem_relative: float
     sem_absolute: float
-    relative_error_df: float = math.inf
 
 
 def _codes(labels: Sequence[Hashable], name: str, n: int) -> npt.NDArray[np.intp]:
@@ -769,7 +765,6 @@ def decision_study(
         raise ValueError(f"object_levels must be 'sampled' or 'shipped', got {object_levels!r}")
     relative_error = float(relative @ variances)
     absolute_error = float(absolute @ variances)
-    var_relative = float(relative @ study.covariance @ relative)
     return DecisionStudy(
         counts=sizes,
         universe_variance=universe,
@@ -783,7 +778,6 @@ def decision_study(
         ),
         sem_relative=math.sqrt(relative_error),
         sem_absolute=math.sqrt(absolute_error),
-        relative_error_df=2.0 * relative_error**2 / var_relative if var_relative > 0 else math.inf,
     )
 
 
@@ -841,9 +835,7 @@ def smallest_count(
     return None
 
 
-def spread_interval(
-    means: npt.ArrayLike, error_variance: float, *, confidence: float = 0.95, error_df: float = math.inf
-) -> IntervalEstimate:
+def spread_interval(means: npt.ArrayLike, error_variance: float, *, confidence: float = 0.95) -> IntervalEstimate:
     r"""The variance of the true object means behind observed ``means``, given the levels observed.
 
     Parameters
@@ -869,11 +861,8 @@ def spread_interval(
     :math:`E`, :math:`SS / E \sim \chi'^2_{n-1}(\lambda)` with :math:`\lambda = (n-1) s^2_\mu / E`
     (Searle, Casella & McCulloch 1992, sec. 4.7); the bounds are the :math:`\lambda` at which the
     observed statistic sits at the upper and lower tail quantile, and 0 where even
-    :math:`\lambda = 0` leaves it in the tail. With ``error_df`` (the Satterthwaite degrees of freedom
-    of the estimated :math:`E`, ``DecisionStudy.relative_error_df``) the statistic
-    :math:`(SS / (n-1)) / \hat E` is inverted as a non-central F with (n - 1, error_df) degrees of
-    freedom instead, which carries the uncertainty of :math:`\hat E`; without it :math:`E` is treated
-    as known. Its coverage is measured by the validity bench.
+    :math:`\lambda = 0` leaves it in the tail. :math:`E` is treated as known (it rests on many more
+    degrees of freedom than the n - 1 of the objects). Its coverage is measured by the validity bench.
     """
     level = check_confidence(confidence)
     values = np.asarray(means, dtype=np.float64).reshape(-1)
@@ -884,23 +873,15 @@ def spread_interval(
     df = values.size - 1
     statistic = float(np.sum((values - values.mean()) ** 2)) / error_variance
     scale = error_variance / df
-    estimated = math.isfinite(error_df) and error_df > 0
-
-    def cdf(lam: float) -> float:
-        # With E estimated on error_df degrees of freedom, (SS / df) / E is non-central F (df, error_df).
-        if estimated:
-            return float(scipy_stats.ncf.cdf(statistic / df, df, error_df, lam))
-        return float(scipy_stats.ncx2.cdf(statistic, df, lam))
 
     def noncentrality(tail: float) -> float:
-        """The lambda with P(statistic below the observed) = tail; 0 when lambda = 0 already gives less."""
-        central = scipy_stats.f.cdf(statistic / df, df, error_df) if estimated else scipy_stats.chi2.cdf(statistic, df)
-        if float(central) <= tail:
+        """The lambda with P(chi'^2 <= statistic) = tail; 0 when lambda = 0 already gives less."""
+        if float(scipy_stats.chi2.cdf(statistic, df)) <= tail:
             return 0.0
         high = max(1.0, 2.0 * statistic)
-        while cdf(high) > tail:
+        while float(scipy_stats.ncx2.cdf(statistic, df, high)) > tail:
             high *= 2.0
-        return float(scipy_optimize.brentq(lambda lam: cdf(lam) - tail, 0.0, high))
+        return float(scipy_optimize.brentq(lambda lam: scipy_stats.ncx2.cdf(statistic, df, lam) - tail, 0.0, high))
 
     low = noncentrality(0.5 + level / 2)
     high = noncentrality(0.5 - level / 2)
