@@ -244,10 +244,9 @@ class _Sides:
             new, old, everything = (table[table[pairing.by] == level] for table in (new, old, everything))
             if everything.empty:
                 raise NotCompared(f"the baseline was not asked at {level}", 0, 0)
-        if pairing.method == "independent":
-            return _independent(self.instrument, pairing, new, old, len(everything), settings, self.identical)
-        if pairing.method == "jackknife":
-            return _paired_jackknife(self.instrument, pairing, new, old, len(everything), settings, self.identical)
+        if pairing.method in ("independent", "jackknife"):
+            level_sides = _Refitted(self.instrument, pairing, new, old, len(everything), self.identical)
+            return level_sides.independent() if pairing.method == "independent" else level_sides.jackknife(settings)
         if pairing.method == "proportion":
             result = _paired_proportion(pairing, new, old, len(everything), settings)
             if self.identical:
@@ -347,86 +346,78 @@ def _paired_bootstrap(pairing: Pairing, new: Any, old: Any, everything: Any, set
     )
 
 
-def _paired_jackknife(
-    instrument: Instrument,
-    pairing: Pairing,
-    new: Any,
-    old: Any,
-    designed: int,
-    settings: AnalysisSettings,
-    identical: bool,
-) -> Result:
-    """A refitted figure (a G study's coefficient) of both models on the answers both gave, the paired
-    difference's interval from refits with one cluster (item) left out at a time."""
-    from snap_bench.stats import UndefinedStatistic
-    from snap_bench.stats.paired import jackknife_ci
+@dataclass(frozen=True)
+class _Refitted:
+    """Both models' long tables of one level, for a figure refitted on each side rather than computed
+    from a matrix: ``compared`` is the new side's scored answers, ``designed`` the baseline's."""
 
-    if pairing.refit is None or pairing.cluster is None:
-        raise TypeError("a jackknife pairing needs refit and cluster")
-    refit = pairing.refit()
-    unit = "answers"
-    compared = int(new[pairing.values].notna().sum())
-    new_value, new_start = refit(instrument, new, None)
-    if identical:
-        # Every designed condition answered alike: the difference is 0 without refitting anything.
+    instrument: Instrument
+    pairing: Pairing
+    new: Any
+    old: Any
+    designed: int
+    identical: bool
+    unit: str = "answers"
+
+    @property
+    def compared(self) -> int:
+        return int(self.new[self.pairing.values].notna().sum())
+
+    def not_compared(self, reason: str) -> NotCompared:
+        return NotCompared(reason, self.compared, self.designed, self.unit)
+
+    def result(self, new_value: float, old_value: float, difference: tuple[float, float, float], n: int) -> Result:
+        method = "identical answers" if self.identical else self.pairing.describe()
+        return Result(new_value, old_value, difference, method, n, self.compared, self.designed, self.unit)
+
+    def jackknife(self, settings: AnalysisSettings) -> Result:
+        """A refitted figure (a G study's coefficient) of both models on the answers both gave, the paired
+        difference's interval from refits with one cluster (item) left out at a time."""
+        from snap_bench.stats import UndefinedStatistic
+        from snap_bench.stats.paired import jackknife_ci
+
+        key = self.pairing.cluster
+        if self.pairing.refit is None or key is None:
+            raise TypeError("a jackknife pairing needs refit and cluster")
+        refit = self.pairing.refit()
+        new_value, new_start = refit(self.instrument, self.new, None)
         if math.isnan(new_value):
-            raise NotCompared("undefined on the answers both gave", compared, designed, unit)
-        return Result(new_value, new_value, (0.0, 0.0, 0.0), "identical answers", 0, compared, designed, unit)
-    old_value, old_start = refit(instrument, old, None)
-    if math.isnan(new_value) or math.isnan(old_value):
-        side = "the new model" if math.isnan(new_value) else "the baseline"
-        raise NotCompared(f"undefined for {side} on the answers both gave", compared, designed, unit)
-    clusters = sorted(set(old[pairing.cluster]) & set(new[pairing.cluster]))
-    key = pairing.cluster
-    # Each leave-one-out refit starts from its side's full fit: it lies close, so it converges quickly.
-    left_out = [
-        refit(instrument, new[new[key] != cluster], new_start)[0]
-        - refit(instrument, old[old[key] != cluster], old_start)[0]
-        for cluster in clusters
-    ]
-    try:
-        interval = jackknife_ci(new_value - old_value, left_out, settings.confidence)
-    except (UndefinedStatistic, ValueError) as error:
-        raise NotCompared(f"no interval on the answers both gave: {error}", compared, designed, unit) from None
-    return Result(
-        new_value,
-        old_value,
-        (interval.estimate, interval.low, interval.high),
-        pairing.describe(),
-        len(clusters),
-        compared,
-        designed,
-        unit,
-    )
+            raise self.not_compared("undefined for the new model on the answers both gave")
+        if self.identical:
+            # Every designed condition answered alike: the difference is 0 without refitting anything.
+            return self.result(new_value, new_value, (0.0, 0.0, 0.0), 0)
+        old_value, old_start = refit(self.instrument, self.old, None)
+        if math.isnan(old_value):
+            raise self.not_compared("undefined for the baseline on the answers both gave")
+        clusters = sorted(set(self.old[key]) & set(self.new[key]))
+        # Each leave-one-out refit starts from its side's full fit: it lies close, so it converges quickly.
+        left_out = [
+            refit(self.instrument, self.new[self.new[key] != cluster], new_start)[0]
+            - refit(self.instrument, self.old[self.old[key] != cluster], old_start)[0]
+            for cluster in clusters
+        ]
+        try:
+            interval = jackknife_ci(new_value - old_value, left_out, settings.confidence)
+        except (UndefinedStatistic, ValueError) as error:
+            raise self.not_compared(f"no interval on the answers both gave: {error}") from None
+        return self.result(new_value, old_value, (interval.estimate, interval.low, interval.high), len(clusters))
 
+    def independent(self) -> Result:
+        """Each model's figure with its own interval on the answers both gave, combined (MOVER)."""
+        from snap_bench.stats.paired import mover_ci
 
-def _independent(
-    instrument: Instrument,
-    pairing: Pairing,
-    new: Any,
-    old: Any,
-    designed: int,
-    settings: AnalysisSettings,
-    identical: bool,
-) -> Result:
-    """Each model's figure with its own interval on the answers both gave, combined (MOVER)."""
-    from snap_bench.stats.paired import mover_ci
-
-    if pairing.estimate is None:
-        raise TypeError("an independent pairing needs estimate")
-    estimate = pairing.estimate()
-    unit = "answers"
-    compared = int(new[pairing.values].notna().sum())
-    first = estimate(instrument, new)
-    if math.isnan(first[0]):
-        raise NotCompared("undefined for the new model on the answers both gave", compared, designed, unit)
-    if identical:
-        return Result(first[0], first[0], (0.0, 0.0, 0.0), "identical answers", 0, compared, designed, unit)
-    second = estimate(instrument, old)
-    if math.isnan(second[0]):
-        raise NotCompared("undefined for the baseline on the answers both gave", compared, designed, unit)
-    difference = mover_ci(first, second)
-    return Result(first[0], second[0], difference, pairing.describe(), compared, compared, designed, unit)
+        if self.pairing.estimate is None:
+            raise TypeError("an independent pairing needs estimate")
+        estimate = self.pairing.estimate()
+        first = estimate(self.instrument, self.new)
+        if math.isnan(first[0]):
+            raise self.not_compared("undefined for the new model on the answers both gave")
+        if self.identical:
+            return self.result(first[0], first[0], (0.0, 0.0, 0.0), 0)
+        second = estimate(self.instrument, self.old)
+        if math.isnan(second[0]):
+            raise self.not_compared("undefined for the baseline on the answers both gave")
+        return self.result(first[0], second[0], mover_ci(first, second), self.compared)
 
 
 def _codes(labels: Any) -> Any:

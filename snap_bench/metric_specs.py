@@ -170,6 +170,20 @@ DEPENDABILITY_PAIRING = Pairing(
 )
 
 
+def contradiction_pairing(condition: Sequence[str], table: Callable[[], TableMaker]) -> Pairing:
+    """Each (statement, reverse) pair under one condition that both models answered is a pair: Newcombe's
+    paired interval of the contradiction rates, per temperature (``table``: the instrument's pair table)."""
+    return Pairing(
+        ("pair", "temperature", *condition),
+        "",
+        "contradiction",
+        no_statistic,
+        method="proportion",
+        table=table,
+        by="temperature",
+    )
+
+
 def _all_runs_agree() -> Batch:
     from snap_bench.stats import all_runs_agree_share_batch
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.instruments.compass.factors import AXES, CONDITION_FACTORS, PAIR_CONDITION
-from snap_bench.metric_specs import MetricSpec, Pairing, no_statistic, rate
+from snap_bench.metric_specs import MetricSpec, Pairing, contradiction_pairing, no_statistic, rate
 
 if TYPE_CHECKING:
     from snap_bench.metric_specs import Batch, Estimate
@@ -52,17 +52,7 @@ def _spread_max() -> Estimate:
     return spread_max
 
 
-# Each (statement, opposite statement) pair under one condition, both models asked: Newcombe's paired
-# interval of the contradiction rates, per temperature.
-CONTRADICTION_PAIRING = Pairing(
-    ("pair", "temperature", *PAIR_CONDITION),
-    "",
-    "contradiction",
-    no_statistic,
-    method="proportion",
-    table=_contradiction_table,
-    by="temperature",
-)
+CONTRADICTION_PAIRING = contradiction_pairing(PAIR_CONDITION, _contradiction_table)
 # The judged spread net of run noise, per temperature: its interval is conditional on the shipped items
 # and conditions, so two models' spreads are independent estimates, each with its own interval.
 NET_SPREAD_PAIRING = Pairing(

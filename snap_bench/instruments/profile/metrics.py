@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.instruments.profile.factors import OCCASION, PAIR_CONDITION, PARAPHRASE_ROWS
-from snap_bench.metric_specs import ALPHA, MetricSpec, Pairing, no_statistic, run_pairing
+from snap_bench.metric_specs import ALPHA, MetricSpec, Pairing, contradiction_pairing, run_pairing
 
 if TYPE_CHECKING:
     from snap_bench.metric_specs import Batch
@@ -54,17 +54,7 @@ def _contradiction_table() -> Callable[[Any, Sequence[Observation]], Any]:
     return contradiction_table
 
 
-# Each (statement, reverse) pair under one condition, both models asked: Newcombe's paired interval of
-# the contradiction rates, per temperature.
-CONTRADICTION_PAIRING = Pairing(
-    ("pair", "temperature", *PAIR_CONDITION),
-    "",
-    "contradiction",
-    no_statistic,
-    method="proportion",
-    table=_contradiction_table,
-    by="temperature",
-)
+CONTRADICTION_PAIRING = contradiction_pairing(PAIR_CONDITION, _contradiction_table)
 
 
 METRICS: Mapping[str, MetricSpec] = {
