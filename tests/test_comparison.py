@@ -44,6 +44,12 @@ def gate(new: list[Observation], old: list[Observation]) -> dict[str, Comparison
     return {f"{c.instrument}.{c.metric}": c for c in comparisons}
 
 
+@cache
+def small_against_large() -> dict[str, Comparison]:
+    """The shipped small model gated against the large one (computed once: the refits take a while)."""
+    return gate(renamed(shipped("smollm2-135m"), "new"), renamed(shipped("qwen2.5-coder-1.5b"), "old"))
+
+
 def test_newcombe_paired_interval_narrows_with_agreeing_pairs() -> None:
     # 44 pairs, 21 events on the first side and 14 on the second: the difference is 7/44 either way
     estimate, low, high = newcombe_paired_ci(12, 9, 2, 21)
@@ -118,7 +124,7 @@ def test_an_unchanged_model_passes_every_check_of_every_instrument() -> None:
 
 
 def test_a_much_worse_model_fails_with_the_reason_first() -> None:
-    comparisons = gate(renamed(shipped("smollm2-135m"), "new"), renamed(shipped("qwen2.5-coder-1.5b"), "old"))
+    comparisons = small_against_large()
     for name in ("profile.unscored_rate", "perturbation.custom_accuracy", "perturbation.consistency"):
         comparison = comparisons[name]
         assert comparison.outcome == REGRESSION, comparison.message
@@ -214,3 +220,20 @@ def test_the_per_temperature_figures_catch_a_model_answering_at_random_where_an_
     assert worse.regressed, worse.message
     assert worse.difference is not None
     assert worse.difference < -0.05
+
+
+def test_a_comparison_on_a_minority_of_the_design_cannot_show_non_inferiority() -> None:
+    """SmolLM2 leaves three quarters of its profile answers unscored: on the few cells both models
+    answered in full its test-retest r is as high as Qwen's, which says nothing of the rest. As for a
+    verdict, a minority of the design is insufficient data (not compared, never a pass); a regression
+    found on it would still stand."""
+    comparisons = small_against_large()
+    thin = [c for c in comparisons.values() if c.designed and c.compared / c.designed < 0.5]
+    assert {"profile.test_retest_r", "profile.contradiction_rate[t0]"} <= {f"{c.instrument}.{c.metric}" for c in thin}
+    for comparison in thin:
+        assert comparison.outcome != "non-inferior", comparison.message
+        if comparison.outcome == NOT_COMPARED and comparison.compared:
+            assert comparison.reason.startswith("insufficient data: compared on"), comparison.message
+    retest = comparisons["profile.test_retest_r"]
+    assert retest.outcome == NOT_COMPARED
+    assert (retest.compared, retest.designed) == (62, 756)
