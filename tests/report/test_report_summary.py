@@ -153,7 +153,7 @@ def test_an_undefined_metric_shows_its_reason_and_is_not_coloured_as_judged(mark
     assert ">undefined<" in detail
     # a per-construct alpha that is undefined, although not judged, reads as undefined with its reason
     assert "too few complete rows or columns" in row_of(
-        flaky, "Cronbach \N{GREEK SMALL LETTER ALPHA} care (paraphrases)"
+        flaky, "Cronbach \N{GREEK SMALL LETTER ALPHA} care (statements)"
     )
     # a note travels with its metric
     assert "fake note: few complete rows" in row_of(flaky, "inter-paraphrase r (original design)")
