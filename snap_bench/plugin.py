@@ -91,9 +91,11 @@ def ask(request: pytest.FixtureRequest) -> Ask:
         asker = session.asker()
         # --snap-concurrency: the conditions this process runs next are asked while this one waits.
         asker.look_ahead(
-            (c.model, session.instrument(c.instrument), c.condition)
-            for c in upcoming_params(request.node, "case")
-            if isinstance(c, Case)
+            lambda: (
+                (c.model, session.instrument(c.instrument), c.condition)
+                for c in upcoming_params(request.node, "case")
+                if isinstance(c, Case)
+            )
         )
         try:
             observation = asker.ask(case.model, session.instrument(case.instrument), case.condition)
