@@ -100,7 +100,7 @@ class AskAhead:
         # Where the tests of this process stand (set by each test start), and the one the window was read from.
         self._source: Callable[[], Iterable[tuple[Key, Callable[[], Job | None]]]] | None = None
         self._read_source: object = None
-        self._starving = False  # the loop has free slots and nothing left to look at
+        self._starving = True  # the loop has free slots and nothing left to look at (nothing yet)
         # Keys this process need not look at again this session: asked, recorded, or another process's.
         self._known: set[Key] = set()
         self._tasks: set[asyncio.Task[None]] = set()
