@@ -39,6 +39,7 @@ import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -276,12 +277,13 @@ class ToolRun:
     failed: str = ""
 
 
-def live_comparison(concurrencies: list[int], latency: float, quick: bool, peers: list[Peer]) -> list[dict[str, Any]]:
+def live_comparison(
+    concurrencies: list[int], latency: float, quick: bool, peers: list[Peer]
+) -> Iterator[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="snap-throughput-live-") as temporary:
         root = Path(temporary)
         server, base_url = start_server(latency, root / "requests.jsonl")
         capture = Capture(root / "requests.jsonl")
-        rows = []
         try:
             live_project(root / "project", base_url)
             for concurrency in concurrencies:
@@ -312,19 +314,16 @@ def live_comparison(concurrencies: list[int], latency: float, quick: bool, peers
                     runs.append(
                         run_peer(peer, root / f"{peer.name}-{concurrency}", base_url, expected, concurrency, capture)
                     )
-                rows.append(
-                    {
-                        "concurrency": concurrency,
-                        "requests": len(bodies),
-                        "floor_s": len(bodies) * latency / concurrency,
-                        "raw_s": raw_s,
-                        "runs": runs,
-                    }
-                )
+                yield {
+                    "concurrency": concurrency,
+                    "requests": len(bodies),
+                    "floor_s": len(bodies) * latency / concurrency,
+                    "raw_s": raw_s,
+                    "runs": runs,
+                }
         finally:
             server.terminate()
             server.wait()
-    return rows
 
 
 def run_peer(
