@@ -178,7 +178,7 @@ def report(model: str, results: list[dict[str, Any]], degrade: float) -> list[st
         degraded = [r["degraded"][index] for r in results]
         widths = [c["half_width"] for c in unchanged if c["half_width"] is not None]
         instrument, metric = check.split(".", 1)
-        margin = thresholds(instrument).non_inferiority.get(metric)
+        margin = thresholds(instrument).non_inferiority.get(metric.partition("[")[0])
         width = f"{np.mean(widths):.3f}" if widths else "n/a"
         missing = sum(c["not_compared"] for c in unchanged)
         lines.append(

@@ -1,8 +1,8 @@
 """Do the verdicts measure what they claim? Bias, interval coverage and verdict rates on simulated models.
 
 Part A, the estimators (continuous answers, so every component is known exactly): at the size of one
-temperature of the shipped profile design (10 items, 3 paraphrases nested in item, 4 system prompts,
-contexts C0/C1 for the 5 moral items only, 3 runs: 540 answers) a stable and a noisy model are fitted
+temperature of the shipped profile design (14 items, 3 paraphrases nested in item, 4 system prompts,
+contexts C0/C1 for the 7 moral items only, 3 runs: 756 answers) a stable and a noisy model are fitted
 by the analysis's own code (``snap_bench.stability.level_metrics``) and the compass's placement spread
 (``coordinate_spread``) at one temperature of its design (8 statements per axis, 3 paraphrases, 4 system
 prompts x 2 choices, 2 runs). It prints, per figure: the truth, the mean estimate, the bias and the
@@ -10,7 +10,7 @@ coverage of the 95 % interval (target 93-97 %); the share of replications where 
 (dependability >= 0.60) passes; and the decision study's predicted coefficient against the true one.
 
 The judged coefficients are conditional on the shipped items (the verdict is about these questions): a
-simulated model's views on the 10 items are drawn and scaled so that their sample variance is the
+simulated model's views on the 14 items are drawn and scaled so that their sample variance is the
 model's item variance exactly, so the true coefficient is the stated one in every replication (and the
 item component's random-items interval over-covers). The other components are drawn afresh each time.
 
@@ -64,10 +64,12 @@ from snap_bench.verdicts import judge, load_thresholds
 
 THRESHOLD = 0.60  # thresholds.yaml: dependability minimum
 FACETS = ("paraphrase", "system_prompt", "context")
+# The shipped profile: 7 moral items (asked in contexts C0 and C1) and 7 personality items (C0 only).
+MORAL_ITEMS, ITEMS = 7, 14
 ROWS = [
     row
-    for row in itertools.product(range(10), range(3), range(4), range(2), range(3))
-    if row[0] < 5 or row[3] == 0  # context C1 for the moral items only
+    for row in itertools.product(range(ITEMS), range(3), range(4), range(2), range(3))
+    if row[0] < MORAL_ITEMS or row[3] == 0  # context C1 for the moral items only
 ]
 INDEX = np.array(ROWS)
 TABLE = pd.DataFrame(
@@ -295,7 +297,7 @@ def main() -> None:
     elapsed = time.perf_counter() - started
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = children.ru_utime + children.ru_stime
-    print(f"validity: {replications} replications of 540 answers (one temperature), seed {arguments.seed}")
+    print(f"validity: {replications} replications of {len(ROWS)} answers (one temperature), seed {arguments.seed}")
     print(f"judged check: single-answer dependability >= {THRESHOLD}, conditional on the shipped items\n")
     _report(estimates, [r["spread"] for r in estimates])
     _report_verdicts(judged)

@@ -38,8 +38,13 @@ class BaselineSpec:
 
 
 def parse_baseline(value: str, known_models: list[str]) -> BaselineSpec:
-    """A model name, or the path of a saved analysis.json (whose single judged model is the baseline)."""
-    path = Path(value)
+    """A model name, a baseline file, or the path of a saved analysis.json: its one judged model, or the
+    model named after a ``#`` (``reports/analysis.json#qwen2.5-coder-1.5b``) when it holds several."""
+    path, chosen = Path(value), None
+    if not path.is_file() and "#" in value:
+        head, _, chosen = value.rpartition("#")
+        path = Path(head)
+        value = head
     if value.endswith(".json") or path.is_file():
         if not path.is_file():
             raise ValueError(
@@ -59,22 +64,31 @@ def parse_baseline(value: str, known_models: list[str]) -> BaselineSpec:
         except (ValueError, KeyError, AttributeError, TypeError) as error:
             raise ValueError(f"--baseline {value}: not an analysis.json written by snap-bench ({error})") from None
         models = sorted({model for model, _ in saved})
-        if len(models) != 1:
+        if chosen is not None:
+            if chosen not in models:
+                raise ValueError(
+                    f"--baseline {value}#{chosen}: the file has no judged model {chosen!r}; it holds "
+                    f"{', '.join(models) or 'none'}"
+                )
+            models = [chosen]
+        elif len(models) != 1:
             raise ValueError(
-                f"--baseline {value}: holds {len(models)} judged models; write one model's baseline file with "
+                f"--baseline {value}: holds {len(models)} judged models ({', '.join(models) or 'none'}); pick one "
+                f"with --baseline={value}#MODEL, or write one model's baseline file with "
                 "--snap-save-baseline=baselines/{model}.json and pass that"
             )
-        return BaselineSpec(models[0], {instrument: entry for (_, instrument), entry in saved.items()})
+        model = models[0]
+        return BaselineSpec(model, {instrument: entry for (name, instrument), entry in saved.items() if name == model})
     if value not in known_models:
         raise ValueError(f"--baseline {value!r} is neither a known model ({', '.join(known_models)}) nor a file")
     return BaselineSpec(value)
 
 
 def _judged_entries(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    from snap_bench.instruments import FORMER_TOP_LEVEL
-
     """(model, instrument) -> analysis.json entry of every judged model. Before every instrument sat under
     ``instruments``, one instrument's models were the document's top level; such a file still reads."""
+    from snap_bench.instruments import FORMER_TOP_LEVEL
+
     sections: dict[str, Any] = {name: entry["models"] for name, entry in document.get("instruments", {}).items()}
     if "models" in document:
         sections.setdefault(FORMER_TOP_LEVEL, document["models"])

@@ -145,31 +145,57 @@ def compare_with_baseline(
             threshold = config.metrics.get(metric)
             spec = spec_in(kind.metrics, metric)
             better = threshold.better if threshold is not None else spec.better if spec is not None else "higher"
-            question = Question(model, baseline.model, instrument, metric, config.non_inferiority.get(metric), better)
-            try:
-                if question.margin is None:
-                    raise NotCompared(
-                        f"no non-inferiority margin: add {instrument}.non_inferiority.{metric} to thresholds.yaml"
-                    )
-                if saved is not None:
-                    if new_analysis is None:
-                        new_analysis = kind.analyse(model, rows, settings)
-                    result = _against_saved(metric, new_analysis, saved)
-                elif spec is None or spec.pairing is None:
-                    raise NotCompared(f"no paired method: {instrument}'s MetricSpec for {metric} declares no pairing")
-                else:
-                    result = sides.compare(spec.pairing, settings)
-            except NotCompared as problem:
-                if saved is None and sides.identical:
-                    # The same answer to every designed condition: NEW - OLD is 0 whatever the metric, even
-                    # one undefined on both or without a paired method (a model's own baseline file, replayed
-                    # by `make gate`).
-                    comparisons.append(_identical(question, problem, sides.designed))
-                else:
-                    comparisons.append(_not_compared(question, problem, paired=saved is None))
-                continue
-            comparisons.append(_decide(question, result, paired=saved is None))
+            by = spec.pairing.by if spec is not None and spec.pairing is not None else None
+            for name, level in _named_levels(metric, by, config, sides):
+                margin = config.non_inferiority.get(metric)
+                question = Question(model, baseline.model, instrument, name, margin, better)
+                try:
+                    if question.margin is None:
+                        raise NotCompared(
+                            f"no non-inferiority margin: add {instrument}.non_inferiority.{metric} to thresholds.yaml"
+                        )
+                    if saved is not None:
+                        if new_analysis is None:
+                            new_analysis = kind.analyse(model, rows, settings)
+                        result = _against_saved(name, new_analysis, saved)
+                    elif spec is None or spec.pairing is None:
+                        raise NotCompared(
+                            f"no paired method: {instrument}'s MetricSpec for {metric} declares no pairing"
+                        )
+                    else:
+                        result = sides.compare(spec.pairing, settings, level)
+                except NotCompared as problem:
+                    if saved is None and sides.identical:
+                        # The same answer to every designed condition: NEW - OLD is 0 whatever the metric,
+                        # even one undefined on both or without a paired method (a model's own baseline
+                        # file, replayed by `make gate`).
+                        comparisons.append(_identical(question, problem, sides.designed))
+                    else:
+                        comparisons.append(_not_compared(question, problem, paired=saved is None))
+                    continue
+                comparisons.append(_decide(question, result, paired=saved is None))
     return comparisons
+
+
+def _named_levels(metric: str, by: str | None, config: Any, sides: _Sides) -> list[tuple[str, str | None]]:
+    """``[(metric, None)]``, or for a per-level metric (``by``: temperature) one ``(metric[level], level)``
+    per judged level: thresholds.yaml's temperatures, else every level the baseline was asked at."""
+    if by is None:
+        return [(metric, None)]
+    if by == "temperature" and config.temperatures is not None:
+        from snap_bench.instruments.design import temperature_level
+
+        levels = [temperature_level(t) for t in config.temperatures]
+    else:
+        levels = sorted({o.factors.get(by, "") for o in sides.all_old} - {""}, key=_level_key)
+    return [(f"{metric}[{level}]", level) for level in levels] or [(metric, None)]
+
+
+def _level_key(level: str) -> tuple[float, str]:
+    try:
+        return float(level.removeprefix("t")), level
+    except ValueError:
+        return math.inf, level
 
 
 class _Sides:
@@ -206,7 +232,7 @@ class _Sides:
             )
         return self._tables[maker]
 
-    def compare(self, pairing: Pairing, settings: AnalysisSettings) -> Result:
+    def compare(self, pairing: Pairing, settings: AnalysisSettings, level: str | None = None) -> Result:
         if not self.shared:
             raise NotCompared(
                 "no condition was asked of both models" if self.designed else "the baseline has no observations here",
@@ -214,6 +240,13 @@ class _Sides:
                 self.designed,
             )
         new, old, everything = self.tables(pairing)
+        if level is not None and pairing.by is not None:
+            new, old, everything = (table[table[pairing.by] == level] for table in (new, old, everything))
+            if everything.empty:
+                raise NotCompared(f"the baseline was not asked at {level}", 0, 0)
+        if pairing.method in ("independent", "jackknife"):
+            level_sides = _Refitted(self.instrument, pairing, new, old, len(everything), self.identical)
+            return level_sides.independent() if pairing.method == "independent" else level_sides.jackknife(settings)
         if pairing.method == "proportion":
             result = _paired_proportion(pairing, new, old, len(everything), settings)
             if self.identical:
@@ -235,8 +268,10 @@ def _paired_proportion(pairing: Pairing, new: Any, old: Any, designed: int, sett
         .to_frame("new")
         .join(old.set_index(key)[pairing.values].to_frame("old"), how="inner")
     )
+    # A row without a value on either side (a pair with an unscored answer) is left out of the pairs.
+    joined = joined.dropna()
     if joined.empty:
-        raise NotCompared("no condition was asked of both models", 0, designed)
+        raise NotCompared("no condition was answered by both models", 0, designed)
     a, b = joined["new"].to_numpy(float) > 0.5, joined["old"].to_numpy(float) > 0.5
     counts = (int((a & b).sum()), int((a & ~b).sum()), int((~a & b).sum()), int((~a & ~b).sum()))
     estimate, low, high = newcombe_paired_ci(*counts, confidence=settings.confidence)
@@ -309,6 +344,80 @@ def _paired_bootstrap(pairing: Pairing, new: Any, old: Any, everything: Any, set
         designed,
         unit,
     )
+
+
+@dataclass(frozen=True)
+class _Refitted:
+    """Both models' long tables of one level, for a figure refitted on each side rather than computed
+    from a matrix: ``compared`` is the new side's scored answers, ``designed`` the baseline's."""
+
+    instrument: Instrument
+    pairing: Pairing
+    new: Any
+    old: Any
+    designed: int
+    identical: bool
+    unit: str = "answers"
+
+    @property
+    def compared(self) -> int:
+        return int(self.new[self.pairing.values].notna().sum())
+
+    def not_compared(self, reason: str) -> NotCompared:
+        return NotCompared(reason, self.compared, self.designed, self.unit)
+
+    def result(self, new_value: float, old_value: float, difference: tuple[float, float, float], n: int) -> Result:
+        method = "identical answers" if self.identical else self.pairing.describe()
+        return Result(new_value, old_value, difference, method, n, self.compared, self.designed, self.unit)
+
+    def jackknife(self, settings: AnalysisSettings) -> Result:
+        """A refitted figure (a G study's coefficient) of both models on the answers both gave, the paired
+        difference's interval from refits with one cluster (item) left out at a time."""
+        from snap_bench.stats import UndefinedStatistic
+        from snap_bench.stats.paired import jackknife_ci
+
+        key = self.pairing.cluster
+        if self.pairing.refit is None or key is None:
+            raise TypeError("a jackknife pairing needs refit and cluster")
+        refit = self.pairing.refit()
+        new_value, new_start = refit(self.instrument, self.new, None)
+        if math.isnan(new_value):
+            raise self.not_compared("undefined for the new model on the answers both gave")
+        if self.identical:
+            # Every designed condition answered alike: the difference is 0 without refitting anything.
+            return self.result(new_value, new_value, (0.0, 0.0, 0.0), 0)
+        old_value, old_start = refit(self.instrument, self.old, None)
+        if math.isnan(old_value):
+            raise self.not_compared("undefined for the baseline on the answers both gave")
+        clusters = sorted(set(self.old[key]) & set(self.new[key]))
+        # Each leave-one-out refit starts from its side's full fit: it lies close, so it converges quickly.
+        left_out = [
+            refit(self.instrument, self.new[self.new[key] != cluster], new_start)[0]
+            - refit(self.instrument, self.old[self.old[key] != cluster], old_start)[0]
+            for cluster in clusters
+        ]
+        try:
+            interval = jackknife_ci(new_value - old_value, left_out, settings.confidence)
+        except (UndefinedStatistic, ValueError) as error:
+            raise self.not_compared(f"no interval on the answers both gave: {error}") from None
+        return self.result(new_value, old_value, (interval.estimate, interval.low, interval.high), len(clusters))
+
+    def independent(self) -> Result:
+        """Each model's figure with its own interval on the answers both gave, combined (MOVER)."""
+        from snap_bench.stats.paired import mover_ci
+
+        if self.pairing.estimate is None:
+            raise TypeError("an independent pairing needs estimate")
+        estimate = self.pairing.estimate()
+        first = estimate(self.instrument, self.new)
+        if math.isnan(first[0]):
+            raise self.not_compared("undefined for the new model on the answers both gave")
+        if self.identical:
+            return self.result(first[0], first[0], (0.0, 0.0, 0.0), 0)
+        second = estimate(self.instrument, self.old)
+        if math.isnan(second[0]):
+            raise self.not_compared("undefined for the baseline on the answers both gave")
+        return self.result(first[0], second[0], mover_ci(first, second), self.compared)
 
 
 def _codes(labels: Any) -> Any:

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     Batch = Callable[[FloatArray, FloatArray], FloatArray]
     # (the instrument, one model's observations) -> a long pandas table, one row per observation
     TableMaker = Callable[[Any, Sequence[Observation]], Any]
+    # (the instrument, one level's long table, a warm start or None) -> the figure refitted on it (NaN when
+    # undefined) and the warm start for refits of similar data (the jackknife's leave-one-out refits)
+    Refit = Callable[[Any, Any, Any], tuple[float, Any]]
+    # (the instrument, one level's long table) -> (value, low, high), NaN when undefined
+    Estimate = Callable[[Any, Any], tuple[float, float, float]]
 
 Better = Literal["higher", "lower"]
 Unit = Literal["coefficient", "share", "percent", "points"]
@@ -32,7 +37,7 @@ PHI = "\N{GREEK CAPITAL LETTER PHI}"
 RHO = "\N{GREEK SMALL LETTER RHO}"
 
 
-PairingMethod = Literal["bootstrap", "proportion"]
+PairingMethod = Literal["bootstrap", "proportion", "jackknife", "independent"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,19 @@ class Pairing:
     computed within each level of this row field and the largest kept (the compass's larger axis).
 
     ``method="proportion"``: a rate, the share of the rows whose ``values`` is 1, compared by Newcombe's
-    interval for a paired difference of proportions (rows: the conditions both models were asked).
+    interval for a paired difference of proportions (rows: the conditions both models were asked; a row
+    whose value is missing on either side is left out).
+
+    ``method="jackknife"``: a figure refitted on the long table (a G study's coefficient), ``refit``
+    returning it; both models' figure is refitted with one ``cluster`` (item) left out at a time, and the
+    paired difference's jackknife standard error gives its interval (``stats.paired.jackknife_ci``).
+
+    ``method="independent"``: a figure whose interval is conditional on the shipped design (the compass's
+    spread net of run noise), so two models' estimates are independent: ``estimate`` returns each side's
+    (value, low, high) and the difference's interval is recovered from both (``stats.paired.mover_ci``).
+
+    ``by``: the metric is one figure per level of this field (``dependability[t0]``: temperature), each
+    compared on that level's rows alone and named with its level.
 
     ``table`` returns the function making the long table of one model's observations (default:
     ``analysis.pairing_table``, the shared table with an ``unscored`` column); an instrument whose metric
@@ -67,10 +84,17 @@ class Pairing:
     aggregate: Literal["first", "mean"] = "first"
     within: str | None = None
     table: Callable[[], TableMaker] | None = None
+    refit: Callable[[], Refit] | None = None
+    estimate: Callable[[], Estimate] | None = None
+    by: str | None = None
 
     def describe(self) -> str:
         if self.method == "proportion":
             return "Newcombe paired"
+        if self.method == "jackknife":
+            return f"paired jackknife over {self.cluster}s"
+        if self.method == "independent":
+            return "each side's own interval, combined (MOVER)"
         return f"paired bootstrap over {self.cluster + 's' if self.cluster else ' x '.join(self.rows)}"
 
 
@@ -105,8 +129,9 @@ def _icc21() -> Batch:
     return partial(icc_batch, form="2,1")
 
 
-def _no_statistic() -> Batch:
-    raise TypeError("a proportion is compared by Newcombe's interval, not by a statistic")
+def no_statistic() -> Batch:
+    """The ``statistic`` of a pairing compared by its own method (a rate, a refit)."""
+    raise TypeError("this metric is compared by its own method (a rate, a refit), not by a batch statistic")
 
 
 def run_pairing(statistic: Callable[[], Batch], values: str = "keyed") -> Pairing:
@@ -115,12 +140,47 @@ def run_pairing(statistic: Callable[[], Batch], values: str = "keyed") -> Pairin
 
 
 # Each condition asked of both models is a pair; the rate is the share of them without a score.
-RATE_PAIRING = Pairing(("condition_id",), "", "unscored", _no_statistic, method="proportion")
+RATE_PAIRING = Pairing(("condition_id",), "", "unscored", no_statistic, method="proportion")
 
 
 def rate(label: str, description: str, pairing: Pairing | None = None) -> MetricSpec:
     return MetricSpec(
         label, unit="share", better="lower", composite_scale=None, pairing=pairing, description=description
+    )
+
+
+def _dependability() -> Refit:
+    from snap_bench.stability import single_answer_phi
+
+    return lambda instrument, table, start: single_answer_phi(table, instrument.stability, start)
+
+
+# Per temperature, the single-answer dependability refitted with one item left out at a time: the
+# gate's interval treats the items as a sample (the verdict's is conditional on them), so it is the
+# wider of the two readings; an unchanged model's refits move together, which is what pairing buys.
+DEPENDABILITY_PAIRING = Pairing(
+    ("condition_id",),
+    "",
+    "score",
+    no_statistic,
+    cluster="item",
+    method="jackknife",
+    refit=_dependability,
+    by="temperature",
+)
+
+
+def contradiction_pairing(condition: Sequence[str], table: Callable[[], TableMaker]) -> Pairing:
+    """Each (statement, reverse) pair under one condition that both models answered is a pair: Newcombe's
+    paired interval of the contradiction rates, per temperature (``table``: the instrument's pair table)."""
+    return Pairing(
+        ("pair", "temperature", *condition),
+        "",
+        "contradiction",
+        no_statistic,
+        method="proportion",
+        table=table,
+        by="temperature",
     )
 
 
@@ -142,6 +202,7 @@ SHARED_METRICS: Mapping[str, MetricSpec] = {
     # study of the raw answers (snap_bench.stability).
     "dependability": MetricSpec(
         f"dependability {PHI} of one answer, {{level}}",
+        pairing=DEPENDABILITY_PAIRING,
         description="share of a single raw answer's variance that is the item's (absolute: every facet's "
         "variance and run noise count as error); 0 for an answerer whose answers ignore the item",
     ),

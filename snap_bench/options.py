@@ -214,7 +214,8 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         metavar="MODEL|FILE",
         help="gate against a baseline: a model with recordings (replayed and compared on the same "
-        "conditions) or a saved analysis.json. Default: no baseline.",
+        "conditions), a baseline file (--snap-save-baseline), or a saved analysis.json (PATH#MODEL picks one "
+        "model of several). Default: no baseline.",
     )
     group.addoption(
         "--snap-gate",

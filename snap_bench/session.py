@@ -389,14 +389,28 @@ class SnapSession:
             summary.append(conditions_only(self.observations))
             return
         from snap_bench.report.summary import summary_html
+        from snap_bench.report.trend_section import stored_trend
 
         thresholds = {
             instrument: {name: dataclasses.asdict(t) for name, t in self.thresholds(instrument).metrics.items()}
             for instrument in {instrument for _, instrument in self.gate.analyses}
         }
+        # The store already holds this session's figures (the gate wrote them): the trend ends with them.
+        trend = stored_trend(
+            self.options.history_path,
+            sorted({model for model, _ in self.gate.analyses}),
+            sorted({instrument for _, instrument in self.gate.analyses}),
+        )
         # `summary`, not `prefix`: pytest-html puts the prefix in a narrow column.
         summary.append(
-            summary_html(self.gate.document, self.observations, thresholds, self._instruments, checks=self.gate.checks)
+            summary_html(
+                self.gate.document,
+                self.observations,
+                thresholds,
+                self._instruments,
+                checks=self.gate.checks,
+                trend=trend,
+            )
         )
 
     @pytest.hookimpl(optionalhook=True)

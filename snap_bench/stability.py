@@ -11,6 +11,7 @@ pandas is imported by the caller; this module is imported on the controller at s
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,13 +105,10 @@ def fit_level(
         metrics = {name: Metric(None, n=used, n_left_out=left_out, undefined=reason) for name in names}
         return metrics, {"designed": designed, "used": used, "undefined": reason}, None
 
-    scored = rows[~np.isnan(scores)]
-    if used < 2 or scored[spec.design.object_of_measurement].nunique() < 2:
-        return undefined("fewer than two items answered")
-    design = spec.fitted(scored)
-    labels = {name: rows[name].tolist() for name in design.columns()}
     try:
-        study = g_study(scores, labels, design)
+        study = _study(rows, spec, scores)
+    except _TooFewItems:
+        return undefined("fewer than two items answered")
     except UndefinedStatistic:
         # Every answer the same: the answers carry no item signal, so a single answer tells nothing
         # about the item (Phi = E rho^2 = 0), and no answer varies from run to run (SD 0).
@@ -121,6 +119,8 @@ def fit_level(
         return zero, {"designed": designed, "used": used, "constant": True}, None
     except ValueError as error:
         return undefined(str(error))
+    design = study.design
+    labels = {name: rows[name].tolist() for name in design.columns()}
     # Conditional on the shipped items: the verdict is about these questions, not a universe of them.
     single = decision_study(study, single_answer(design), object_levels="shipped")
     note = _signal_note(scores, labels, study) if test_signal else ""
@@ -136,6 +136,40 @@ def fit_level(
     else:
         metrics["run_sd"] = Metric(None, n=used, n_left_out=left_out, undefined="no cell has two scored runs")
     return metrics, {"designed": designed, "used": used, **study_details(study, spec)}, study
+
+
+class _TooFewItems(ValueError):
+    """Fewer than two items have a scored answer: no item variance to estimate."""
+
+
+def _study(
+    rows: Any, spec: StabilityDesign, scores: Any, *, intervals: bool = True, start: Sequence[float] | None = None
+) -> GStudy:
+    """The G study of one level's raw answers (``scores``, NaN where unscored), on the design restricted
+    to what varies among the scored answers. Raises _TooFewItems, UndefinedStatistic (every answer the
+    same) or ValueError (the design cannot be fitted)."""
+    scored = rows[~np.isnan(scores)]
+    if len(scored) < 2 or scored[spec.design.object_of_measurement].nunique() < 2:
+        raise _TooFewItems("fewer than two items answered")
+    design = spec.fitted(scored)
+    labels = {name: rows[name].tolist() for name in design.columns()}
+    return g_study(scores, labels, design, intervals=intervals, start=start)
+
+
+def single_answer_phi(
+    rows: Any, spec: StabilityDesign, start: Sequence[float] | None = None, values: str = "score"
+) -> tuple[float, list[float] | None]:
+    """The point dependability of one answer on ``rows`` (one level), as ``dependability[level]`` reports
+    it (0 when every answer is the same, NaN when undefined), and the components' shares, which start
+    the next refit of similar data (``start``): what the upgrade gate's jackknife refits."""
+    try:
+        study = _study(rows, spec, rows[values].to_numpy(float), intervals=False, start=start)
+    except UndefinedStatistic:
+        return 0.0, None
+    except ValueError:
+        return math.nan, None
+    shares = [component.share for component in study.components]
+    return decision_study(study, single_answer(study.design)).phi.value, shares
 
 
 def _finite(value: float) -> float | None:

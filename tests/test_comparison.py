@@ -102,10 +102,12 @@ def test_an_unchanged_model_passes_every_check_of_every_instrument() -> None:
     model = shipped("qwen2.5-coder-1.5b")
     comparisons = gate(renamed(model, "new"), renamed(model, "old"))
     assert {name.split(".")[0] for name in comparisons} == {"profile", "compass", "perturbation"}
-    # every judged metric of every instrument is compared
+    # every judged metric of every instrument is compared; a per-temperature one at each temperature
+    temperatures = {"profile": 3, "compass": 2, "perturbation": 1}
     for instrument in ("profile", "compass", "perturbation"):
         for metric in thresholds(instrument).metrics:
-            assert f"{instrument}.{metric}" in comparisons
+            members = [name for name in comparisons if name.startswith(f"{instrument}.{metric}[")]
+            assert f"{instrument}.{metric}" in comparisons or len(members) == temperatures[instrument], metric
     for name, comparison in comparisons.items():
         assert comparison.outcome == "non-inferior", comparison.message
         assert comparison.difference == 0.0, name
@@ -123,7 +125,7 @@ def test_a_much_worse_model_fails_with_the_reason_first() -> None:
         assert comparison.regressed
         assert comparison.message.startswith("REGRESSION: worse than the baseline by more than the margin")
     unscored = comparisons["profile.unscored_rate"]
-    assert unscored.new_value == pytest.approx(0.728, abs=0.001)
+    assert unscored.new_value == pytest.approx(0.743, abs=0.001)
     assert unscored.method == "Newcombe paired"
     assert comparisons["perturbation.custom_accuracy"].method == "paired bootstrap over items"
 
@@ -133,8 +135,9 @@ def test_a_narrowed_run_says_what_it_did_not_cover() -> None:
     narrowed = [o for o in model if o.instrument != "profile" or o.item in {"M01", "M02", "P01", "P03"}]
     comparisons = gate(renamed(narrowed, "new"), renamed(model, "old"))
     unscored = comparisons["profile.unscored_rate"]
-    assert (unscored.compared, unscored.designed) == (648, 1620)  # 4 items of 10, 162 conditions each
-    assert "coverage 648/1620 conditions" in unscored.message
+    # 2 moral items (216 conditions each) and 2 personality items (108 each) of the 2,268
+    assert (unscored.compared, unscored.designed) == (648, 2268)
+    assert "coverage 648/2268 conditions" in unscored.message
     assert comparisons["compass.unscored_rate"].compared == comparisons["compass.unscored_rate"].designed
 
 
@@ -162,7 +165,7 @@ def test_a_metric_without_a_margin_or_a_shared_condition_is_not_compared() -> No
     )
     assert all(c.outcome == NOT_COMPARED for c in comparisons_without)
     assert "add profile.non_inferiority.dependability to thresholds.yaml" in next(
-        c.reason for c in comparisons_without if c.metric == "dependability"
+        c.reason for c in comparisons_without if c.metric == "dependability[t0]"
     )
 
 
@@ -183,9 +186,31 @@ def test_identical_answers_pass_even_a_metric_undefined_on_both_sides() -> None:
     same = gate(renamed(model, "new"), renamed(model, "old"))
     alpha = same["profile.cronbach_alpha_moral"]
     assert alpha.outcome == "non-inferior"
-    assert alpha.message.startswith("non-inferior: identical answers to all 1620 conditions")
+    assert alpha.message.startswith("non-inferior: identical answers to all 2268 conditions")
     assert all(c.outcome == "non-inferior" for c in same.values())
     changed = renamed(model, "new")
     first = next(index for index, o in enumerate(changed) if o.instrument == "profile" and o.score is not None)
     changed[first] = dataclasses.replace(changed[first], score=None, keyed_score=None, code=-2)
     assert gate(changed, renamed(model, "old"))["profile.cronbach_alpha_moral"].outcome == NOT_COMPARED
+
+
+def test_the_per_temperature_figures_catch_a_model_answering_at_random_where_an_unchanged_one_passes() -> None:
+    """The judged figures of the validity work are compared per temperature: a replay of the same model
+    (answers redrawn from each cell's own runs) passes them, the same model answering half its profile
+    questions at random loses dependability beyond the margin."""
+    from bench.gate import pools, replay
+
+    profile = [o for o in shipped("qwen2.5-coder-1.5b") if o.instrument == "profile"]
+    pool = pools(profile)
+    rng = np.random.default_rng(7)
+    old = replay(profile, pool, "old", rng)
+    unchanged = gate(replay(profile, pool, "new", rng), old)
+    degraded = gate(replay(profile, pool, "new", rng, degrade=0.5), old)
+    for level in ("t0", "t0.5", "t1"):
+        assert unchanged[f"profile.dependability[{level}]"].outcome == "non-inferior", level
+        assert unchanged[f"profile.dependability[{level}]"].method == "paired jackknife over items"
+    # at temperature 0 the model is most dependable, so half its answers at random cost the most there
+    worse = degraded["profile.dependability[t0]"]
+    assert worse.regressed, worse.message
+    assert worse.difference is not None
+    assert worse.difference < -0.05

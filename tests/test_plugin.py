@@ -226,14 +226,14 @@ def test_dry_run_counts_conditions_without_key_or_recordings(
     assert result.ret == 0
     result.stdout.fnmatch_lines(
         [
-            "*instrument profile*1620 conditions per model over 10 items*",
-            "*fake-model: 1620 conditions; estimated cost <= $*",
-            "*other-model: 1620 conditions; no price in models.yaml*",
+            "*instrument profile*2268 conditions per model over 14 items*",
+            "*fake-model: 2268 conditions; estimated cost <= $*",
+            "*other-model: 2268 conditions; no price in models.yaml*",
             "total: * conditions for 2 model(s)",
         ]
     )
     assert dry_run_total(result) == 2 * sum(dry_run_per_model(result).values())
-    assert dry_run_per_model(result)["profile"] == 1620
+    assert dry_run_per_model(result)["profile"] == 2268
     assert not bench.cassettes.exists()
 
 
@@ -256,7 +256,7 @@ def test_collect_only_lists_readable_ids_without_key(bench: BenchProject, monkey
         [
             "benchmarks/test_profile.py::test_likert[[]fake-model-M01-P1-NEU-t0-C0-r1[]]",
             "benchmarks/test_profile.py::test_likert[[]fake-model-P05-P3-ABS-t1-C0-r3[]]",
-            "1620 tests collected*",
+            "2268 tests collected*",
         ]
     )
 
@@ -375,7 +375,7 @@ def test_pilot_mode_runs_the_pilot_models(bench: BenchProject, monkeypatch: pyte
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     result = bench.run("--snap-mode=pilot", "--snap-dry-run")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*other-model: 1620 conditions*", "total: * conditions for 1 model(s)"])
+    result.stdout.fnmatch_lines(["*other-model: 2268 conditions*", "total: * conditions for 1 model(s)"])
     assert dry_run_total(result) == sum(dry_run_per_model(result).values())
     assert "fake-model" not in result.stdout.str()
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from snap_bench.analysis import AnalysisSettings, ModelAnalysis
     from snap_bench.recordings import Recordings
+    from snap_bench.stability import StabilityDesign
 
 EXPERIMENT_FILE = "experiment.yaml"
 
@@ -107,6 +108,12 @@ class Instrument(ABC):
     @abstractmethod
     def analyse(self, model: str, observations: Sequence[Observation], settings: AnalysisSettings) -> ModelAnalysis:
         """One model's figures (imported on use: pandas and the stats load on the controller at session end)."""
+
+    @property
+    def stability(self) -> StabilityDesign | None:
+        """The G study design of the judged ``dependability`` (None: the instrument reports none); the
+        gate refits it on each model's answers (imported on use, as the analysis is)."""
+        return None
 
     def report_section(self, context: ReportContext) -> str:
         """The instrument's own HTML after the shared verdict and metric tables (escape every string)."""

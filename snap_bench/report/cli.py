@@ -47,41 +47,6 @@ def _figure(row: Headline | None) -> str:
     return f"{row.value:.3f}{thin}"
 
 
-def trend_chart(rows: Sequence[Headline], path: Path) -> None:
-    """Composite per stored session, a panel per instrument and a line per model (its report colour)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from snap_bench.report.palette import model_colour, register_models
-
-    register_models({r.model for r in rows})
-    instruments = sorted({r.instrument for r in rows})
-    figure, axes_list = plt.subplots(1, len(instruments), figsize=(4.2 * len(instruments), 3.2), squeeze=False)
-    for axes, instrument in zip(axes_list[0], instruments, strict=True):
-        for model in sorted({r.model for r in rows if r.instrument == instrument}):
-            sessions = sorted(
-                {(r.recorded_at, r.composite) for r in rows if (r.model, r.instrument) == (model, instrument)}
-            )
-            # sessions in order, labelled by date: a time axis would stretch one session over years
-            axes.plot(
-                range(1, len(sessions) + 1),
-                [c if c is not None else float("nan") for _, c in sessions],
-                marker="o",
-                color=model_colour(model),
-                label=model,
-            )
-        axes.set_title(instrument)
-        axes.set_ylim(0, 1)
-        axes.set_xlabel("stored session")
-        axes.set_ylabel("composite")
-        axes.legend(fontsize=7, frameon=False)
-    figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="snap-bench", description="Look at snap-bench's stored results.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -111,7 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(history_tables(rows))
     print("\n* rests on under half of its design")
     if options.chart is not None:
-        trend_chart(rows, options.chart)
+        from snap_bench.report.trend import write_trend_chart  # matplotlib: only when a chart is asked for
+
+        write_trend_chart(rows, options.chart)
         print(f"trend chart: {options.chart}")
     return 0
 

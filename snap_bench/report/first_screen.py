@@ -89,6 +89,13 @@ def verdict_matrix(document: Mapping[str, Any], checks: Sequence[CheckRecord]) -
             verdict = str(entry.get("verdict") or "")
             composite = number(entry.get("composite"))
             figure = "" if composite is None else f" composite {composite:.2f}"
+            interval = entry.get("composite_ci")
+            if composite is not None and isinstance(interval, list) and len(interval) == 2:
+                low, high = number(interval[0]), number(interval[1])
+                if low is not None and high is not None:
+                    figure += f" [{low:.2f}, {high:.2f}]"
+            if entry.get("tied_with"):
+                figure += " (tied)"
             reason = reason_text(verdict, deciding_check(verdict, by_key[(model, instrument)]))
             cells.append(
                 f'<td class="snap-matrix-cell">{verdict_badge(entry)}<span class="snap-num">{figure}</span>'
@@ -98,7 +105,8 @@ def verdict_matrix(document: Mapping[str, Any], checks: Sequence[CheckRecord]) -
         rows.append(f'<tr><th scope="row">{swatch}{text(model)}</th>{"".join(cells)}</tr>')
     return (
         '<table class="snap-table snap-matrix" id="snap-matrix"><caption>Verdict per model and instrument, '
-        "composite (0-1, higher is better; no interval computed for it) and the check that decided it"
+        "composite (0-1, higher is better) with its interval (each judged figure's interval mapped the same way; "
+        "models whose intervals overlap are tied) and the check that decided it"
         f"</caption><thead><tr><th>model</th>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 

@@ -26,6 +26,7 @@ from snap_bench.report.formatting import ThresholdTable, metric_label, number, t
 from snap_bench.report.glossary import glossary_html
 from snap_bench.report.palette import register_models
 from snap_bench.report.tables import mapping
+from snap_bench.report.trend_section import StoredTrend, trend_section
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +81,7 @@ def summary_html(
     *,
     csv_gzip_over: int = CSV_GZIP_OVER,
     checks: Sequence[CheckRecord] = (),
+    trend: StoredTrend | None = None,
 ) -> str:
     """The report's summary section as an HTML fragment.
 
@@ -88,6 +90,7 @@ def summary_html(
     excellent) and ``instruments`` the session's instruments, which draw their own parts. The
     observation CSV is embedded gzip-compressed when larger than ``csv_gzip_over`` bytes. ``checks`` are
     the session's judged checks with their figures (the first screen's reasons and the table of checks).
+    ``trend`` is what the results store holds for the report's models (None: no history section).
     """
     session = mapping(document.get("session"))
     entries = [(str(name), mapping(entry)) for name, entry in mapping(document.get("instruments")).items()]
@@ -117,6 +120,8 @@ def summary_html(
         )
     if comparisons:
         sections += ['<h3 id="snap-baseline">Comparison with the baseline</h3>', _baseline(comparisons)]
+    if trend is not None:
+        sections.append(trend_section(trend, report_models(entries)))
     conditions, conditions_script = conditions_section(observations)
     sections += [conditions, _prompts(observations), glossary_html(thresholds)]
     sections += [
@@ -214,14 +219,20 @@ def _ranked(entry: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     )
 
 
+def report_models(entries: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """Every model an instrument of the report analysed, in the order of the first instrument's ranking."""
+    names: list[str] = []
+    for _, entry in entries:
+        names += [name for name, _ in _ranked(entry) if name not in names]
+    return names
+
+
 def _run_facts(
     session: Mapping[str, Any],
     entries: Sequence[tuple[str, Mapping[str, Any]]],
     observations: Sequence[Observation],
 ) -> str:
-    names: list[str] = []
-    for _, entry in entries:
-        names += [name for name, _ in _ranked(entry) if name not in names]
+    names = report_models(entries)
     names += sorted({o.model for o in observations} - set(names))
     instruments = ", ".join(
         f"{name} (item bank {digest})" for name, digest in mapping(session.get("instruments")).items()

@@ -24,6 +24,7 @@ __all__ = [
     "DegeneracyCheck",
     "ItemSignal",
     "contradiction_rate",
+    "contradicts",
     "follows_questions",
     "raw_item_signal",
 ]
@@ -146,6 +147,16 @@ class ContradictionRate:
     n_left_out: int
 
 
+def contradicts(forward: npt.ArrayLike, reverse: npt.ArrayLike, *, points: int = 5) -> npt.NDArray[np.bool_]:
+    """Per pair: both answers above the scale's midpoint ``(points + 1) / 2`` (agreeing with a statement
+    and with its reverse) or both below it. NaN compares false (the caller counts missing pairs)."""
+    midpoint = (points + 1) / 2
+    a = np.asarray(forward, dtype=np.float64) - midpoint
+    b = np.asarray(reverse, dtype=np.float64) - midpoint
+    result: npt.NDArray[np.bool_] = ((a > 0) & (b > 0)) | ((a < 0) & (b < 0))
+    return result
+
+
 def contradiction_rate(
     forward: npt.ArrayLike, reverse: npt.ArrayLike, *, points: int = 5, confidence: float = 0.95
 ) -> ContradictionRate:
@@ -190,9 +201,7 @@ def contradiction_rate(
     n = int(complete.sum())
     if n == 0:
         raise UndefinedStatistic("contradiction rate", "no complete pair of answers")
-    midpoint = (points + 1) / 2
-    a, b = first[complete] - midpoint, second[complete] - midpoint
-    contradictions = int(np.sum(((a > 0) & (b > 0)) | ((a < 0) & (b < 0))))
+    contradictions = int(np.sum(contradicts(first[complete], second[complete], points=points)))
     share = contradictions / n
     z = float(scipy_stats.norm.ppf(0.5 + level / 2))
     denominator = 1 + z * z / n

@@ -399,6 +399,8 @@ def g_study(
     *,
     confidence: float = 0.95,
     without: Sequence[str] = (),
+    intervals: bool = True,
+    start: Sequence[float] | None = None,
 ) -> GStudy:
     r"""Variance components of a random-effects G study by restricted maximum likelihood (REML).
 
@@ -422,6 +424,13 @@ def g_study(
         Level of the components' intervals.
     without : sequence of str
         Component names held at 0 (for likelihood-ratio tests against the full design).
+    intervals : bool
+        False: point estimates only (no information matrix; every component's interval is NaN and the
+        covariance 0), for refits whose intervals are not read (the upgrade gate's jackknife).
+    start : sequence of float, optional
+        Starting shares of the components (as ``VarianceComponent.share`` of an earlier fit of similar
+        data, in the order of ``components``): a refit with one item left out then converges in a few
+        steps. The maximum found is the same up to the optimiser's tolerance.
 
     Returns
     -------
@@ -535,13 +544,18 @@ def g_study(
         free=free,
     )
     n_parameters = problem.n_parameters
-    start = np.where(free, 1.0 / n_parameters, 0.0)
+    if start is not None and len(start) == n_parameters:
+        # Shares of the total are the components of the standardised scores (total variance about 1);
+        # a share at 0 starts slightly inside the bound so that the optimiser can move it.
+        start_values = np.where(free, np.maximum(np.asarray(start, dtype=np.float64), 1e-4), 0.0)
+    else:
+        start_values = np.where(free, 1.0 / n_parameters, 0.0)
     bounds = [(0.0, 0.0) if not keep else (0.0, None) for keep in free]
     bounds[-1] = (_RESIDUAL_FLOOR, None)
     with _single_threaded_blas():
         fit = scipy_optimize.minimize(
             problem.objective,
-            start,
+            start_values,
             jac=True,
             method="L-BFGS-B",
             bounds=bounds,
@@ -549,8 +563,11 @@ def g_study(
         )
     estimate = np.where(fit.x < _BOUNDARY, 0.0, fit.x)
     log_likelihood = -float(problem.objective(np.maximum(fit.x, np.array([b[0] for b in bounds])))[0])
-    with _single_threaded_blas():
-        covariance_standard = np.linalg.pinv(problem.information(np.maximum(fit.x, _RESIDUAL_FLOOR * free)))
+    if intervals:
+        with _single_threaded_blas():
+            covariance_standard = np.linalg.pinv(problem.information(np.maximum(fit.x, _RESIDUAL_FLOOR * free)))
+    else:
+        covariance_standard = np.zeros((n_parameters, n_parameters))
     covariance_standard[~free, :] = 0.0
     covariance_standard[:, ~free] = 0.0
     scale = spread**2
@@ -564,7 +581,9 @@ def g_study(
     for index, name in enumerate(all_names):
         variance = float(variances[index])
         sampling = max(float(covariance[index, index]), 0.0)
-        if variance > 0 and sampling > 0:
+        if not intervals:
+            df, low, high = 0.0, math.nan, math.nan
+        elif variance > 0 and sampling > 0:
             df = 2.0 * variance**2 / sampling
             upper_quantile = float(scipy_stats.chi2.ppf(0.5 + level / 2, df))
             # df near 0 (an estimate far smaller than its standard error): the bound is 0

@@ -30,22 +30,35 @@ def failed(verdict: ModelVerdict) -> set[str]:
 def test_a_constant_answerer_fails_the_profile_at_every_temperature(point: int) -> None:
     verdict, analysis = verdict_of("profile", constant(point))
     assert verdict.verdict == "FAIL"
+    levels = ("t0", "t0.5", "t1")
+    # the same answer to a statement and to its reverse: a contradiction, but at the midpoint
+    contradicting = {f"contradiction_rate[{level}]" for level in levels} if point != 3 else set()
     assert {c.metric for c in verdict.checks if not c.passed} == {
-        "dependability[t0]",
-        "dependability[t0.5]",
-        "dependability[t1]",
+        *(f"dependability[{level}]" for level in levels),
+        *contradicting,
     }
-    # the keyed scores of "5 everywhere" vary (M01 and P02 are reverse keyed): the original design's
+    # the keyed scores of "5 everywhere" vary (the reverse-keyed items): the original design's
     # test-retest r is perfect, which is why it is not what the verdict judges
     if point != 3:
         assert analysis.metrics["test_retest_r"].value == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize(("name", "answerer"), [("uniform random", uniform), ("always agree", agree)])
-def test_random_and_agreeing_answerers_fail_the_profile(name: str, answerer: Answerer) -> None:
-    verdict, _ = verdict_of("profile", answerer)
+@pytest.mark.parametrize(
+    ("name", "answerer", "criteria"),
+    [
+        ("uniform random", uniform, {"dependability", "contradiction_rate"}),
+        ("always agree", agree, {"dependability", "contradiction_rate"}),
+        # agreeing as strongly with a statement every time carries item signal; each construct's
+        # reverse-keyed partner gives it away
+        ("always agree, by item", agree_by_item, {"contradiction_rate"}),
+    ],
+)
+def test_random_and_agreeing_answerers_fail_the_profile(name: str, answerer: Answerer, criteria: set[str]) -> None:
+    verdict, analysis = verdict_of("profile", answerer)
     assert verdict.verdict == "FAIL", name
-    assert failed(verdict) == {"dependability"}
+    assert failed(verdict) == criteria
+    if name == "always agree, by item":
+        assert all(analysis.metrics[f"contradiction_rate[{t}]"].value == 1.0 for t in ("t0", "t0.5", "t1"))
 
 
 @pytest.mark.parametrize(

@@ -84,9 +84,22 @@ def matrix_document() -> dict[str, Any]:
         "instruments": {
             "first": {
                 "title": "first instrument",
-                "models": {"model-b": {"verdict": "PASS", "composite": 0.91}, XSS_PAYLOADS[0]: {"verdict": "FAIL"}},
+                "models": {
+                    "model-b": {"verdict": "PASS", "composite": 0.91, "composite_ci": [0.85, 0.95]},
+                    XSS_PAYLOADS[0]: {"verdict": "FAIL"},
+                },
             },
-            "second": {"title": "second", "models": {"model-b": {"verdict": "BORDERLINE", "composite": 0.5}}},
+            "second": {
+                "title": "second",
+                "models": {
+                    "model-b": {
+                        "verdict": "BORDERLINE",
+                        "composite": 0.5,
+                        "composite_ci": [0.4, 0.6],
+                        "tied_with": ["x"],
+                    }
+                },
+            },
         }
     }
 
@@ -100,6 +113,9 @@ def test_the_matrix_has_a_verdict_per_model_and_instrument_and_escapes_names() -
     assert matrix.count("snap-badge-") == 3
     assert "not run" in matrix  # the payload-named model ran no second instrument
     assert "unscored answers 0.700" in matrix
+    # the composite with its interval, and a tie said where intervals overlap
+    assert "composite 0.91 [0.85, 0.95]" in matrix
+    assert "composite 0.50 [0.40, 0.60] (tied)" in matrix
     assert "every judged figure reaches its target" in matrix
 
 

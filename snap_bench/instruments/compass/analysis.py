@@ -11,6 +11,7 @@ controller at session end only.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -30,7 +31,8 @@ from snap_bench.analysis import (
     retest_metrics,
     wide,
 )
-from snap_bench.instruments.compass.metrics import AXES, CONDITION_FACTORS, FACTORS
+from snap_bench.contradictions import contradiction_metrics, pair_table, reverse_pairs
+from snap_bench.instruments.compass.factors import AXES, CONDITION_FACTORS, FACTORS, PAIR_CONDITION
 from snap_bench.observation import Observation
 from snap_bench.parsing import ANSWER_CODE_LABELS
 from snap_bench.stability import StabilityDesign, level_metrics
@@ -41,7 +43,6 @@ from snap_bench.stats import (
     mean_pairwise_r_batch,
     two_way_bootstrap_ci,
 )
-from snap_bench.stats.degenerate import contradiction_rate
 from snap_bench.stats.generalizability import GStudyDesign, decision_study, g_study, spread_interval
 from snap_bench.stats.position import MAX_ABS_SCORE
 
@@ -122,45 +123,17 @@ def analyse_compass(
     return result
 
 
-def _contradictions(table: Any, observations: Sequence[Observation]) -> dict[str, Metric]:
-    """Per temperature: how often a statement and one of the opposite direction on the same axis get
-    the same side of the scale under the same condition (``contradiction_rate[t0]``).
-
-    The k-th forward item of an axis is paired with its k-th reverse item (each answer in one pair), so
-    an answerer that agrees with everything contradicts itself in every pair. Unscored answers leave
-    their pair out (counted)."""
+def compass_pairs(observations: Sequence[Observation]) -> list[tuple[str, str]]:
+    """The k-th forward item of an axis with its k-th reverse item (each answer in one pair), so an
+    answerer that agrees with everything contradicts itself in every pair."""
+    axes = {o.item: o.construct or "" for o in observations}
     reverse = {o.item: bool(o.extra.get("reverse")) for o in observations}
-    pairs: list[tuple[str, str]] = []
-    for axis in AXES:
-        items = sorted(str(i) for i in table.loc[table["axis"] == axis, "item"].unique())
-        forward = [item for item in items if not reverse.get(item)]
-        backward = [item for item in items if reverse.get(item)]
-        pairs.extend(zip(forward, backward, strict=False))
-    metrics: dict[str, Metric] = {}
-    condition = ["paraphrase", "system_prompt", "choice", "run"]
-    for level, rows in table.groupby("temperature", sort=True):
-        answers = rows.set_index(["item", *condition])["score"]
-        first: list[Any] = []
-        second: list[Any] = []
-        for forward_item, reverse_item in pairs:
-            joined = (
-                answers.loc[forward_item]
-                .to_frame("forward")
-                .join(answers.loc[reverse_item].to_frame("reverse"), how="inner")
-            )
-            first.extend(joined["forward"] + MAX_ABS_SCORE + 1)  # -2..+2 as 1..5
-            second.extend(joined["reverse"] + MAX_ABS_SCORE + 1)
-        name = f"contradiction_rate[{level}]"
-        if not first:
-            metrics[name] = Metric(None, undefined="no statement has a scored counterpart of the other direction")
-            continue
-        try:
-            rate = contradiction_rate(np.asarray(first, float), np.asarray(second, float))
-        except UndefinedStatistic as error:
-            metrics[name] = Metric(None, n=0, n_left_out=len(first), undefined=error.reason)
-            continue
-        metrics[name] = Metric(rate.rate, rate.ci_low, rate.ci_high, n=rate.n_pairs, n_left_out=rate.n_left_out)
-    return metrics
+    return reverse_pairs(axes, reverse)
+
+
+def _contradictions(table: Any, observations: Sequence[Observation]) -> dict[str, Metric]:
+    """Per temperature: ``contradiction_rate[t0]`` (keyed -2..+2 scores read as 1..5 answers)."""
+    return contradiction_metrics(table, compass_pairs(observations), PAIR_CONDITION, shift=MAX_ABS_SCORE + 1)
 
 
 def _spreads(table: Any) -> dict[str, Metric]:
@@ -177,6 +150,21 @@ def _spreads(table: Any) -> dict[str, Metric]:
             spreads.append(metric)
         metrics[f"coordinate_spread_max[{level}]"] = _largest(spreads)
     return metrics
+
+
+def contradiction_table(instrument: Any, observations: Sequence[Observation]) -> Any:
+    """One row per (statement, opposite statement) pair and condition, for the upgrade gate."""
+    table = observation_table(observations, FACTORS)
+    return pair_table(table, compass_pairs(observations), PAIR_CONDITION, shift=MAX_ABS_SCORE + 1)
+
+
+def spread_max(instrument: Any, table: Any) -> tuple[float, float, float]:
+    """The larger axis's spread net of run noise on one temperature's rows, with its interval, as
+    ``coordinate_spread_max[level]`` reports it (for the upgrade gate); NaN when undefined."""
+    largest = _largest([_condition_spread(table[table["axis"] == axis]) for axis in AXES])
+    if largest.value is None or largest.ci_low is None or largest.ci_high is None:
+        return math.nan, math.nan, math.nan
+    return largest.value, largest.ci_low, largest.ci_high
 
 
 def _condition_spread(rows: Any) -> Metric:

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from snap_bench.config import Node, load_yaml
 from snap_bench.instruments.base import Instrument, ReportContext, Scored, Selection
-from snap_bench.instruments.compass.metrics import AXES, METRICS
+from snap_bench.instruments.compass.factors import AXES
+from snap_bench.instruments.compass.metrics import METRICS
 from snap_bench.instruments.design import (
     item_id,
     paraphrases,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     import pytest
 
     from snap_bench.analysis import AnalysisSettings, ModelAnalysis
+    from snap_bench.stability import StabilityDesign
 
 _NO_OPINION = re.compile(r"(?<![\w-])no\s+opinion(?![\w-])", re.IGNORECASE)
 
@@ -200,6 +202,12 @@ class CompassInstrument(Instrument):
         analysis.details["draw_per_prompt"] = self.draw_per_prompt
         return analysis
 
+    @property
+    def stability(self) -> StabilityDesign:
+        from snap_bench.instruments.compass.analysis import STABILITY
+
+        return STABILITY
+
     def report_section(self, context: ReportContext) -> str:
         from snap_bench.instruments.compass.report import compass_section
 
@@ -215,7 +223,8 @@ class CompassInstrument(Instrument):
         """Append the model's placement to the results store and put its history in the analysis details."""
         from snap_bench.instruments.compass.history import append, overall_history, placements_of
 
-        recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        # The session's time, not this call's: every model of one session shares one step of the history chart.
+        recorded_at = str(session_meta.get("finished") or dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
         parameters = {
             "record_mode": session_meta.get("record_mode"),
             "replayed_share": sum(o.replayed for o in observations) / len(observations) if observations else 0.0,

@@ -6,16 +6,12 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from snap_bench.metric_specs import MetricSpec, Pairing, rate
+from snap_bench.instruments.compass.factors import AXES, CONDITION_FACTORS, PAIR_CONDITION
+from snap_bench.metric_specs import MetricSpec, Pairing, contradiction_pairing, no_statistic, rate
 
 if TYPE_CHECKING:
-    from snap_bench.metric_specs import Batch
+    from snap_bench.metric_specs import Batch, Estimate
     from snap_bench.observation import Observation
-
-AXES = ("economic", "social")
-FACTORS = ("item", "paraphrase", "system_prompt", "temperature", "choice")
-# The conditions whose coordinates should agree: everything but the item, the paraphrase and the run.
-CONDITION_FACTORS = ("system_prompt", "temperature", "choice")
 
 
 def _compass_table(instrument: Any, observations: Sequence[Observation]) -> Any:
@@ -42,6 +38,33 @@ def _mean_pairwise_r() -> Batch:
     from snap_bench.stats import mean_pairwise_r_batch
 
     return mean_pairwise_r_batch
+
+
+def _contradiction_table() -> Callable[[Any, Sequence[Observation]], Any]:
+    from snap_bench.instruments.compass.analysis import contradiction_table
+
+    return contradiction_table
+
+
+def _spread_max() -> Estimate:
+    from snap_bench.instruments.compass.analysis import spread_max
+
+    return spread_max
+
+
+CONTRADICTION_PAIRING = contradiction_pairing(PAIR_CONDITION, _contradiction_table)
+# The judged spread net of run noise, per temperature: its interval is conditional on the shipped items
+# and conditions, so two models' spreads are independent estimates, each with its own interval.
+NET_SPREAD_PAIRING = Pairing(
+    ("condition_id",),
+    "",
+    "keyed",
+    no_statistic,
+    method="independent",
+    estimate=_spread_max,
+    table=_table,
+    by="temperature",
+)
 
 
 # Items x conditions of mean keyed scores, per axis; the larger axis's spread, resampled by item.
@@ -81,15 +104,19 @@ def _net_spread(axis: str) -> MetricSpec:
 
 METRICS: Mapping[str, MetricSpec] = {
     # judged, per temperature (coordinate_spread_max[t0])
-    "coordinate_spread_max": _points(
-        "spread of the placement (larger axis), {level}",
-        "the larger of the two axes' spreads across system prompts and choice, net of run noise",
+    "coordinate_spread_max": dataclasses.replace(
+        _points(
+            "spread of the placement (larger axis), {level}",
+            "the larger of the two axes' spreads across system prompts and choice, net of run noise",
+        ),
+        pairing=NET_SPREAD_PAIRING,
     ),
     **{f"coordinate_spread_{axis}": _net_spread(axis) for axis in AXES},
     "contradiction_rate": MetricSpec(
         "contradiction rate, {level}",
         unit="share",
         better="lower",
+        pairing=CONTRADICTION_PAIRING,
         description="share of (statement, opposite statement) answer pairs on the same side of neutral under the "
         "same condition: agreeing with both directions of an axis",
     ),

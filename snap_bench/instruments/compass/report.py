@@ -6,18 +6,21 @@ analysis.json (``details``: coordinates, per system prompt, history) and the com
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from snap_bench.observation import Observation
 from snap_bench.report.charts import MINUS, RC_PARAMS, new_figure, short, to_svg
 from snap_bench.report.figures import figure_html
 from snap_bench.report.formatting import ANSWER_CODES, number, text
 from snap_bench.report.palette import model_colour
+from snap_bench.report.session_axis import session_order, set_session_axis
 from snap_bench.report.tables import mapping
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 LIMIT = 10.0
 ANSWER_ORDER = ("strongly agree", "agree", "neutral", "disagree", "strongly disagree", "no opinion")
@@ -148,34 +151,50 @@ def _error(value: float, interval: tuple[float, float] | None) -> list[list[floa
 
 
 def history_chart(chart_id: str, histories: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
-    """Economic and social coordinate per session, one line per model, against the session's time."""
+    """Economic and social coordinate per stored session, one line per model."""
+    return to_svg(history_figure(histories), chart_id)
+
+
+def history_figure(histories: Mapping[str, Sequence[Mapping[str, Any]]]) -> Figure:
+    """The chart as a figure: the sessions one step apart, dated by their tick labels (a date axis would
+    stretch one session, or a few minutes apart, over years)."""
     import matplotlib
 
+    sessions = session_order(
+        str(row["recorded_at"]) for rows in histories.values() for row in rows if row.get("recorded_at")
+    )
+    place = {recorded_at: index for index, recorded_at in enumerate(sessions)}
     with matplotlib.rc_context(RC_PARAMS):
         figure = new_figure(6.0, 3.6)
         economic_axes, social_axes = figure.subplots(2, 1, sharex=True)
         for name, rows in histories.items():
-            times, economic, social = [], [], []
-            for row in rows:
-                try:
-                    when = dt.datetime.fromisoformat(str(row.get("recorded_at")))
-                except ValueError:
-                    continue
-                times.append(when)
-                economic.append(_or_nan(row.get("economic")))
-                social.append(_or_nan(row.get("social")))
-            if not times:
+            stored = sorted(
+                (place[str(row["recorded_at"])], row) for row in rows if str(row.get("recorded_at")) in place
+            )
+            if not stored:
                 continue
+            steps = [index for index, _ in stored]
             colour = model_colour(name)
-            economic_axes.plot(times, economic, marker="o", markersize=3, color=colour, label=short(name))
-            social_axes.plot(times, social, marker="o", markersize=3, color=colour)
+            economic_axes.plot(
+                steps,
+                [_or_nan(row.get("economic")) for _, row in stored],
+                marker="o",
+                markersize=3,
+                color=colour,
+                label=short(name),
+            )
+            social_axes.plot(
+                steps, [_or_nan(row.get("social")) for _, row in stored], marker="o", markersize=3, color=colour
+            )
         for axes, title in ((economic_axes, "economic"), (social_axes, "social")):
             axes.set_ylim(-LIMIT, LIMIT)
             axes.axhline(0, color="#999999", linewidth=0.6)
             axes.set_ylabel(title)
+        set_session_axis(economic_axes, sessions, label=False)
+        set_session_axis(social_axes, sessions)
+        social_axes.set_xlabel("stored session")
         economic_axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
-        figure.autofmt_xdate()
-        return to_svg(figure, chart_id)
+    return figure
 
 
 def _or_nan(value: object) -> float:

@@ -21,7 +21,8 @@ from snap_bench.analysis import (
     retest_metrics,
     wide,
 )
-from snap_bench.instruments.profile.metrics import FACTORS, PARAPHRASE_ROWS
+from snap_bench.contradictions import contradiction_metrics, pair_table, reverse_pairs
+from snap_bench.instruments.profile.factors import FACTORS, PAIR_CONDITION, PARAPHRASE_ROWS
 from snap_bench.observation import Observation
 from snap_bench.stability import StabilityDesign, level_metrics
 from snap_bench.stats import cronbach_alpha, cronbach_alpha_batch, mean_pairwise_r_batch
@@ -48,10 +49,13 @@ def analyse_profile(
     observations: Sequence[Observation],
     settings: AnalysisSettings,
     banks: Mapping[str, str],
+    reverse: Mapping[str, bool],
 ) -> ModelAnalysis:
     """The C1 stability and C2 sensitivity figures of a Likert instrument for one model.
 
-    ``banks`` maps each item to its item bank; Cronbach's alpha is computed per bank."""
+    ``banks`` maps each item to its item bank (the original design's alpha is computed per bank);
+    ``reverse`` says which items are reverse-keyed (a construct's forward and reverse items are paired
+    for the contradiction rate)."""
     table = observation_table(observations, FACTORS)
     valid = table[table["code"] == 0]
     result = ModelAnalysis(model, instrument, len(table), len(valid))
@@ -60,6 +64,8 @@ def analyse_profile(
     # The judged figures: a G study of the raw answers at each temperature apart.
     stability, result.details["g_study"] = level_metrics(table, STABILITY)
     metrics.update(stability)
+    # ... and agreeing with a statement and with its reverse, which no stability figure can see.
+    metrics.update(contradiction_metrics(table, profile_pairs(observations, reverse), PAIR_CONDITION))
     # The original design's figures, reported for comparison, not judged.
     metrics.update(retest_metrics(table, settings, with_cv=True))
 
@@ -77,9 +83,11 @@ def analyse_profile(
             metrics[f"cronbach_alpha_{bank}"] = interval_metric(
                 matrix, cronbach_alpha, cronbach_alpha_batch, settings, 2
             )
+    # A construct's scale: the keyed answers to each of its statements (item x paraphrase) as the columns.
+    table["statement"] = table["item"].astype(str) + "-" + table["paraphrase"].astype(str)
     for construct, rows in table.groupby("construct"):
         matrix = wide(
-            rows, index=["system_prompt", "temperature", "context", "run"], columns="paraphrase", values="keyed"
+            rows, index=["system_prompt", "temperature", "context", "run"], columns="statement", values="keyed"
         )
         metrics[f"cronbach_alpha[{construct}]"] = point_metric(matrix, cronbach_alpha, min_columns=2)
 
@@ -88,6 +96,18 @@ def analyse_profile(
     for factor in ("system_prompt", "temperature", "context"):
         result.breakdowns[factor] = {str(level): _breakdown(rows) for level, rows in table.groupby(factor)}
     return result
+
+
+def profile_pairs(observations: Sequence[Observation], reverse: Mapping[str, bool]) -> list[tuple[str, str]]:
+    """Each construct's forward item with its reverse-keyed partner (M01 with M06, ...)."""
+    constructs = {o.item: o.construct or o.item for o in observations}
+    return reverse_pairs(constructs, reverse)
+
+
+def contradiction_table(instrument: Any, observations: Sequence[Observation]) -> Any:
+    """One row per (statement, reverse) pair and condition, for the upgrade gate."""
+    reverse = {item.id: item.reverse_scored for item in instrument.items.values()}
+    return pair_table(observation_table(observations, FACTORS), profile_pairs(observations, reverse), PAIR_CONDITION)
 
 
 def _breakdown(rows: Any) -> dict[str, float | None]:

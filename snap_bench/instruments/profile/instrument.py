@@ -29,6 +29,7 @@ from snap_bench.parsing import LikertScale, parse_likert
 
 if TYPE_CHECKING:
     from snap_bench.analysis import AnalysisSettings, ModelAnalysis
+    from snap_bench.stability import StabilityDesign
 
 EXPERIMENT_FILE = "experiment.yaml"
 SECTION = "profile"
@@ -177,7 +178,14 @@ class ProfileInstrument(Instrument):
         from snap_bench.instruments.profile.analysis import analyse_profile
 
         banks = {item.id: item.bank for item in self.items.values()}
-        return analyse_profile(model, self.name, observations, settings, banks)
+        reverse = {item.id: item.reverse_scored for item in self.items.values()}
+        return analyse_profile(model, self.name, observations, settings, banks, reverse)
+
+    @property
+    def stability(self) -> StabilityDesign:
+        from snap_bench.instruments.profile.analysis import STABILITY
+
+        return STABILITY
 
     def report_section(self, context: ReportContext) -> str:
         from snap_bench.instruments.profile.report import profile_section

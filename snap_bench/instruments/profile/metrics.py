@@ -5,18 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from snap_bench.metric_specs import ALPHA, MetricSpec, Pairing, run_pairing
+from snap_bench.instruments.profile.factors import OCCASION, PAIR_CONDITION, PARAPHRASE_ROWS
+from snap_bench.metric_specs import ALPHA, MetricSpec, Pairing, contradiction_pairing, run_pairing
 
 if TYPE_CHECKING:
     from snap_bench.metric_specs import Batch
     from snap_bench.observation import Observation
-
-# The factors of the profile design, in the order its condition ids name them.
-FACTORS = ("item", "paraphrase", "system_prompt", "temperature", "context")
-# What the paraphrases of an item are compared within: the same item asked under the same condition.
-PARAPHRASE_ROWS = ("item", "system_prompt", "temperature", "context", "run")
-# An occasion of Cronbach's alpha: everything but the item (the items of a bank are its columns).
-OCCASION = ("paraphrase", "system_prompt", "temperature", "context", "run")
 
 
 def _cv() -> Batch:
@@ -54,6 +48,15 @@ def _alpha_pairing(bank: str) -> Pairing:
     return Pairing(OCCASION, "item", "keyed", _cronbach, table=_bank_table(bank))
 
 
+def _contradiction_table() -> Callable[[Any, Sequence[Observation]], Any]:
+    from snap_bench.instruments.profile.analysis import contradiction_table
+
+    return contradiction_table
+
+
+CONTRADICTION_PAIRING = contradiction_pairing(PAIR_CONDITION, _contradiction_table)
+
+
 METRICS: Mapping[str, MetricSpec] = {
     "inter_paraphrase_r": MetricSpec(
         "inter-paraphrase r (original design)",
@@ -69,18 +72,28 @@ METRICS: Mapping[str, MetricSpec] = {
         description="mean coefficient of variation (SD / mean, in %) of each cell's runs",
     ),
     "cv_max": MetricSpec("CV max (original design)", unit="percent", better="lower", composite_scale=100.0),
-    # one per construct, cronbach_alpha[care]: the construct's paraphrases as the items
-    "cronbach_alpha": MetricSpec(f"Cronbach {ALPHA} {{level}} (paraphrases)", composite_scale=None),
+    # judged, per temperature (contradiction_rate[t0])
+    "contradiction_rate": MetricSpec(
+        "contradiction rate, {level}",
+        unit="share",
+        better="lower",
+        pairing=CONTRADICTION_PAIRING,
+        description="share of (statement, reverse-keyed statement of the same construct) answer pairs on the same "
+        "side of neutral under the same condition: agreeing (or disagreeing) with a statement and its reverse",
+    ),
+    # one per construct, cronbach_alpha[care]: the keyed answers to the construct's statements (each item's
+    # paraphrases, the forward and the reverse item) as the scale's items
+    "cronbach_alpha": MetricSpec(f"Cronbach {ALPHA} {{level}} (statements)", composite_scale=None),
     # The original design's alphas over a bank's five items: five different constructs, so not a scale;
     # reported for comparison with the design, never judged.
     "cronbach_alpha_moral": MetricSpec(
         f"Cronbach {ALPHA} moral (original design)",
         pairing=_alpha_pairing("moral"),
-        description="the original design's alpha across the five moral constructs; not a scale, not judged",
+        description="the original design's alpha across the moral bank's items (five constructs): not a scale",
     ),
     "cronbach_alpha_personality": MetricSpec(
         f"Cronbach {ALPHA} personality (original design)",
         pairing=_alpha_pairing("personality"),
-        description="the original design's alpha across the five Big Five traits; not a scale, not judged",
+        description="the original design's alpha across the personality bank's items (five traits): not a scale",
     ),
 }

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from snap_bench.instruments.compass.report import compass_section
+from snap_bench.instruments.compass.report import compass_section, history_figure
 from snap_bench.observation import Observation
 from snap_bench.report import summary_html
 from tests.conftest import shipped_instruments
@@ -57,6 +57,31 @@ def test_the_compass_chart_places_each_model_and_its_history() -> None:
     assert "-4.00 <small>[-5.00, -3.00]</small>" in markup
     assert "E01" in markup
     assert "economic (reverse)" in markup
+
+
+def test_one_stored_session_spans_one_step_not_years() -> None:
+    one = {"fake-left": [{"recorded_at": "2026-11-20T10:00:00+00:00", "economic": 1.0, "social": 2.0}]}
+    figure = history_figure(one)
+    for axes in figure.axes:
+        assert axes.get_xlim() == (-0.5, 0.5)
+    assert [label.get_text() for label in figure.axes[-1].get_xticklabels()] == ["2026-11-20"]
+
+
+def test_sessions_minutes_apart_are_a_step_each_and_models_of_one_session_share_it() -> None:
+    times = ["2026-11-20T10:00:00+00:00", "2026-11-20T10:02:00+00:00", "2026-11-20T10:05:00+00:00"]
+    histories = {
+        "fake-left": [{"recorded_at": when, "economic": -4.0, "social": 3.0} for when in times],
+        "fake-right": [{"recorded_at": times[-1], "economic": 6.0, "social": -2.0}],  # first seen in the last one
+    }
+    figure = history_figure(histories)
+    economic = figure.axes[0]
+    assert economic.get_xlim() == (-0.5, 2.5)
+    assert [list(line.get_xdata()) for line in economic.get_lines() if line.get_marker() == "o"] == [[0, 1, 2], [2]]
+    assert [label.get_text() for label in figure.axes[-1].get_xticklabels()] == [
+        "2026-11-20 10:00",
+        "2026-11-20 10:02",
+        "2026-11-20 10:05",
+    ]
 
 
 def test_a_model_without_a_placement_is_said_not_drawn() -> None:

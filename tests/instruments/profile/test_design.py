@@ -24,8 +24,23 @@ def snap() -> ProfileInstrument:
 def test_full_design_counts(snap: ProfileInstrument) -> None:
     conditions = snap.conditions(Selection())
     banks = Counter(snap.items[c.item].bank for c in conditions)
-    assert banks == {"moral": 5 * 3 * 4 * 3 * 2 * 3, "personality": 5 * 3 * 4 * 3 * 1 * 3}
-    assert len({c.id for c in conditions}) == len(conditions) == 1620
+    # seven items per bank: one per construct, and a reverse-keyed partner for two constructs
+    assert banks == {"moral": 7 * 3 * 4 * 3 * 2 * 3, "personality": 7 * 3 * 4 * 3 * 1 * 3}
+    assert len({c.id for c in conditions}) == len(conditions) == 2268
+
+
+def test_two_constructs_of_each_bank_have_a_statement_and_its_reverse(snap: ProfileInstrument) -> None:
+    directions: dict[tuple[str, str], set[bool]] = {}
+    for item in snap.items.values():
+        directions.setdefault((item.bank, item.construct), set()).add(item.reverse_scored)
+    assert len(directions) == 10
+    paired = sorted(construct for construct, keyed in directions.items() if keyed == {True, False})
+    assert paired == [
+        ("moral", "care"),
+        ("moral", "fairness"),
+        ("personality", "conscientiousness"),
+        ("personality", "openness"),
+    ]
 
 
 def test_ids_follow_the_design_order(snap: ProfileInstrument) -> None:
@@ -42,8 +57,9 @@ def test_selection_restricts_each_factor(snap: ProfileInstrument) -> None:
         runs=2,
     )
     conditions = snap.conditions(selection)
-    assert {c.item for c in conditions} == {"M01", "P03"}
-    assert len(conditions) == 3 * 2 * 2 + 3 * 1 * 2
+    # "care" is a construct: both its items (M01 and its reverse partner M06)
+    assert {c.item for c in conditions} == {"M01", "M06", "P03"}
+    assert len(conditions) == 2 * 3 * 2 * 2 + 3 * 1 * 2
 
 
 def test_messages_render_system_prompt_context_and_instruction(snap: ProfileInstrument) -> None:

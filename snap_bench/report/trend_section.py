@@ -1,0 +1,81 @@
+"""The report's history section: the stored trend of the headline figures of the models the report contains.
+
+Read from the results store after this session's figures were added to it (the gate writes them before
+pytest-html asks for the report), drawn by the chart ``snap-bench history --chart`` writes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from snap_bench.report.figures import figure_html
+from snap_bench.report.formatting import text
+from snap_bench.report.history_store import Headline, read_headlines
+from snap_bench.report.session_axis import session_labels, session_order
+from snap_bench.report.trend import trend_svg
+
+# The newest sessions drawn: the chart stays readable; `snap-bench history` lists every one.
+DRAWN_SESSIONS = 40
+
+
+@dataclass(frozen=True)
+class StoredTrend:
+    """What the store holds for the report's models and instruments, or why it could not be read."""
+
+    store: str
+    rows: list[Headline] = field(default_factory=list)
+    problem: str = ""
+
+
+def stored_trend(path: Path, models: Sequence[str], instruments: Sequence[str]) -> StoredTrend:
+    """The store's rows of these models and instruments; a store that cannot be read is a line, not a lost report."""
+    try:
+        return StoredTrend(str(path), read_headlines(path, models, instruments))
+    except (sqlite3.Error, OSError) as error:
+        return StoredTrend(str(path), problem=f"The results store {path} could not be read: {error}")
+
+
+def trend_section(trend: StoredTrend, models: Sequence[str]) -> str:
+    """A chart of the models with two or more stored sessions, and one line for each model with fewer."""
+    parts = ['<h3 id="snap-history">History across runs</h3>']
+    if trend.problem:
+        return "".join([*parts, f'<p class="snap-chart-missing">{text(trend.problem)}</p>'])
+    sessions = {model: session_order(r.recorded_at for r in trend.rows if r.model == model) for model in models}
+    followed = [model for model in models if len(sessions[model]) >= 2]
+    every_session = session_order(r.recorded_at for r in trend.rows if r.model in followed)
+    drawn_sessions = set(every_session[-DRAWN_SESSIONS:])
+    drawn = [r for r in trend.rows if r.model in followed and r.recorded_at in drawn_sessions]
+    if drawn:
+        left_out = (
+            f" The newest {DRAWN_SESSIONS} sessions are drawn; `snap-bench history` lists every one."
+            if len(every_session) > DRAWN_SESSIONS
+            else " `snap-bench history` prints them as tables."
+        )
+        parts.append(
+            figure_html(
+                lambda: trend_svg("snap-trend-chart", drawn),
+                f"Each model's judged figures in every session kept in the results store ({trend.store}), oldest "
+                "first, one step per stored session (a replay that repeats a model's latest result adds none): the "
+                "composite per instrument, then each checked figure with its 95% interval; a hollow grey hatched "
+                f"point rests on under half of its design (used/designed beside it).{left_out}",
+            )
+        )
+    items = []
+    for model in models:
+        own = sessions[model]
+        if len(own) >= 2:
+            first, last = session_labels([own[0], own[-1]])
+            items.append(f"{text(model)}: {len(own)} stored sessions, {text(first)} to {text(last)} (charted above).")
+        elif own:
+            (when,) = session_labels(own)
+            items.append(
+                f"{text(model)}: the store holds one session of this model ({text(when)}: this one, or an identical "
+                "earlier result); its trend starts with the next session whose result differs."
+            )
+        else:
+            items.append(f"{text(model)}: no headline figures stored (only judged models are kept).")
+    parts.append(f'<ul class="snap-trend-models">{"".join(f"<li>{item}</li>" for item in items)}</ul>')
+    return "".join(parts)
