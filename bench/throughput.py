@@ -21,7 +21,7 @@ same test ids, each a trivially passing parametrised test, run alternately; medi
     .venv/bin/python -m bench.throughput [--quick] [--concurrency 8,32] [--latency 0.2] [--repeat 3]
                                          [--skip-live] [--skip-replay] [--peers]
 
-``--quick`` runs a sixth of the profile design (3 of its 10 items) and one replay repeat.
+``--quick`` runs the profile design's conditions of three of its items and one replay repeat.
 """
 
 from __future__ import annotations
@@ -346,7 +346,7 @@ def run_peer(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="a sixth of the design, one replay repeat")
+    parser.add_argument("--quick", action="store_true", help="three of the profile's items, one replay repeat")
     parser.add_argument("--concurrency", default="8,32", help="comma list of requests in flight (default 8,32)")
     parser.add_argument("--latency", type=float, default=0.2, help="the server's answer delay in seconds")
     parser.add_argument("--repeat", type=int, default=3, help="replay and bare runs each (median)")
