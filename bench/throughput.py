@@ -8,13 +8,20 @@ snap-bench figure is the wall time of the whole pytest session (start-up, analys
 included) and the peak memory of its whole process tree (RSS summed over the controller and workers,
 sampled every 50 ms).
 
+The server keeps every request it gets, and each tool's are compared with the bodies snap-bench recorded
+(as a multiset): the last column says "same" when a tool sent exactly that workload.
+
+``--peers`` runs promptfoo and inspect_ai on the same requests at the same concurrency too (bench/peers.py:
+installed on demand into bench/.peers/, never dependencies of snap-bench; one that cannot be installed or
+fails is reported and the bench goes on).
+
 Replay: ``pytest benchmarks -n 2`` over the shipped recordings against a throw-away project with the
 same test ids, each a trivially passing parametrised test, run alternately; medians of ``--repeat``.
 
     .venv/bin/python -m bench.throughput [--quick] [--concurrency 8,32] [--latency 0.2] [--repeat 3]
-                                         [--skip-live] [--skip-replay]
+                                         [--skip-live] [--skip-replay] [--peers]
 
-``--quick`` runs a sixth of the profile design (3 of its 10 items) and one replay repeat.
+``--quick`` runs the profile design's conditions of three of its items and one replay repeat.
 """
 
 from __future__ import annotations
@@ -31,10 +38,15 @@ import sys
 import tempfile
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
+
+from bench.peers import Peer, Unavailable, install_peers
 
 REPO = Path(__file__).resolve().parent.parent
 PYTEST = [sys.executable, "-m", "pytest"]
@@ -69,8 +81,16 @@ def _tree_rss_kb(root: int) -> int:
     return total
 
 
-def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, int]:
-    """(wall seconds, peak MB of the process tree, exit status) of one command."""
+@dataclass(frozen=True)
+class Measured:
+    wall_s: float
+    peak_mb: float  # the peak of the whole process tree's resident memory
+    status: int
+    output: str
+
+
+def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> Measured:
+    """Run one command; its wall time and the peak resident memory of its process tree (sampled every 50 ms)."""
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     peak = 0
@@ -88,10 +108,16 @@ def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> t
     wall = time.perf_counter() - started
     done.set()
     sampler.join()
-    if process.returncode not in (0, 1):
-        sys.stderr.write(output[-3000:])
-        raise SystemExit(f"{' '.join(command)} exited with {process.returncode}")
-    return wall, peak / 1024, process.returncode
+    return Measured(wall, peak / 1024, process.returncode, output)
+
+
+def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, int]:
+    """(wall seconds, peak MB of the process tree, exit status) of a pytest command (0 or 1 expected)."""
+    run = measure(command, cwd, env)
+    if run.status not in (0, 1):
+        sys.stderr.write(run.output[-3000:])
+        raise SystemExit(f"{' '.join(command)} exited with {run.status}")
+    return run.wall_s, run.peak_mb, run.status
 
 
 # -- replay against bare pytest ------------------------------------------------------------------
@@ -151,17 +177,55 @@ def replay_comparison(repeat: int) -> dict[str, float]:
 # -- live against a bare httpx loop --------------------------------------------------------------
 
 
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
+def start_server(latency: float, capture: Path) -> tuple[subprocess.Popen[str], str]:
+    """The loopback server, in a process of its own; it appends every request it gets to ``capture`` (JSON lines)."""
     code = (
-        "import sys, time\n"
+        "import json, sys, threading, time\n"
         "from tests.fake_openai_server import FakeOpenAIServer, FakeScript\n"
-        f"with FakeOpenAIServer(FakeScript(latency_s={latency!r})) as server:\n"
+        f"log, lock = open({str(capture)!r}, 'a', encoding='utf-8'), threading.Lock()\n"
+        "def answer(request):\n"
+        "    with lock:\n"
+        "        log.write(json.dumps(request) + '\\n')\n"
+        "        log.flush()\n"
+        "    return '4'\n"
+        f"with FakeOpenAIServer(FakeScript(answer=answer, latency_s={latency!r})) as server:\n"
         "    print(server.base_url, flush=True)\n"
         "    while True: time.sleep(3600)\n"
     )
     process = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     return process, process.stdout.readline().strip()
+
+
+class Capture:
+    """The requests the server got since the last look."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self._offset = path, 0
+
+    def since_last(self) -> list[dict[str, Any]]:
+        with self.path.open("rb") as file:
+            file.seek(self._offset)
+            data = file.read()
+        self._offset += len(data)
+        return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def _canonical(body: dict[str, Any]) -> str:
+    """A request's model, messages and fields, numbers as floats (JavaScript sends 0 where Python sends 0.0)."""
+    return json.dumps(
+        {key: float(value) if type(value) in (int, float) else value for key, value in body.items()}, sort_keys=True
+    )
+
+
+def same_requests(sent: list[dict[str, Any]], expected: list[dict[str, Any]]) -> str:
+    """'same' if the server got exactly the expected requests (as a multiset), else what differs."""
+    got, wanted = Counter(map(_canonical, sent)), Counter(map(_canonical, expected))
+    if got == wanted:
+        return "same"
+    extra, missing = got - wanted, wanted - got
+    example = next(iter(extra), "")[:160]
+    return f"{sum(missing.values())} missing, {sum(extra.values())} other" + (f" (e.g. {example})" if example else "")
 
 
 def live_project(folder: Path, base_url: str) -> None:
@@ -189,23 +253,38 @@ async def _raw_loop(url: str, bodies: list[bytes], concurrency: int) -> None:
         await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
-def raw_loop(base_url: str, cassettes: Path, concurrency: int) -> float:
-    """Seconds for a bare httpx loop to send the recorded request bodies, ``concurrency`` at a time."""
-    bodies = [
+def recorded_bodies(cassettes: Path) -> list[bytes]:
+    """The request bodies snap-bench recorded (the last attempt of each condition)."""
+    return [
         json.loads(path.read_text(encoding="utf-8"))["interactions"][-1]["request"]["body"].encode("utf-8")
         for path in sorted(cassettes.rglob("*.json"))
     ]
+
+
+def raw_loop(base_url: str, bodies: list[bytes], concurrency: int) -> float:
+    """Seconds for a bare httpx loop to send the request bodies, ``concurrency`` at a time."""
     started = time.perf_counter()
     asyncio.run(_raw_loop(f"{base_url}/chat/completions", bodies, concurrency))
     return time.perf_counter() - started
 
 
-def live_comparison(concurrencies: list[int], latency: float, quick: bool) -> list[dict[str, float]]:
-    server, base_url = start_server(latency)
-    rows = []
-    try:
-        with tempfile.TemporaryDirectory(prefix="snap-throughput-live-") as temporary:
-            root = Path(temporary)
+@dataclass(frozen=True)
+class ToolRun:
+    tool: str
+    wall_s: float
+    peak_mb: float | None
+    requests: str  # how the requests the server got compare with snap-bench's
+    failed: str = ""
+
+
+def live_comparison(
+    concurrencies: list[int], latency: float, quick: bool, peers: list[Peer]
+) -> Iterator[dict[str, Any]]:
+    with tempfile.TemporaryDirectory(prefix="snap-throughput-live-") as temporary:
+        root = Path(temporary)
+        server, base_url = start_server(latency, root / "requests.jsonl")
+        capture = Capture(root / "requests.jsonl")
+        try:
             live_project(root / "project", base_url)
             for concurrency in concurrencies:
                 cassettes, out = root / f"cassettes-{concurrency}", root / f"out-{concurrency}"
@@ -223,50 +302,85 @@ def live_comparison(concurrencies: list[int], latency: float, quick: bool) -> li
                     f"--snap-out={out}",
                     *([f"--snap-items={QUICK_ITEMS}"] if quick else []),
                 ]
+                capture.since_last()
                 wall, peak, _ = timed(command, root / "project")
-                requests = sum(1 for _ in cassettes.rglob("*.json"))
-                raw = raw_loop(base_url, cassettes, concurrency)
-                rows.append(
-                    {
-                        "concurrency": concurrency,
-                        "requests": requests,
-                        "snap_s": wall,
-                        "raw_s": raw,
-                        "ratio": wall / raw,
-                        "peak_mb": peak,
-                        "floor_s": requests * latency / concurrency,
-                    }
-                )
-    finally:
-        server.terminate()
-        server.wait()
-    return rows
+                bodies = recorded_bodies(cassettes)
+                expected = [json.loads(body) for body in bodies]
+                snap = ToolRun("snap-bench (-n 2)", wall, peak, same_requests(capture.since_last(), expected))
+                raw_s = raw_loop(base_url, bodies, concurrency)
+                raw = ToolRun("raw httpx", raw_s, None, same_requests(capture.since_last(), expected))
+                runs = [raw, snap]
+                for peer in peers:
+                    runs.append(
+                        run_peer(peer, root / f"{peer.name}-{concurrency}", base_url, expected, concurrency, capture)
+                    )
+                yield {
+                    "concurrency": concurrency,
+                    "requests": len(bodies),
+                    "floor_s": len(bodies) * latency / concurrency,
+                    "raw_s": raw_s,
+                    "runs": runs,
+                }
+        finally:
+            server.terminate()
+            server.wait()
+
+
+def run_peer(
+    peer: Peer, folder: Path, base_url: str, expected: list[dict[str, Any]], concurrency: int, capture: Capture
+) -> ToolRun:
+    """One peer on the same requests; a peer that fails is reported, not fatal."""
+    try:
+        run = peer.prepare(folder, base_url, expected, concurrency)
+    except Unavailable as why:
+        return ToolRun(peer.label, 0.0, None, "", failed=str(why))
+    capture.since_last()
+    measured = measure(run.command, run.cwd, run.env)
+    sent = same_requests(capture.since_last(), expected)
+    failed = ""
+    if measured.status != 0:
+        tail = " / ".join(line for line in measured.output.strip().splitlines()[-3:])
+        failed = f"exited with {measured.status}: {tail[-300:]}"
+    return ToolRun(peer.label, measured.wall_s, measured.peak_mb, sent, failed)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="a sixth of the design, one replay repeat")
+    parser.add_argument("--quick", action="store_true", help="three of the profile's items, one replay repeat")
     parser.add_argument("--concurrency", default="8,32", help="comma list of requests in flight (default 8,32)")
     parser.add_argument("--latency", type=float, default=0.2, help="the server's answer delay in seconds")
     parser.add_argument("--repeat", type=int, default=3, help="replay and bare runs each (median)")
     parser.add_argument("--skip-live", action="store_true")
     parser.add_argument("--skip-replay", action="store_true")
+    parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="run promptfoo and inspect_ai on the live workload too (installed on demand)",
+    )
     args = parser.parse_args(argv)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
     if not args.skip_live:
+        peers = install_peers(lambda line: print(f"peers: {line}", flush=True)) if args.peers else []
         concurrencies = [int(part) for part in args.concurrency.split(",") if part.strip()]
         print(
             f"live, profile design{' (quick: items ' + QUICK_ITEMS + ')' if args.quick else ''}, "
-            f"server latency {args.latency * 1000:.0f} ms, snap-bench at -n 2:"
+            f"server latency {args.latency * 1000:.0f} ms, the same requests through each tool, "
+            "ratio to the raw httpx loop at the same concurrency:",
+            flush=True,
         )
-        print(
-            "  concurrency | requests | snap-bench | raw httpx | ratio | floor (requests x latency / C) | peak memory"
-        )
-        for row in live_comparison(concurrencies, args.latency, args.quick):
-            print(
-                f"  {row['concurrency']:>11.0f} | {row['requests']:>8.0f} | {row['snap_s']:>8.1f} s | "
-                f"{row['raw_s']:>7.1f} s | {row['ratio']:.2f}x | {row['floor_s']:>6.1f} s | {row['peak_mb']:.0f} MB"
-            )
+        print("  concurrency | requests | floor | tool | wall | ratio | peak memory | requests the server got")
+        for row in live_comparison(concurrencies, args.latency, args.quick, peers):
+            for run in row["runs"]:
+                head = f"  {row['concurrency']:>11} | {row['requests']:>8} | {row['floor_s']:>5.1f} s | {run.tool:<22}"
+                if run.failed and not run.requests:
+                    print(f"{head} | not run: {run.failed}")
+                    continue
+                memory = "" if run.peak_mb is None else f"{run.peak_mb:.0f} MB"
+                print(
+                    f"{head} | {run.wall_s:>6.1f} s | {run.wall_s / row['raw_s']:.2f}x | {memory:>7} | {run.requests}"
+                    + (f" | FAILED: {run.failed}" if run.failed else ""),
+                    flush=True,
+                )
     if not args.skip_replay:
         result = replay_comparison(1 if args.quick else args.repeat)
         print(

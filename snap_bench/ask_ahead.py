@@ -97,6 +97,10 @@ class AskAhead:
         self._in_flight: dict[str, int] = dict.fromkeys(limits, 0)
         self._own: deque[tuple[Job, concurrent.futures.Future[Outcome]]] = deque()
         self._candidates: Iterator[tuple[Key, Callable[[], Job | None]]] = iter(())
+        # Where the tests of this process stand (set by each test start), and the one the window was read from.
+        self._source: Callable[[], Iterable[tuple[Key, Callable[[], Job | None]]]] | None = None
+        self._read_source: object = None
+        self._starving = True  # the loop has free slots and nothing left to look at (nothing yet)
         # Keys this process need not look at again this session: asked, recorded, or another process's.
         self._known: set[Key] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -113,17 +117,15 @@ class AskAhead:
 
     # -- the test's side (main thread) ------------------------------------------------------------
 
-    def look_ahead(self, candidates: Iterable[tuple[Key, Callable[[], Job | None]]]) -> None:
-        """The conditions this process is about to run, nearest first: each key with what builds its job
-        (None: nothing to ask there, e.g. recorded already)."""
-        # A window, not the rest of the session: each test start looks again from where it stands.
-        iterator = itertools.islice(candidates, max(64, 4 * max(self.limits.values())))
+    def look_ahead(self, candidates: Callable[[], Iterable[tuple[Key, Callable[[], Job | None]]]]) -> None:
+        """Where this process stands: ``candidates()`` gives the conditions it is about to run, nearest
+        first, each key with what builds its job (None: nothing to ask there, e.g. recorded already).
 
-        def refresh() -> None:
-            self._candidates = iterator
-            self._fill()
-
-        self._loop.call_soon_threadsafe(refresh)
+        Called at every test start, and cheap: the loop reads a window of candidates from the latest
+        position only when it has used up the one before (or has nothing to ask: then it is woken)."""
+        self._source = candidates
+        if self._starving:
+            self._loop.call_soon_threadsafe(self._fill)
 
     def settled(self, key: Key) -> Outcome | None:
         """The outcome of a condition asked ahead in this session (by any process; waiting while it is
@@ -193,11 +195,19 @@ class AskAhead:
             self._start(own, waiting)
         if self._spent is not None:
             return
+        self._starving = False
         while any(self._in_flight[model] < limit for model, limit in self.limits.items()):
             try:
                 key, build = next(self._candidates)
             except StopIteration:
-                return
+                source = self._source
+                if source is None or source is self._read_source:
+                    self._starving = True  # the next test start wakes the loop
+                    return
+                # A window, not the rest of the session: the next one is read from where the tests stand then.
+                self._read_source = source
+                self._candidates = itertools.islice(source(), max(64, 4 * max(self.limits.values())))
+                continue
             # Rescanned at every test start, so the cheap test comes first: most keys are known.
             if key in self._known or self._in_flight.get(key[0], 0) >= self.limits.get(key[0], 0):
                 continue
@@ -217,8 +227,16 @@ class AskAhead:
         task.add_done_callback(self._tasks.discard)
 
     async def _run(self, job: Job, future: concurrent.futures.Future[Outcome]) -> None:
+        held = True  # the slot, until the provider has answered (or the ask ended otherwise)
+
+        def release() -> None:
+            nonlocal held
+            if held:
+                held = False
+                self._in_flight[job.key[0]] -= 1
+
         try:
-            outcome = await self._ask(job)
+            outcome = await self._ask(job, release)
         except asyncio.CancelledError:
             # Stopped (Ctrl-C): nothing was recorded; another process may take the condition up.
             self._claims.release(job.key)
@@ -229,12 +247,13 @@ class AskAhead:
             future.set_exception(error)
             return
         finally:
-            self._in_flight[job.key[0]] -= 1
+            release()
         self._claims.settle(job.key, outcome.to_json())
         future.set_result(outcome)
         self._fill()
 
-    async def _ask(self, job: Job) -> Outcome:
+    async def _ask(self, job: Job, release: Callable[[], None]) -> Outcome:
+        """Ask ``job``; ``release`` frees its slot once no request of it is in flight any more."""
         model = job.key[0]
         stop = self._stops.stopped(model) if self._stops is not None else None
         if stop is not None:
@@ -247,10 +266,19 @@ class AskAhead:
         except BudgetSpent as error:
             self._spent = str(error)
             return Outcome(None, budget=str(error))
+        usable = reply.error is None
+        if usable:
+            # Nothing of this condition is in flight now: its slot goes to the next condition. (A failure
+            # keeps it until the stop board has counted it, so a stop takes effect as soon as before.)
+            release()
+            self._fill()
         self._budget.charge_cost(job.cost(reply))
-        if reply.error is None:
+        if usable:
             # Written before anyone learns of the answer: a kill from here on loses nothing paid for.
             write_cassette(job.cassette, [interaction(r, job.canonical_uri, self._scrub) for r in responses])
+            # The next request goes out (up to its first wait) before this answer is published and its
+            # test woken. Only here may the task be cancelled after the reply: what was paid for is recorded.
+            await asyncio.sleep(0)
         if self._stops is not None:
             said = dataclasses.replace(reply, error=reply.error and self._scrub(reply.error))
             self._stops.note(model, job.base_url, job.api_key_env, said)

@@ -176,12 +176,15 @@ class Asker:
             cost=partial(cost_usd, endpoint.model),
         )
 
-    def look_ahead(self, conditions: Iterable[tuple[str, Instrument, Condition]]) -> None:
-        """Ask ahead for the conditions this process runs next (nearest first), as far as --snap-concurrency allows."""
+    def look_ahead(self, conditions: Callable[[], Iterable[tuple[str, Instrument, Condition]]]) -> None:
+        """Ask ahead for the conditions this process runs next (``conditions()``, nearest first; read when
+        the asking-ahead loop needs more), as far as --snap-concurrency allows."""
         if self._ahead is not None:
             self._ahead.look_ahead(
-                ((model, instrument.name, condition.id), partial(self.job, model, instrument, condition))
-                for model, instrument, condition in conditions
+                lambda: (
+                    ((model, instrument.name, condition.id), partial(self.job, model, instrument, condition))
+                    for model, instrument, condition in conditions()
+                )
             )
 
     def _scrubbed(self, observation: Observation) -> Observation:

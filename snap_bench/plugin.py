@@ -90,11 +90,7 @@ def ask(request: pytest.FixtureRequest) -> Ask:
     def ask_case(case: Case) -> Observation:
         asker = session.asker()
         # --snap-concurrency: the conditions this process runs next are asked while this one waits.
-        asker.look_ahead(
-            (c.model, session.instrument(c.instrument), c.condition)
-            for c in upcoming_params(request.node, "case")
-            if isinstance(c, Case)
-        )
+        asker.look_ahead(lambda: session.upcoming(upcoming_params(request.node, "case")))
         try:
             observation = asker.ask(case.model, session.instrument(case.instrument), case.condition)
         except RecordingUnavailable as error:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections import Counter
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from snap_bench.artefacts import Artefacts
-from snap_bench.ask_ahead_setup import ask_ahead_factory
+from snap_bench.ask_ahead_setup import ask_ahead_factory, process_shares
 from snap_bench.asking import Asker, Endpoint
 from snap_bench.baseline import BaselineSpec, parse_baseline
 from snap_bench.cassettes import remove_stale_temporaries
@@ -49,6 +49,7 @@ from snap_bench.shards import in_shard
 from snap_bench.stops import NOT_ASKED, StopBoard, clear_stops, stopped_models
 from snap_bench.summary import summary_lines, verdict_block
 from snap_bench.throttle import Budget, BudgetLimits, RateLimiter, SharedState
+from snap_bench.upcoming import upcoming_params
 from snap_bench.verdicts import ThresholdConfig, load_thresholds
 
 LOCAL_URLS_KEY = "snap_local_urls"
@@ -94,6 +95,7 @@ class SnapSession:
         self.baseline: BaselineSpec | None = None
         self.gate: GateResult | None = None
         self._thresholds: dict[str, ThresholdConfig] = {}
+        self._preload_pending = False
 
     # -- activation --------------------------------------------------------------------------
 
@@ -240,7 +242,11 @@ class SnapSession:
         self.endpoints = self._endpoints.resolved()
         if not self.is_worker:
             if self.options.gate:
-                preload()  # the analysis' and report's imports, while the tests run
+                # The analysis' and report's imports, while the tests run. Under xdist, once the workers
+                # have collected: started now, they would compete with the workers' own start-up.
+                self._preload_pending = True
+                if not self.config.pluginmanager.has_plugin("dsession"):
+                    self._start_preload()
             remove_stale_temporaries(self.options.cassette_dir)
             self._writer = ObservationWriter(self.options.out_dir)
             # Each session has its own budget; the workers start after this (xdist's sessionstart).
@@ -271,6 +277,21 @@ class SnapSession:
             )
         return self._asker
 
+    def upcoming(self, params: Iterable[Any]) -> Iterator[tuple[str, Instrument, Condition]]:
+        """The benchmark conditions among the ``case`` parameters of upcoming tests (for asking ahead)."""
+        return ((c.model, self.instrument(c.instrument), c.condition) for c in params if isinstance(c, Case))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """--snap-concurrency: start asking the first conditions as soon as they are known, while the
+        session gets ready to run them (under xdist, while the controller hands out the first tests)."""
+        if not self.active or self.collect_only or not self.runs_tests() or not session.items:
+            return
+        runs_tests_here = self.is_worker or not self.config.pluginmanager.has_plugin("dsession")
+        if runs_tests_here and process_shares(self.config, self.options, self.models):
+            first = session.items[0]
+            self.asker().look_ahead(lambda: self.upcoming(upcoming_params(first, "case", including=True)))
+
     def _rate_limits(self) -> dict[str, RateLimiter]:
         limits: dict[str, RateLimiter] = {}
         for model in self.models:
@@ -295,10 +316,16 @@ class SnapSession:
         for item in items:
             self.expected.discard(item.nodeid)
 
+    def _start_preload(self) -> None:
+        if self._preload_pending:
+            self._preload_pending = False
+            preload()
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not self.active:
             return
+        self._start_preload()
         prefixes = tuple(f"[{model.name}-" for model in self.models)
         self.expected.update(nodeid for nodeid in ids if any(prefix in nodeid for prefix in prefixes))
 

@@ -66,12 +66,15 @@ class StopBoard:
 
     def stopped(self, model: str) -> str | None:
         """The stop message of ``model``, or None while it may be asked."""
-        message = self._state.read().get("stopped", {}).get(model)
+        # Asked before every request: read without the lock (a stop decided meanwhile lands on the next).
+        message = self._state.peek().get("stopped", {}).get(model)
         return message if isinstance(message, str) else None
 
     def note(self, model: str, url: str, key_variable: str | None, reply: ChatReply) -> None:
         """Count a hopeless failure (a usable reply ends the run of them); stop the model at STOP_AFTER."""
         kind = hopeless(reply)
+        if kind is None and not self._state.peek().get("runs", {}).get(model):
+            return  # the usual case, a usable reply with no run to end: nothing to write, no lock to wait for
 
         def change(state: dict[str, Any]) -> tuple[dict[str, Any], None]:
             runs: dict[str, int] = state.setdefault("runs", {})

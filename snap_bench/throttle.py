@@ -16,33 +16,45 @@ from typing import Any
 
 from filelock import FileLock
 
+from snap_bench.atomic import write_atomically
+
+# How often a process waiting for another's lock looks again. The lock is held for one read and one
+# write, and a waiter may be the asking-ahead event loop (which blocks meanwhile): filelock's default
+# of 50 ms would stall every request in flight in that process.
+LOCK_POLL_S = 0.001
+
 
 class SharedState:
-    """A JSON document that processes read and update under one lock."""
+    """A JSON document that processes read and update under one lock.
+
+    Every write replaces the file whole (:func:`snap_bench.atomic.write_atomically`), so a reader that
+    takes no lock (:meth:`peek`) sees one complete state, the one before or after an update.
+    """
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._lock = FileLock(str(path) + ".lock")
+        self._lock = FileLock(str(path) + ".lock", poll_interval=LOCK_POLL_S)
 
     def update(self, change: Any) -> Any:
         """Apply ``change(state) -> (new_state, result)`` atomically across processes; return result."""
         with self._lock:
-            try:
-                state = json.loads(self.path.read_text(encoding="utf-8"))
-            except (FileNotFoundError, ValueError):
-                state = {}
-            new_state, result = change(state)
-            self.path.write_text(json.dumps(new_state), encoding="utf-8")
+            new_state, result = change(self.peek())
+            write_atomically(self.path, json.dumps(new_state).encode("utf-8"))
             return result
 
     def read(self) -> dict[str, Any]:
         with self._lock:
-            try:
-                value: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
-            except (FileNotFoundError, ValueError):
-                value = {}
-            return value
+            return self.peek()
+
+    def peek(self) -> dict[str, Any]:
+        """The state as last written, without waiting for the lock (a decision taken under the lock
+        may land just after)."""
+        try:
+            value = json.loads(self.path.read_bytes())
+        except (FileNotFoundError, ValueError):
+            return {}
+        return value if isinstance(value, dict) else {}
 
 
 class RateLimiter:

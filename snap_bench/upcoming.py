@@ -17,8 +17,8 @@ import pytest
 _POSITIONS = pytest.StashKey[dict[str, int]]()
 
 
-def upcoming_params(item: pytest.Item, name: str) -> Iterator[Any]:
-    """The ``name`` parameter (e.g. ``case``) of each test after ``item``, nearest first."""
+def upcoming_params(item: pytest.Item, name: str, *, including: bool = False) -> Iterator[Any]:
+    """The ``name`` parameter (e.g. ``case``) of each test after ``item`` (``including`` it), nearest first."""
     session = item.session
     items = session.items
     positions = session.stash.get(_POSITIONS, None)
@@ -26,7 +26,7 @@ def upcoming_params(item: pytest.Item, name: str) -> Iterator[Any]:
         positions = {each.nodeid: index for index, each in enumerate(items)}
         session.stash[_POSITIONS] = positions
     here = positions.get(item.nodeid, len(items))
-    for index in [*_worker_queue(item.config), *range(here + 1, len(items))]:
+    for index in [*_worker_queue(item.config), *range(here if including else here + 1, len(items))]:
         callspec = getattr(items[index], "callspec", None)
         if callspec is not None and name in callspec.params:
             yield callspec.params[name]
