@@ -247,7 +247,10 @@ class SnapSession:
                 self._preload_pending = True
                 if not self.config.pluginmanager.has_plugin("dsession"):
                     self._start_preload()
+            # What writers killed mid-write left: beside the recordings, and beside the shared state files
+            # (budget, rate limit, stops) the processes of a session rewrite whole.
             remove_stale_temporaries(self.options.cassette_dir)
+            remove_stale_temporaries(self.options.out_dir / ".state")
             self._writer = ObservationWriter(self.options.out_dir)
             # Each session has its own budget; the workers start after this (xdist's sessionstart).
             (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)

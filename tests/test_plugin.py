@@ -356,9 +356,14 @@ def test_leftover_temporary_files_are_removed_unless_their_writer_lives(bench: B
     dead = folder / f".M01-P1-NEU-t0-C0-r1.json.{int(finished.stdout)}.abc123.tmp"
     unnamed = folder / ".M01-P1-NEU-t0-C0-r2.json.abc123.tmp"
     live = folder / f".M01-P1-NEU-t0-C0-r3.json.{os.getpid()}.abc123.tmp"
-    for path in (dead, unnamed, live):
+    # ... and beside the state the processes share (budget, rate limit, stops), rewritten whole
+    state = bench.root / "reports" / ".state"
+    state.mkdir(parents=True, exist_ok=True)
+    dead_state = state / f".stops.json.{int(finished.stdout)}.abc123.tmp"
+    for path in (dead, unnamed, live, dead_state):
         path.write_text('{"interactions": [', encoding="utf-8")  # what a killed writer leaves: half a file
     bench.run("--model=fake-model", *SLICE, "-n", "2").assert_outcomes(passed=SLICE_SIZE)
+    assert not dead_state.exists()
     assert not dead.exists()
     assert not unnamed.exists()
     assert live.exists()  # a session running now (this one) may still be writing it
