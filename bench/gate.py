@@ -21,6 +21,7 @@ noise the margins are chosen against).
 
     .venv/bin/python -m bench.gate [--replicates 100] [--resamples 1000] [--jobs 2] [--seed 20261123]
     .venv/bin/python -m bench.gate --quick       # 30 replicates, 500 resamples
+    .venv/bin/python -m bench.gate --save reports/gate-bench.json   # keep every replicate's intervals
 """
 
 from __future__ import annotations
@@ -159,6 +160,8 @@ def _summary(comparison: Comparison) -> dict[str, Any]:
         "not_compared": comparison.not_compared,
         "half_width": half,
         "difference": comparison.difference,
+        "ci_low": comparison.ci_low,
+        "ci_high": comparison.ci_high,
     }
 
 
@@ -198,6 +201,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=20261123)
     parser.add_argument("--models", default="qwen2.5-coder-1.5b,smollm2-135m")
     parser.add_argument("--quick", action="store_true", help="30 replicates of 500 resamples")
+    parser.add_argument(
+        "--save",
+        type=Path,
+        help="write every replicate's checks (difference and interval) to this JSON file, so "
+        "that other margins can be read off the same replicates",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.replicates, args.resamples = 30, 500
@@ -214,6 +223,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             results = list(pool.map(one_replicate, jobs))
         for line in report(model, results, args.degrade):
             print(line)
+        if args.save is not None:
+            saved = json.loads(args.save.read_text(encoding="utf-8")) if args.save.is_file() else {}
+            saved[model] = results
+            args.save.write_text(json.dumps(saved), encoding="utf-8")
     print(f"elapsed {time.perf_counter() - started:.0f} s")
 
 
