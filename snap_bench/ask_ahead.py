@@ -39,6 +39,10 @@ POLL_S = 0.01
 SWITCH_INTERVAL_S = 0.0005
 
 
+# After Ctrl-C, how long the session waits for the asking loop to cancel its requests and stop.
+INTERRUPT_WAIT_S = 5.0
+
+
 class BudgetSpent(Exception):
     """The session's request or cost budget is spent (the asking module turns this into BudgetReached)."""
 
@@ -171,9 +175,17 @@ class AskAhead:
                 await client.aclose()
 
         if self._thread.is_alive():
-            asyncio.run_coroutine_threadsafe(stop(), self._loop).result()
+            stopping = asyncio.run_coroutine_threadsafe(stop(), self._loop)
+            try:
+                # Ctrl-C ends the session at once: the requests in flight are cancelled, and should the loop
+                # not get to it (a busy machine), its thread is a daemon that dies with the process.
+                stopping.result(timeout=None if wait else INTERRUPT_WAIT_S)
+            except concurrent.futures.TimeoutError:
+                return
             self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
+            self._thread.join(timeout=None if wait else INTERRUPT_WAIT_S)
+            if self._thread.is_alive():
+                return
         self._loop.close()
 
     # -- the loop's side ---------------------------------------------------------------------------

@@ -91,6 +91,7 @@ class SnapSession:
         self.artefacts = Artefacts(options.out_dir, Path(config.invocation_params.dir))
         self._instruments: dict[str, Instrument] = {}
         self._asker: Asker | None = None
+        self._interrupted = False  # Ctrl-C was seen (pytest_keyboard_interrupt)
         self._writer: ObservationWriter | None = None
         self.baseline: BaselineSpec | None = None
         self.gate: GateResult | None = None
@@ -435,9 +436,14 @@ class SnapSession:
                 raise pytest.UsageError(str(error)) from None
         return self._thresholds[instrument]
 
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        # Ctrl-C, wherever it landed: the session finish must not wait for the requests in flight.
+        self._interrupted = True
+
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._asker is not None:
-            self._asker.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+            interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or self._interrupted
+            self._asker.close(interrupted=interrupted)
             self._asker = None
         if self.is_worker or not self.active or self.collect_only:
             return

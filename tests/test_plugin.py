@@ -302,34 +302,46 @@ def test_interrupted_session_loses_at_most_what_was_in_flight(
     bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...], signal_name: str
 ) -> None:
     """kill -9 of the whole session, or Ctrl-C (SIGINT to the process group, as a terminal sends it)."""
+    import contextlib
     import os
     import signal
     import subprocess
     import sys
     import time
 
-    fake_server.script.latency_s = 0.2
+    process: list[subprocess.Popen[bytes]] = []
+
+    def hold(number: int) -> None:
+        # From the 6th request on, nothing is answered until the session is gone: however slowly this test
+        # gets to send the signal on a busy machine, the session cannot have finished before it.
+        if number > 5:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process[0].wait(timeout=60)
+
+    fake_server.script.on_request = hold
     folder = bench.cassettes / "fake-model" / "profile"
     command = [sys.executable, "-m", "pytest", "benchmarks", "-p", "no:cacheprovider", "--model=fake-model", *SLICE]
-    process = subprocess.Popen(
-        [*command, *workers, "--snap-no-gate"],
-        cwd=bench.root,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    process.append(
+        subprocess.Popen(
+            [*command, *workers, "--snap-no-gate"],
+            cwd=bench.root,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     )
     deadline = time.monotonic() + 60
     while len(list(folder.glob("*.json"))) < 5 and time.monotonic() < deadline:
         time.sleep(0.05)
-    os.killpg(process.pid, getattr(signal, signal_name))
-    process.wait(timeout=30)  # Ctrl-C must end the session, not be absorbed by the HTTP client
+    os.killpg(process[0].pid, getattr(signal, signal_name))
+    process[0].wait(timeout=30)  # Ctrl-C must end the session, not be absorbed by the HTTP client
     recorded = {path: path.read_bytes() for path in folder.glob("*.json")}
     kept = len(recorded)
     assert 5 <= kept < SLICE_SIZE
     asked_before = len(fake_server.script.requests)
     processes = 2 if workers else 1
 
-    fake_server.script.latency_s = 0.0
+    fake_server.script.on_request = None
     bench.run("--model=fake-model", *SLICE, *workers).assert_outcomes(passed=SLICE_SIZE)
     # Only the missing ones are asked. A request the killed run had already sent may reach the server only
     # after the kill (it sat in the listen queue, counted here with the new run): at most one per process.
