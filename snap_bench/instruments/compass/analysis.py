@@ -74,20 +74,20 @@ POINTS_PER_SCORE = AXIS_SCALE / MAX_ABS_SCORE
 
 
 def analyse_compass(
-    model: str, instrument: str, observations: Sequence[Observation], settings: AnalysisSettings
+    model: str, kind: Any, observations: Sequence[Observation], settings: AnalysisSettings
 ) -> ModelAnalysis:
     table = observation_table(observations, FACTORS)
     table["axis"] = [o.construct or "" for o in observations]
     table["no_opinion"] = [bool(o.extra.get("no_opinion")) for o in observations]
     valid = table[table["code"] == 0]
-    result = ModelAnalysis(model, instrument, len(table), len(valid))
+    result = ModelAnalysis(model, kind.name, len(table), len(valid))
     metrics = result.metrics
     metrics.update(answer_rates(table, settings))
     # The judged figures, each temperature apart: the G study of the raw answers, the contradictions
     # between statements of opposite direction, and the spread of the placement net of run noise.
     stability, details_g = level_metrics(table, STABILITY)
     metrics.update(stability)
-    metrics.update(_contradictions(table, observations))
+    metrics.update(_contradictions(table, kind))
     metrics.update(_spreads(table))
     metrics["no_opinion_rate"] = proportion(int(table["no_opinion"].sum()), len(table), settings.confidence)
     metrics.update(retest_metrics(table, settings, with_cv=False))
@@ -123,17 +123,18 @@ def analyse_compass(
     return result
 
 
-def compass_pairs(observations: Sequence[Observation]) -> list[tuple[str, str]]:
+def compass_pairs(instrument: Any) -> list[tuple[str, str]]:
     """The k-th forward item of an axis with its k-th reverse item (each answer in one pair), so an
-    answerer that agrees with everything contradicts itself in every pair."""
-    axes = {o.item: o.construct or "" for o in observations}
-    reverse = {o.item: bool(o.extra.get("reverse")) for o in observations}
+    answerer that agrees with everything contradicts itself in every pair. Read from the item bank, not
+    from the answers, which could carry another item's facts."""
+    axes = {item.id: item.axis for item in instrument.items.values()}
+    reverse = {item.id: item.reverse for item in instrument.items.values()}
     return reverse_pairs(axes, reverse)
 
 
-def _contradictions(table: Any, observations: Sequence[Observation]) -> dict[str, Metric]:
+def _contradictions(table: Any, instrument: Any) -> dict[str, Metric]:
     """Per temperature: ``contradiction_rate[t0]`` (keyed -2..+2 scores read as 1..5 answers)."""
-    return contradiction_metrics(table, compass_pairs(observations), PAIR_CONDITION, shift=MAX_ABS_SCORE + 1)
+    return contradiction_metrics(table, compass_pairs(instrument), PAIR_CONDITION, shift=MAX_ABS_SCORE + 1)
 
 
 def _spreads(table: Any) -> dict[str, Metric]:
@@ -155,7 +156,7 @@ def _spreads(table: Any) -> dict[str, Metric]:
 def contradiction_table(instrument: Any, observations: Sequence[Observation]) -> Any:
     """One row per (statement, opposite statement) pair and condition, for the upgrade gate."""
     table = observation_table(observations, FACTORS)
-    return pair_table(table, compass_pairs(observations), PAIR_CONDITION, shift=MAX_ABS_SCORE + 1)
+    return pair_table(table, compass_pairs(instrument), PAIR_CONDITION, shift=MAX_ABS_SCORE + 1)
 
 
 def spread_max(instrument: Any, table: Any) -> tuple[float, float, float]:

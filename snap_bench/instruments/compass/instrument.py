@@ -198,7 +198,7 @@ class CompassInstrument(Instrument):
     def analyse(self, model: str, observations: Sequence[Observation], settings: AnalysisSettings) -> ModelAnalysis:
         from snap_bench.instruments.compass.analysis import analyse_compass
 
-        analysis = analyse_compass(model, self.name, observations, settings)
+        analysis = analyse_compass(model, self, observations, settings)
         analysis.details["draw_per_prompt"] = self.draw_per_prompt
         return analysis
 
