@@ -103,3 +103,13 @@ def set_limit(config_dir: Path, limit: int | None) -> None:
     if limit is not None:
         text = text.replace("    gold: polarity\n", f"    gold: polarity\n    limit: {limit}\n")
     path.write_text(text, encoding="utf-8")
+
+
+def with_terminal_signals() -> None:
+    """``preexec_fn`` of a benchmark run that a test interrupts: SIGINT as a terminal delivers it. A
+    shell started without job control (``cmd &`` in a script, a CI runner) makes its background children
+    ignore SIGINT, and an ignored disposition is inherited across exec: Python then never raises
+    KeyboardInterrupt, and a Ctrl-C test would test nothing."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

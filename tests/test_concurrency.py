@@ -17,7 +17,7 @@ import pytest
 
 from snap_bench.cassettes import CassetteState, cassette_state
 from snap_bench.export import read_jsonl
-from tests.conftest import SLICE, SLICE_SIZE, WORKERS, BenchProject
+from tests.conftest import SLICE, SLICE_SIZE, WORKERS, BenchProject, with_terminal_signals
 from tests.fake_openai_server import Failure, FakeOpenAIServer
 
 
@@ -116,7 +116,12 @@ def _spawn(bench: BenchProject, *args: str) -> subprocess.Popen[bytes]:
     """The benchmark run as a process group of its own (so a signal reaches its workers too)."""
     command = [sys.executable, "-m", "pytest", "benchmarks", "-p", "no:cacheprovider", "--snap-no-gate", *args]
     return subprocess.Popen(
-        command, cwd=bench.root, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command,
+        cwd=bench.root,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=with_terminal_signals,
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from snap_bench.cassettes import leaked_secrets
 from snap_bench.export import read_jsonl
-from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, WORKERS, BenchProject
+from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, WORKERS, BenchProject, with_terminal_signals
 from tests.fake_openai_server import Failure, FakeOpenAIServer
 
 
@@ -328,6 +328,7 @@ def test_interrupted_session_loses_at_most_what_was_in_flight(
             start_new_session=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            preexec_fn=with_terminal_signals,
         )
     )
     deadline = time.monotonic() + 60
