@@ -117,7 +117,8 @@ class MetricSpec:
         return clipped if self.better == "higher" else 1 - clipped
 
 
-def _mean_pairwise_r() -> Batch:
+def mean_pairwise_r() -> Batch:
+    """The vectorised mean pairwise Pearson r (Fisher z), the statistic of every correlation pairing."""
     from snap_bench.stats import mean_pairwise_r_batch
 
     return mean_pairwise_r_batch
@@ -220,7 +221,7 @@ SHARED_METRICS: Mapping[str, MetricSpec] = {
     ),
     "test_retest_r": MetricSpec(
         "test-retest r (original design)",
-        pairing=run_pairing(_mean_pairwise_r),
+        pairing=run_pairing(mean_pairwise_r),
         description="the original design's figure, reported, not judged: mean Pearson r between the runs of "
         "each complete cell, all temperatures pooled",
     ),

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.instruments.compass.factors import AXES, CONDITION_FACTORS, PAIR_CONDITION
-from snap_bench.metric_specs import MetricSpec, Pairing, contradiction_pairing, no_statistic, rate
+from snap_bench.metric_specs import MetricSpec, Pairing, contradiction_pairing, mean_pairwise_r, no_statistic, rate
 
 if TYPE_CHECKING:
     from snap_bench.metric_specs import Batch, Estimate
@@ -32,12 +32,6 @@ def _spread_statistic() -> Batch:
     from snap_bench.stats import coordinate_spread_batch
 
     return coordinate_spread_batch
-
-
-def _mean_pairwise_r() -> Batch:
-    from snap_bench.stats import mean_pairwise_r_batch
-
-    return mean_pairwise_r_batch
 
 
 def _contradiction_table() -> Callable[[Any, Sequence[Observation]], Any]:
@@ -130,7 +124,7 @@ METRICS: Mapping[str, MetricSpec] = {
     **{f"coordinate_sd_{axis}": _spread(axis) for axis in AXES},
     "inter_paraphrase_r": MetricSpec(
         "inter-paraphrase r (original design)",
-        pairing=Pairing(("item", *CONDITION_FACTORS, "run"), "paraphrase", "keyed", _mean_pairwise_r, cluster="item"),
+        pairing=Pairing(("item", *CONDITION_FACTORS, "run"), "paraphrase", "keyed", mean_pairwise_r, cluster="item"),
         description="mean Pearson r between the paraphrases of each statement",
     ),
     "no_opinion_rate": rate("no opinion", "share of unforced answers that decline to take a side"),

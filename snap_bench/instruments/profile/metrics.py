@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.instruments.profile.factors import OCCASION, PAIR_CONDITION, PARAPHRASE_ROWS
-from snap_bench.metric_specs import ALPHA, MetricSpec, Pairing, contradiction_pairing, run_pairing
+from snap_bench.metric_specs import ALPHA, MetricSpec, Pairing, contradiction_pairing, mean_pairwise_r, run_pairing
 
 if TYPE_CHECKING:
     from snap_bench.metric_specs import Batch
@@ -17,12 +17,6 @@ def _cv() -> Batch:
     from snap_bench.stats import coefficient_of_variation_batch
 
     return coefficient_of_variation_batch
-
-
-def _mean_pairwise_r() -> Batch:
-    from snap_bench.stats import mean_pairwise_r_batch
-
-    return mean_pairwise_r_batch
 
 
 def _cronbach() -> Batch:
@@ -60,7 +54,7 @@ CONTRADICTION_PAIRING = contradiction_pairing(PAIR_CONDITION, _contradiction_tab
 METRICS: Mapping[str, MetricSpec] = {
     "inter_paraphrase_r": MetricSpec(
         "inter-paraphrase r (original design)",
-        pairing=Pairing(PARAPHRASE_ROWS, "paraphrase", "keyed", _mean_pairwise_r, cluster="item"),
+        pairing=Pairing(PARAPHRASE_ROWS, "paraphrase", "keyed", mean_pairwise_r, cluster="item"),
         description="mean Pearson r between the paraphrases of each item, asked under the same condition",
     ),
     "cv_mean": MetricSpec(
