@@ -358,6 +358,11 @@ class SnapSession:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         result = yield
+        # Workers report in whatever order they finish; the analysis reads one order, so that a replay's
+        # figures never depend on scheduling (sums, and the REML optimiser's path, follow the row order).
+        self.observations.sort(
+            key=lambda observation: (observation.model, observation.instrument, observation.condition_id)
+        )
         if not self.is_worker and self.active and not self.collect_only and self.observations and self.options.gate:
             from snap_bench.analysis import AnalysisSettings  # numpy, scipy, pandas: the controller only
 

@@ -125,10 +125,19 @@ def fit_level(
     single = decision_study(study, single_answer(design), object_levels="shipped")
     note = _signal_note(scores, labels, study) if test_signal else ""
     metrics = {
+        # An interval the information matrix cannot give (a component on its boundary with a singular
+        # information) is None, "no interval", never NaN.
         "dependability": Metric(
-            single.phi.value, single.phi.ci_low, single.phi.ci_high, n=used, n_left_out=left_out, note=note
+            single.phi.value,
+            _finite(single.phi.ci_low),
+            _finite(single.phi.ci_high),
+            n=used,
+            n_left_out=left_out,
+            note=note,
         ),
-        "generalizability": Metric(single.g.value, single.g.ci_low, single.g.ci_high, n=used, n_left_out=left_out),
+        "generalizability": Metric(
+            single.g.value, _finite(single.g.ci_low), _finite(single.g.ci_high), n=used, n_left_out=left_out
+        ),
     }
     if design.replicate:
         sd = study.run_to_run_sd

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import html
 import json
 import re
@@ -271,6 +272,10 @@ def test_every_observation_reaches_the_controller(
     assert len({(o.model, o.condition_id) for o in observations}) == 2 * (36 + 18)
     csv_rows = (bench.out / "observations.csv").read_text(encoding="utf-8").strip().splitlines()
     assert len(csv_rows) == 1 + 2 * (36 + 18)
+    # One order however the workers finished: the one the analysis reads (its sums, and the REML
+    # optimiser's path, follow the order of the rows, so a replay's figures would depend on scheduling).
+    keys = [(row["model"], row["instrument"], row["condition_id"]) for row in csv.DictReader(csv_rows)]
+    assert keys == sorted(keys)
 
 
 def test_request_budget_stops_asking_cleanly_and_replay_goes_on(

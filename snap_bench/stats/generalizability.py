@@ -682,10 +682,14 @@ def _coefficient_interval(
         return IntervalEstimate(1.0, 1.0, 1.0) if universe > 0 else IntervalEstimate(0.0, 0.0, 0.0)
     value = universe / (universe + error)
     df_error = 2.0 * error**2 / var_error if var_error > 0 else math.inf
-    if universe <= 0 or var_universe <= 0:
+    if universe > 0 and not var_universe > 0:
+        # The information gave no sampling variance for a positive universe variance (singular at a
+        # boundary fit): no interval (NaN), rather than one of zero width that would claim an exact value.
+        return IntervalEstimate(value, math.nan, math.nan)
+    if universe <= 0:
         z_value = float(scipy_stats.norm.ppf(0.5 + confidence / 2))
-        upper = z_value * math.sqrt(max(var_universe, 0.0)) if universe <= 0 else universe
-        return IntervalEstimate(value, value if universe > 0 else 0.0, upper / (upper + error))
+        upper = z_value * math.sqrt(max(var_universe, 0.0))
+        return IntervalEstimate(value, 0.0, upper / (upper + error))
     df_universe = 2.0 * universe**2 / var_universe
     ratio = universe / error
     low = ratio / float(scipy_stats.f.ppf(0.5 + confidence / 2, df_universe, df_error))

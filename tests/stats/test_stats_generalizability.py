@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -233,3 +234,25 @@ def test_zero_variance_and_bad_designs_raise() -> None:
         g_study([1, 2, 3, 4], labels, GStudyDesign("p", ("o",)))
     with pytest.raises(ValueError, match="replications"):
         g_study([1, 2, 3, 4], {**labels, "run": [0, 0, 0, 0]}, GStudyDesign("p", ("i",), replicate="run"))
+
+
+def test_no_sampling_variance_for_a_positive_universe_variance_gives_no_interval() -> None:
+    """A fit whose information gives the object's component no sampling variance (singular at a boundary)
+    has no interval for its coefficients: NaN (reported as "no interval"), never a zero-width interval
+    that would claim the coefficient exactly, nor one a comparison could read as certain."""
+    scores, labels = _synthetic_4()
+    study = g_study(scores, labels, SYNTHETIC_4_DESIGN)
+    universe = next(index for index, c in enumerate(study.components) if c.effect == "p")
+    assert study.components[universe].variance > 0
+    covariance = study.covariance.copy()
+    covariance[universe, :] = covariance[:, universe] = 0.0
+    result = decision_study(dataclasses.replace(study, covariance=covariance))
+    for coefficient in (result.g, result.phi):
+        assert 0 < coefficient.value < 1
+        assert math.isnan(coefficient.ci_low)
+        assert math.isnan(coefficient.ci_high)
+    # The same with no information at all (NaN), as a singular matrix's inverse may give.
+    covariance[universe, universe] = math.nan
+    result = decision_study(dataclasses.replace(study, covariance=covariance))
+    assert math.isnan(result.phi.ci_low)
+    assert math.isnan(result.phi.ci_high)
