@@ -2,8 +2,9 @@
 
 Live: a loopback OpenAI-compatible server (tests/fake_openai_server.py, in a process of its own) answers
 every request after ``--latency`` seconds. The profile design runs through snap-bench (``-n 2
---snap-concurrency=C``, a fresh cassette folder each time); then a bare httpx loop sends the very same
-request bodies (read back from those cassettes) with C in flight: the ceiling for this server. Each
+--snap-concurrency=C``, a fresh cassette folder each time); then a bare httpx loop (bench/raw_loop.py)
+sends the very same request bodies (read back from those cassettes) with C in flight: the ceiling for
+this server. Every tool, the loop included, is timed as a whole process, start-up included. Each
 snap-bench figure is the wall time of the whole pytest session (start-up, analysis and report
 included) and the peak memory of its whole process tree (RSS summed over the controller and workers,
 sampled every 50 ms).
@@ -27,7 +28,6 @@ same test ids, each a trivially passing parametrised test, run alternately; medi
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import re
@@ -43,8 +43,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import httpx
 
 from bench.peers import Peer, Unavailable, install_peers
 
@@ -239,20 +237,6 @@ def live_project(folder: Path, base_url: str) -> None:
     )
 
 
-async def _raw_loop(url: str, bodies: list[bytes], concurrency: int) -> None:
-    limits = httpx.Limits(max_connections=max(100, concurrency), max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(limits=limits, timeout=120.0) as client:
-        queue = list(reversed(bodies))
-
-        async def worker() -> None:
-            while queue:
-                body = queue.pop()
-                response = await client.post(url, content=body, headers={"Content-Type": "application/json"})
-                response.raise_for_status()
-
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-
-
 def recorded_bodies(cassettes: Path) -> list[bytes]:
     """The request bodies snap-bench recorded (the last attempt of each condition)."""
     return [
@@ -261,11 +245,17 @@ def recorded_bodies(cassettes: Path) -> list[bytes]:
     ]
 
 
-def raw_loop(base_url: str, bodies: list[bytes], concurrency: int) -> float:
-    """Seconds for a bare httpx loop to send the request bodies, ``concurrency`` at a time."""
-    started = time.perf_counter()
-    asyncio.run(_raw_loop(f"{base_url}/chat/completions", bodies, concurrency))
-    return time.perf_counter() - started
+def raw_loop(base_url: str, bodies: list[bytes], concurrency: int, folder: Path) -> Measured:
+    """Seconds for the bare httpx loop (bench/raw_loop.py, a process of its own) to send the request
+    bodies, ``concurrency`` at a time."""
+    listing = folder / f"bodies-{concurrency}.jsonl"
+    listing.write_bytes(b"\n".join(bodies) + b"\n")
+    run = measure(
+        [sys.executable, "-m", "bench.raw_loop", f"{base_url}/chat/completions", str(listing), str(concurrency)], REPO
+    )
+    if run.status != 0:
+        raise SystemExit(f"the raw httpx loop failed: {run.output[-2000:]}")
+    return run
 
 
 @dataclass(frozen=True)
@@ -307,8 +297,9 @@ def live_comparison(
                 bodies = recorded_bodies(cassettes)
                 expected = [json.loads(body) for body in bodies]
                 snap = ToolRun("snap-bench (-n 2)", wall, peak, same_requests(capture.since_last(), expected))
-                raw_s = raw_loop(base_url, bodies, concurrency)
-                raw = ToolRun("raw httpx", raw_s, None, same_requests(capture.since_last(), expected))
+                raw_run = raw_loop(base_url, bodies, concurrency, root)
+                raw_s = raw_run.wall_s
+                raw = ToolRun("raw httpx", raw_s, raw_run.peak_mb, same_requests(capture.since_last(), expected))
                 runs = [raw, snap]
                 for peer in peers:
                     runs.append(

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from snap_bench.asking import BudgetReached, RecordingUnavailable
+from snap_bench.exit_heap import freeze_session_heap, thaw_previous_session_heap
 from snap_bench.instruments import registered
 from snap_bench.observation import Observation
 from snap_bench.options import SessionOptions, add_options, check_out_dir
@@ -45,6 +46,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    thaw_previous_session_heap()
     config.addinivalue_line(
         "markers",
         "instrument(name): run this test once per model and condition of the named instrument "
@@ -61,6 +63,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if session.wanted() and session.runs_tests() and hasattr(config.option, "htmlpath") and not config.option.htmlpath:
         config.option.htmlpath = str(session.options.out_dir / "report.html")
         config.option.self_contained_html = True
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(SESSION_KEY, None)
+    if session is not None and session.active and session.runs_tests():
+        freeze_session_heap()
 
 
 def snap_session(config: pytest.Config) -> SnapSession:
