@@ -654,6 +654,18 @@ def _sample_sizes(
     return sizes
 
 
+def _sizes(study: GStudy, counts: Mapping[str, float] | None) -> dict[str, float]:
+    """The G study's sample sizes with ``counts`` put in (checked: known facets, at least 1 each)."""
+    sizes = dict(study.sample_sizes)
+    for name, value in (counts or {}).items():
+        if name not in sizes:
+            raise ValueError(f"unknown facet {name!r} in counts; the study's facets are {sorted(sizes)}")
+        if not value >= 1:
+            raise ValueError(f"counts must be at least 1, got {name}={value!r}")
+        sizes[name] = float(value)
+    return sizes
+
+
 def _weights(study: GStudy, counts: Mapping[str, float]) -> tuple[FloatArray, FloatArray, int]:
     """Per component: its weight in the relative error, in the absolute error; the object's index."""
     design = study.design
@@ -674,13 +686,20 @@ def _weights(study: GStudy, counts: Mapping[str, float]) -> tuple[FloatArray, Fl
     return relative, absolute, universe
 
 
+def _coefficient(universe: float, error: float) -> float:
+    """tau / (tau + E): 1 without error (0 when there is no universe variance either)."""
+    if error <= 0:
+        return 1.0 if universe > 0 else 0.0
+    return universe / (universe + error)
+
+
 def _coefficient_interval(
     universe: float, error: float, var_universe: float, var_error: float, confidence: float
 ) -> IntervalEstimate:
     """tau / (tau + E) with an F interval on tau / E using Satterthwaite degrees of freedom."""
+    value = _coefficient(universe, error)
     if error <= 0:
-        return IntervalEstimate(1.0, 1.0, 1.0) if universe > 0 else IntervalEstimate(0.0, 0.0, 0.0)
-    value = universe / (universe + error)
+        return IntervalEstimate(value, value, value)
     df_error = 2.0 * error**2 / var_error if var_error > 0 else math.inf
     if universe > 0 and not var_universe > 0:
         # The information gave no sampling variance for a positive universe variance (singular at a
@@ -748,13 +767,7 @@ def decision_study(
     non-central chi-square whose variance is :math:`2(E^2 + 2 E k s^2) / (n_p - 1)` (Searle, Casella
     & McCulloch 1992, ch. 4), i.e. the random-objects variance without :math:`2 k^2 s^4 / (n_p - 1)`.
     """
-    sizes = dict(study.sample_sizes)
-    for name, value in (counts or {}).items():
-        if name not in sizes:
-            raise ValueError(f"unknown facet {name!r} in counts; the study's facets are {sorted(sizes)}")
-        if not value >= 1:
-            raise ValueError(f"counts must be at least 1, got {name}={value!r}")
-        sizes[name] = float(value)
+    sizes = _sizes(study, counts)
     relative, absolute, universe_index = _weights(study, sizes)
     variances = np.array([component.variance for component in study.components])
     universe = float(variances[universe_index])
@@ -830,11 +843,14 @@ def smallest_count(
     if max_count < 1:
         raise ValueError(f"max_count must be at least 1, got {max_count}")
     fixed = dict(counts or {})
+    variances = np.array([component.variance for component in study.components])
     for count in range(1, max_count + 1):
         fixed[facet] = count
-        result = decision_study(study, fixed)
-        value = result.phi.value if coefficient == "phi" else result.g.value
-        if value >= target:
+        # decision_study's point value, without its interval (two F quantiles per count, unused here)
+        relative, absolute, universe_index = _weights(study, _sizes(study, fixed))
+        universe = float(variances[universe_index])
+        error = float((absolute if coefficient == "phi" else relative) @ variances)
+        if _coefficient(universe, error) >= target:
             return count
     return None
 
