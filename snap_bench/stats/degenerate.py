@@ -112,14 +112,15 @@ def raw_item_signal(
     model. *Biometrics*, 50, 1171-1177.
     """
     try:
-        full = fitted if fitted is not None else g_study(raw_scores, labels, design)
+        # Point estimates and likelihoods only: no component's interval is read here.
+        full = fitted if fitted is not None else g_study(raw_scores, labels, design, intervals=False)
     except UndefinedStatistic:
         present = int(np.sum(~np.isnan(np.asarray(raw_scores, dtype=np.float64))))
         return ItemSignal(0.0, 0.0, 0.0, 0.0, 0.0, 1.0, present)
     item = full.component(design.object_of_measurement).variance
     noise = full.component(RESIDUAL_EFFECT).variance
     if item > 0:
-        null = g_study(raw_scores, labels, design, without=(design.object_of_measurement,))
+        null = g_study(raw_scores, labels, design, without=(design.object_of_measurement,), intervals=False)
         statistic = max(0.0, 2.0 * (full.log_likelihood - null.log_likelihood))
     else:
         statistic = 0.0
