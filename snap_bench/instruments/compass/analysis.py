@@ -11,6 +11,7 @@ controller at session end only.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import replace
@@ -174,12 +175,15 @@ def _condition_spread(rows: Any) -> Metric:
     used = len(scored)
     if used < 2 or scored["item"].nunique() < 2:
         return Metric(None, n=used, n_left_out=designed - used, undefined="fewer than two statements answered")
-    condition = scored[list(PLACEMENT_FACTORS)].astype(str).agg("/".join, axis=1).tolist()
+    # Column-wise, not a row-wise join (a Python call per row)
+    columns = [scored[name].astype(str) for name in PLACEMENT_FACTORS]
+    condition = functools.reduce(lambda left, right: left + "/" + right, columns).tolist()
     if len(set(condition)) < 2:
         return Metric(None, n=used, n_left_out=designed - used, undefined="fewer than two conditions")
     labels = {"condition": condition, **{name: scored[name].tolist() for name in ("item", "paraphrase", "run")}}
     try:
-        study = g_study(scored["keyed"].to_numpy(float), labels, SPREAD)
+        # Only the components' point values are read (the relative error): no information matrix.
+        study = g_study(scored["keyed"].to_numpy(float), labels, SPREAD, intervals=False)
     except UndefinedStatistic:
         return Metric(0.0, 0.0, 0.0, n=used, n_left_out=designed - used, note="every answer the same")
     except ValueError as error:
