@@ -20,7 +20,7 @@ Replay: ``pytest benchmarks -n 2`` over the shipped recordings against a throw-a
 same test ids, each a trivially passing parametrised test, run alternately; medians of ``--repeat``.
 
     .venv/bin/python -m bench.throughput [--quick] [--concurrency 8,32] [--latency 0.2] [--repeat 3]
-                                         [--skip-live] [--skip-replay] [--peers]
+                                         [--live-repeat 1] [--skip-live] [--skip-replay] [--peers]
 
 ``--quick`` runs the profile design's conditions of three of its items and one replay repeat.
 """
@@ -28,6 +28,7 @@ same test ids, each a trivially passing parametrised test, run alternately; medi
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -268,16 +269,18 @@ class ToolRun:
 
 
 def live_comparison(
-    concurrencies: list[int], latency: float, quick: bool, peers: list[Peer]
+    concurrencies: list[int], latency: float, quick: bool, peers: list[Peer], repeat: int = 1
 ) -> Iterator[dict[str, Any]]:
+    """Per concurrency and repetition: snap-bench, then the raw loop on the same bodies (then the peers)."""
     with tempfile.TemporaryDirectory(prefix="snap-throughput-live-") as temporary:
         root = Path(temporary)
         server, base_url = start_server(latency, root / "requests.jsonl")
         capture = Capture(root / "requests.jsonl")
         try:
             live_project(root / "project", base_url)
-            for concurrency in concurrencies:
-                cassettes, out = root / f"cassettes-{concurrency}", root / f"out-{concurrency}"
+            for concurrency, repetition in itertools.product(concurrencies, range(1, repeat + 1)):
+                run_id = f"{concurrency}-{repetition}"
+                cassettes, out = root / f"cassettes-{run_id}", root / f"out-{run_id}"
                 command = [
                     *PYTEST,
                     "benchmarks",
@@ -303,10 +306,11 @@ def live_comparison(
                 runs = [raw, snap]
                 for peer in peers:
                     runs.append(
-                        run_peer(peer, root / f"{peer.name}-{concurrency}", base_url, expected, concurrency, capture)
+                        run_peer(peer, root / f"{peer.name}-{run_id}", base_url, expected, concurrency, capture)
                     )
                 yield {
                     "concurrency": concurrency,
+                    "repetition": repetition,
                     "requests": len(bodies),
                     "floor_s": len(bodies) * latency / concurrency,
                     "raw_s": raw_s,
@@ -341,6 +345,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", default="8,32", help="comma list of requests in flight (default 8,32)")
     parser.add_argument("--latency", type=float, default=0.2, help="the server's answer delay in seconds")
     parser.add_argument("--repeat", type=int, default=3, help="replay and bare runs each (median)")
+    parser.add_argument(
+        "--live-repeat", type=int, default=1, help="live runs per concurrency, alternating with raw (median)"
+    )
     parser.add_argument("--skip-live", action="store_true")
     parser.add_argument("--skip-replay", action="store_true")
     parser.add_argument(
@@ -360,7 +367,10 @@ def main(argv: list[str] | None = None) -> None:
             flush=True,
         )
         print("  concurrency | requests | floor | tool | wall | ratio | peak memory | requests the server got")
-        for row in live_comparison(concurrencies, args.latency, args.quick, peers):
+        ratios: dict[int, list[float]] = defaultdict(list)
+        for row in live_comparison(concurrencies, args.latency, args.quick, peers, args.live_repeat):
+            snap_runs = [run for run in row["runs"] if run.tool.startswith("snap-bench")]
+            ratios[row["concurrency"]] += [run.wall_s / row["raw_s"] for run in snap_runs]
             for run in row["runs"]:
                 head = f"  {row['concurrency']:>11} | {row['requests']:>8} | {row['floor_s']:>5.1f} s | {run.tool:<22}"
                 if run.failed and not run.requests:
@@ -370,6 +380,13 @@ def main(argv: list[str] | None = None) -> None:
                 print(
                     f"{head} | {run.wall_s:>6.1f} s | {run.wall_s / row['raw_s']:.2f}x | {memory:>7} | {run.requests}"
                     + (f" | FAILED: {run.failed}" if run.failed else ""),
+                    flush=True,
+                )
+        if args.live_repeat > 1:
+            for concurrency, values in ratios.items():
+                print(
+                    f"  concurrency {concurrency}: snap-bench / raw, median of {len(values)} alternate pairs "
+                    f"{statistics.median(values):.2f}x (range {min(values):.2f}x to {max(values):.2f}x)",
                     flush=True,
                 )
     if not args.skip_replay:
