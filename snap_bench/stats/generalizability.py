@@ -286,35 +286,32 @@ def _combine(columns: list[npt.NDArray[np.intp]], n: int) -> npt.NDArray[np.intp
 # same results.
 
 
+def _lapack_result(output: tuple[FloatArray, int], routine: str, failure: str) -> FloatArray:
+    """A LAPACK routine's array, raising as scipy.linalg does: LinAlgError for ``failure`` (info > 0),
+    ValueError for a bad argument (info < 0)."""
+    array, info = output
+    if info > 0:
+        raise np.linalg.LinAlgError(failure.format(info=info))
+    if info < 0:
+        raise ValueError(f"illegal value in {-info}-th argument of internal {routine}")
+    return array
+
+
 def _cholesky(matrix: FloatArray) -> FloatArray:
     """The lower Cholesky factor (the upper triangle is left as it was: only the lower one is read)."""
-    factor, info = scipy_lapack.dpotrf(matrix, lower=1, clean=0)
-    if info > 0:
-        raise np.linalg.LinAlgError(f"{info}-th leading minor not positive definite")
-    if info < 0:
-        raise ValueError(f"illegal value in {-info}-th argument of internal potrf")
-    result: FloatArray = factor
-    return result
+    output = scipy_lapack.dpotrf(matrix, lower=1, clean=0)
+    return _lapack_result(output, "potrf", "{info}-th leading minor not positive definite")
 
 
 def _cho_solve(factor: FloatArray, rhs: FloatArray) -> FloatArray:
     """x with L L' x = rhs, L from :func:`_cholesky`."""
-    solution, info = scipy_lapack.dpotrs(factor, rhs, lower=1)
-    if info != 0:
-        raise ValueError(f"illegal value in {-info}-th argument of internal potrs")
-    result: FloatArray = solution
-    return result
+    return _lapack_result(scipy_lapack.dpotrs(factor, rhs, lower=1), "potrs", "")
 
 
 def _solve_lower(factor: FloatArray, rhs: FloatArray) -> FloatArray:
     """x with L x = rhs, L lower triangular."""
-    solution, info = scipy_lapack.dtrtrs(factor, rhs, lower=1)
-    if info > 0:
-        raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal {info - 1}")
-    if info < 0:
-        raise ValueError(f"illegal value in {-info}-th argument of internal trtrs")
-    result: FloatArray = solution
-    return result
+    output = scipy_lapack.dtrtrs(factor, rhs, lower=1)
+    return _lapack_result(output, "trtrs", "singular matrix: zero at diagonal {info}")
 
 
 @dataclass
