@@ -247,8 +247,8 @@ def recorded_bodies(cassettes: Path) -> list[bytes]:
 
 
 def raw_loop(base_url: str, bodies: list[bytes], concurrency: int, folder: Path) -> Measured:
-    """Seconds for the bare httpx loop (bench/raw_loop.py, a process of its own) to send the request
-    bodies, ``concurrency`` at a time."""
+    """The bare httpx loop (bench/raw_loop.py, a process of its own) sending the request bodies,
+    ``concurrency`` at a time: its wall time and peak memory."""
     listing = folder / f"bodies-{concurrency}.jsonl"
     listing.write_bytes(b"\n".join(bodies) + b"\n")
     run = measure(
