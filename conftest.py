@@ -1,1 +1,1 @@
-"""Root conftest: snap-bench itself is loaded through its pytest11 entry point (snap_bench.plugin)."""
+"""Root conftest: snap-bench itself is loaded through its pytest11 entry point (snap_bench.plugin.hooks)."""

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from snap_bench.analysis import AnalysisSettings, analyse, observation_table
+from snap_bench.analysis.metric_tables import AnalysisSettings, analyse, observation_table
 from snap_bench.instruments import ProfileInstrument
-from snap_bench.observation import Observation
+from snap_bench.observations.observation import Observation
 
 ITEMS = [f"M0{i}" for i in range(1, 6)] + [f"P0{i}" for i in range(1, 6)]
 

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from snap_bench.instruments.base import Instrument, Selection
-from snap_bench.observation import Condition, Observation
-from snap_bench.planner import scored_observation
+from snap_bench.observations.observation import Condition, Observation
+from snap_bench.plugin.planner import scored_observation
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = REPO / "config"

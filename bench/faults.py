@@ -150,7 +150,7 @@ def pytest_command(design: list[str], junit: Path) -> list[str]:
         "-q",
         "-n",
         "2",
-        "--snap-no-gate",
+        "--snap-no-analysis",
         "--model=fault-model",
         f"--snap-max-attempts={MAX_ATTEMPTS}",
         "-o",

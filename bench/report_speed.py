@@ -31,11 +31,11 @@ from typing import Any
 import yaml
 
 from bench.analysis_speed import simulated_observations
-from snap_bench.analysis import AnalysisSettings, analyse
+from snap_bench.analysis.metric_tables import AnalysisSettings, analyse
 from snap_bench.instruments import Selection
 from snap_bench.instruments.profile.instrument import ProfileInstrument
-from snap_bench.observation import Observation
-from snap_bench.verdicts import judge, load_thresholds, rank, to_json
+from snap_bench.judging.verdicts import judge, load_thresholds, rank, to_json
+from snap_bench.observations.observation import Observation
 
 CONFIG = Path(__file__).resolve().parent.parent / "config"
 PROFILE = ProfileInstrument(CONFIG)
@@ -75,11 +75,11 @@ def with_real_prompts(observations: list[Observation]) -> list[Observation]:
 PROJECT_CONFTEST = """
 import json, pickle, os
 import pytest
-from snap_bench.observation import Observation
+from snap_bench.observations.observation import Observation
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
 
 # The rows as the plugin's session shows them: the observation's text, no links column.
-pytest_plugins = ["snap_bench.report.row_hooks"]
+pytest_plugins = ["snap_bench.plugin.row_hooks"]
 
 DATA = pickle.loads(open(os.environ["REPORT_BENCH_DATA"], "rb").read())
 OBSERVATIONS = DATA["observations"]
@@ -113,7 +113,7 @@ from conftest import OBSERVATIONS
 
 def test_likert(index):
     observation = OBSERVATIONS[index]
-    if not observation.is_valid:
+    if not observation.is_scored:
         pytest.fail(f"invalid answer ({observation.code}): {observation.reason}\\nraw answer: "
                     f"{observation.raw_answer!r}", pytrace=False)
 """

@@ -3,7 +3,7 @@
 Part A, the estimators (continuous answers, so every component is known exactly): at the size of one
 temperature of the shipped profile design (14 items, 3 paraphrases nested in item, 4 system prompts,
 contexts C0/C1 for the 7 moral items only, 3 runs: 756 answers) a stable and a noisy model are fitted
-by the analysis's own code (``snap_bench.stability.level_metrics``) and the compass's placement spread
+by the analysis's own code (``snap_bench.analysis.stability.level_metrics``) and the compass's placement spread
 (``coordinate_spread``) at one temperature of its design (8 statements per axis, 3 paraphrases, 4 system
 prompts x 2 choices, 2 runs). It prints, per figure: the truth, the mean estimate, the bias and the
 coverage of the 95 % interval (target 93-97 %); the share of replications where the judged check
@@ -53,14 +53,14 @@ from bench.answer_sets import (
     observations,
     uniform,
 )
-from snap_bench.analysis import AnalysisSettings
+from snap_bench.analysis.metric_specs import SHARED_METRICS
+from snap_bench.analysis.metric_tables import AnalysisSettings
+from snap_bench.analysis.stability import fit_level
 from snap_bench.instruments import registered
 from snap_bench.instruments.compass.analysis import _condition_spread
 from snap_bench.instruments.profile.analysis import STABILITY
-from snap_bench.metric_specs import SHARED_METRICS
-from snap_bench.stability import fit_level
+from snap_bench.judging.verdicts import judge, load_thresholds
 from snap_bench.stats.generalizability import decision_study
-from snap_bench.verdicts import judge, load_thresholds
 
 THRESHOLD = 0.60  # thresholds.yaml: dependability minimum
 FACETS = ("paraphrase", "system_prompt", "context")

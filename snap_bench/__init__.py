@@ -1,7 +1,7 @@
 """snap-bench: measure how consistently a language model answers, as a pytest suite.
 
-The names a benchmark test module needs: the ``case`` it is parametrised with, the ``ask`` fixture's
-type, and :func:`expect_valid`. They are imported on first use, so that ``snap_bench.stats`` and the
+The names a benchmark test module needs: the ``case`` it is parametrised with and the ``ask`` fixture's
+type. They are imported on first use, so that ``snap_bench.stats`` and the
 other library modules can be imported without pytest.
 """
 
@@ -10,18 +10,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from snap_bench.observation import Condition, Observation
-    from snap_bench.plugin import Ask, expect_valid
-    from snap_bench.session import Case
+    from snap_bench.observations.observation import Condition, Observation
+    from snap_bench.plugin.hooks import Ask
+    from snap_bench.plugin.session import Case
 
-__all__ = ["Ask", "Case", "Condition", "Observation", "expect_valid"]
+__all__ = ["Ask", "Case", "Condition", "Observation"]
 
 _LOCATIONS = {
-    "Ask": "snap_bench.plugin",
-    "expect_valid": "snap_bench.plugin",
-    "Case": "snap_bench.session",
-    "Condition": "snap_bench.observation",
-    "Observation": "snap_bench.observation",
+    "Ask": "snap_bench.plugin.hooks",
+    "Case": "snap_bench.plugin.session",
+    "Condition": "snap_bench.observations.observation",
+    "Observation": "snap_bench.observations.observation",
 }
 
 

@@ -85,7 +85,7 @@ class BenchProject:
 
     def run(self, *args: str, gate: bool = False) -> pytest.RunResult:
         """Run the benchmarks; without ``gate`` the threshold checks are left out of the outcomes."""
-        extra = () if gate else ("--snap-no-gate",)
+        extra = () if gate else ("--snap-no-analysis",)
         return self.pytester.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", *extra, *args)
 
 

@@ -1,7 +1,7 @@
 """What every instrument provides; everything else in snap-bench is shared and instrument-agnostic.
 
 An instrument lives in ``snap_bench/instruments/<name>/``: its design (items, factors, rendering,
-parsing), its metrics (a :class:`~snap_bench.metric_specs.MetricSpec` each), its analysis, its report
+parsing), its metrics (a :class:`~snap_bench.analysis.metric_specs.MetricSpec` each), its analysis, its report
 section and anything else only it needs. The core calls it only through the hooks declared here.
 """
 
@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml
 
-from snap_bench.metric_specs import MetricSpec
-from snap_bench.observation import Condition, Observation
-from snap_bench.parsing import AnswerCode
+from snap_bench.analysis.metric_specs import MetricSpec
+from snap_bench.observations.observation import Condition, Observation
+from snap_bench.observations.parsing import AnswerCode
+from snap_bench.report.context import ReportContext
 
 if TYPE_CHECKING:
     import pytest
 
-    from snap_bench.analysis import AnalysisSettings, ModelAnalysis
-    from snap_bench.recordings import Recordings
-    from snap_bench.stability import StabilityDesign
+    from snap_bench.analysis.metric_tables import AnalysisSettings, ModelAnalysis
+    from snap_bench.analysis.stability import StabilityDesign
+    from snap_bench.recordings.state import Recordings
 
 EXPERIMENT_FILE = "experiment.yaml"
 
@@ -57,16 +58,6 @@ class Scored:
     construct: str | None
     # Facts about the answer particular to the instrument (e.g. "no_opinion"), kept in Observation.extra.
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ReportContext:
-    """What an instrument's report section is drawn from (all of it already escaped-free data)."""
-
-    models: Mapping[str, Mapping[str, Any]]  # model -> its analysis.json entry, by rank
-    observations: Sequence[Observation]  # this instrument's observations
-    thresholds: Mapping[str, Mapping[str, Any]]  # metric -> better, minimum, target, excellent
-    comparisons: Sequence[Mapping[str, Any]]  # this instrument's baseline comparisons
 
 
 class Instrument(ABC):

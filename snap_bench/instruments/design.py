@@ -7,7 +7,7 @@ from collections.abc import Container, Iterable
 from pathlib import Path
 from typing import Protocol
 
-from snap_bench.config import Node
+from snap_bench.design.config import Node
 from snap_bench.instruments.base import Selection
 
 
@@ -39,20 +39,6 @@ def selected(selection: Selection, levels: Iterable[tuple[str, str]]) -> bool:
     """Whether a condition with these (factor, level) pairs is in ``selection`` (no levels named: all are)."""
     chosen = dict(levels)
     return all(not wanted or chosen.get(factor) in wanted for factor, wanted in selection.levels.items())
-
-
-def temperature_level(temperature: float) -> str:
-    """The level label of a temperature as it appears in condition ids: ``t0``, ``t0.5``."""
-    return f"t{temperature:g}"
-
-
-def temperatures(node: Node) -> list[float]:
-    values = [element.number(0.0, 2.0, "temperature") for element in node.elements()]
-    if not values:
-        raise node.error("no temperatures", "list at least one temperature, e.g. [0.0]")
-    if len(set(values)) != len(values):
-        raise node.error("duplicate temperature", "list each temperature once")
-    return values
 
 
 def texts_by_level(node: Node, config_dir: Path, files: list[Path]) -> dict[str, str | None]:

@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from snap_bench.observation import Observation
+from snap_bench.observations.observation import Observation
 from snap_bench.report.formatting import ANSWER_CODES
 
 # The default Likert range; a wider range in the data widens the histogram.
@@ -23,11 +23,6 @@ def by_model(observations: Iterable[Observation]) -> dict[str, list[Observation]
     for observation in observations:
         groups[observation.model].append(observation)
     return dict(groups)
-
-
-def item_label(observations: Sequence[Observation], item: str) -> str:
-    construct = next((o.construct for o in observations if o.item == item and o.construct), None)
-    return f"{item} {construct}" if construct and construct != item else item
 
 
 @dataclass(frozen=True)

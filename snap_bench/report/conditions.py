@@ -1,7 +1,7 @@
 """The per-condition table of the report: one row per observation, searchable and filterable, in a few KB of code.
 
 pytest-html renders every test row into the page when it opens (7,912 rows: 7-9 s, 600,000 px, and 5 s per
-filter toggle), so the benchmark's condition rows leave its table (:mod:`snap_bench.report.row_hooks`) and
+filter toggle), so the benchmark's condition rows leave its table (:mod:`snap_bench.plugin.row_hooks`) and
 are drawn here instead: the observations as compact JSON (each distinct text stored once and referred to by
 number) and a small vanilla-JS table that renders only the rows in view. Search and filters run over the
 JSON in memory. A row opens the full prompt and the answer.
@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from snap_bench.observation import Observation
+from snap_bench.observations.observation import Observation
 from snap_bench.report.formatting import ANSWER_CODES
 
 DATA_ID = "snap-conditions-data"

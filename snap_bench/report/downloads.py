@@ -1,7 +1,7 @@
 """The data behind the report, embedded in it as ``data:`` links, so the one HTML file is the whole record.
 
 The observation CSV is the ``observations.csv`` written next to the report (the same
-:func:`snap_bench.export.csv_bytes`), and analysis.json has the layout of the file on disk.
+:func:`snap_bench.observations.export.csv_bytes`), and analysis.json has the layout of the file on disk.
 A full run's CSV repeats the prompts on every row (about 1 kB per observation, 20 MB for ten models);
 above ``gzip_over`` bytes it is embedded gzip-compressed, which shrinks it about twentyfold and which
 ``pandas.read_csv`` reads as it is.
@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from snap_bench.export import csv_bytes
-from snap_bench.observation import Observation
+from snap_bench.observations.export import csv_bytes
+from snap_bench.observations.observation import Observation
 from snap_bench.report.formatting import text
 
 CSV_GZIP_OVER = 5_000_000

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from snap_bench.observation import Observation
-from snap_bench.report.checks import CheckRecord
-from snap_bench.report.coverage import THIN_COVERAGE
+from snap_bench.analysis.coverage import THIN_COVERAGE
+from snap_bench.judging.checks import CheckRecord
+from snap_bench.observations.observation import Observation
 from snap_bench.report.formatting import metric_label, number, text
 from snap_bench.report.palette import model_colour
 from snap_bench.report.tables import mapping, verdict_badge
@@ -135,7 +135,7 @@ def temperature_agreement(observations: Sequence[Observation]) -> list[Agreement
     Only cells with two or more runs count; a cell with an unscored run is not used (and shows as the gap
     between ``used`` and ``designed``), since a refusal agreeing with a refusal is no stable answer.
     """
-    from snap_bench.analysis import proportion  # scipy: the controller only
+    from snap_bench.analysis.metric_tables import proportion  # scipy: the controller only
 
     cells: dict[tuple[str, str, float, str], list[Observation]] = defaultdict(list)
     for o in observations:

@@ -11,9 +11,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from snap_bench.metric_specs import metric_spec
-from snap_bench.parsing import ANSWER_CODE_LABELS
-from snap_bench.verdicts import Threshold
+from snap_bench.analysis.metric_specs import metric_spec
+from snap_bench.judging.verdicts import Threshold
+from snap_bench.observations.parsing import ANSWER_CODE_LABELS
 
 ThresholdTable = Mapping[str, Mapping[str, Any]]
 

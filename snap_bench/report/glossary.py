@@ -1,8 +1,8 @@
 """What each figure means, in one place: the report's glossary and the README's are rendered from the metric specs.
 
-The meaning, unit and good direction of a metric are its :class:`snap_bench.metric_specs.MetricSpec`
+The meaning, unit and good direction of a metric are its :class:`snap_bench.analysis.metric_specs.MetricSpec`
 (the shared ones and each registered instrument's own), the same entries the verdicts and the composite
-read; the report adds the few figures of its own below. A test (tests/report/test_glossary.py) fails when
+read; the report adds the few figures of its own below. A test (tests/unit/report/test_glossary.py) fails when
 the README's glossary is not exactly :func:`glossary_markdown`; ``snap-bench glossary`` prints it.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from snap_bench.metric_specs import SHARED_METRICS, MetricSpec
+from snap_bench.analysis.metric_specs import SHARED_METRICS, MetricSpec
 from snap_bench.report.formatting import text
 
 THRESHOLDS_MEAN = (
@@ -49,16 +49,12 @@ REPORT_TERMS: Mapping[str, MetricSpec] = {
 }
 
 
-def glossary_rows(kinds: Mapping[str, Any] | None = None) -> list[tuple[str, str, MetricSpec]]:
+def glossary_rows(kinds: Mapping[str, Any]) -> list[tuple[str, str, MetricSpec]]:
     """(term, where it applies, spec): the shared metrics, each instrument's own, then the report's terms.
 
     ``kinds`` maps an instrument's name to its class (anything with ``title`` and ``metrics``); the
-    registered instruments by default.
+    registered instruments, or a session's.
     """
-    if kinds is None:
-        from snap_bench.instruments import registered
-
-        kinds = registered()
     rows = [(name, "every instrument", spec) for name, spec in SHARED_METRICS.items() if spec.description]
     for _, kind in sorted(kinds.items()):
         rows += [(metric, str(kind.title), spec) for metric, spec in kind.metrics.items() if spec.description]
@@ -66,7 +62,7 @@ def glossary_rows(kinds: Mapping[str, Any] | None = None) -> list[tuple[str, str
     return rows
 
 
-def glossary_markdown(kinds: Mapping[str, Any] | None = None) -> str:
+def glossary_markdown(kinds: Mapping[str, Any]) -> str:
     """The README's glossary: a table of the terms, then what the thresholds mean."""
     lines = ["| term | where | meaning | unit | good |", "|---|---|---|---|---|"]
     lines += [
@@ -76,12 +72,12 @@ def glossary_markdown(kinds: Mapping[str, Any] | None = None) -> str:
     return "\n".join([*lines, "", f"**Thresholds.** {THRESHOLDS_MEAN}"])
 
 
-def glossary_html(thresholds: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None) -> str:
+def glossary_html(thresholds: Mapping[str, Mapping[str, Mapping[str, Any]]], kinds: Mapping[str, Any]) -> str:
     """The report's glossary, with each judged metric's thresholds as this session applied them."""
     rows = []
-    for name, where, spec in glossary_rows():
+    for name, where, spec in glossary_rows(kinds):
         rules = "; ".join(
-            f"{instrument}: {_rule(table[name])}" for instrument, table in (thresholds or {}).items() if name in table
+            f"{instrument}: {_rule(table[name])}" for instrument, table in thresholds.items() if name in table
         )
         rows.append(
             f"<tr><th scope=row><code>{text(name)}</code></th><td>{text(where)}</td><td>{text(spec.description)}</td>"

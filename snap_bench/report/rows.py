@@ -6,14 +6,14 @@ plain text, not markup, because a full run has one per test (21,600 for ten mode
 and quote costs several characters once pytest-html has encoded it into its data blob. The same
 economy drops the links column, which benchmark rows never fill.
 
-The pytest-html hooks that put this text in place are in :mod:`snap_bench.report.row_hooks`.
+The pytest-html hooks that put this text in place are in :mod:`snap_bench.plugin.row_hooks`.
 """
 
 from __future__ import annotations
 
 import html
 
-from snap_bench.observation import Observation
+from snap_bench.observations.observation import Observation
 from snap_bench.report.formatting import ANSWER_CODES
 
 # The report attributes that carry a benchmark test's observation and its question from the worker.
@@ -43,7 +43,7 @@ def observation_log(observation: Observation, *, question: str | None = None) ->
         latency += f" after {observation.attempts} attempts"
     facts += [latency, "replayed" if observation.replayed else "asked live"]
     lines = ["; ".join(facts)]
-    if question is not None and observation.is_valid:
+    if question is not None and observation.is_scored:
         lines.append(f"asked: {question}")
     else:
         lines += [

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import snap_bench.report.charts as charts
 import snap_bench.report.tables as tables
-from snap_bench.coverage import incomplete_models
-from snap_bench.instruments.base import Instrument, ReportContext
-from snap_bench.observation import Observation
-from snap_bench.report.checks import CheckRecord, checks_table
+from snap_bench.analysis.coverage import incomplete_models
+from snap_bench.judging.checks import CheckRecord, checks_table
+from snap_bench.observations.observation import Observation
 from snap_bench.report.conditions import conditions_section
+from snap_bench.report.context import ReportContext
 from snap_bench.report.downloads import CSV_GZIP_OVER, analysis_download, csv_download
 from snap_bench.report.figures import figure_html as _figure
 from snap_bench.report.first_screen import first_screen
@@ -27,6 +27,9 @@ from snap_bench.report.glossary import glossary_html
 from snap_bench.report.palette import register_models
 from snap_bench.report.tables import mapping
 from snap_bench.report.trend_section import StoredTrend, trend_section
+
+if TYPE_CHECKING:
+    from snap_bench.instruments.base import Instrument
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +126,7 @@ def summary_html(
     if trend is not None:
         sections.append(trend_section(trend, report_models(entries)))
     conditions, conditions_script = conditions_section(observations)
-    sections += [conditions, _prompts(observations), glossary_html(thresholds)]
+    sections += [conditions, _prompts(observations), glossary_html(thresholds, instruments)]
     sections += [
         '<h3 id="snap-downloads">Downloads</h3><ul>',
         f"<li>{csv_download(observations, csv_gzip_over).link()}</li>",

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from snap_bench.coverage import Coverage
-from snap_bench.report.coverage import THIN_CLASS, cell_class, coverage_text, is_thin
+from snap_bench.analysis.coverage import Coverage
 from snap_bench.report.formatting import (
     STATUS_MEANING,
     STATUSES,
@@ -22,6 +21,7 @@ from snap_bench.report.formatting import (
     text,
     value_status,
 )
+from snap_bench.report.thin_figures import THIN_CLASS, cell_class, coverage_text, is_thin
 
 # Metrics of the across-model matrix: the judged and headline figures. Per-construct alphas and the
 # like are in each model's own table, where there is room for them.

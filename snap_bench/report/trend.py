@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from snap_bench.analysis.coverage import THIN_COVERAGE
+from snap_bench.history.store import Headline
 from snap_bench.report.charts import RC_PARAMS, new_figure, short, to_svg
-from snap_bench.report.coverage import THIN_COVERAGE
 from snap_bench.report.formatting import metric_label
-from snap_bench.report.history_store import Headline
 from snap_bench.report.palette import model_colour, register_models
 from snap_bench.report.session_axis import session_order, set_session_axis
 

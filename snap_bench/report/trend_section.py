@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from snap_bench.history.store import Headline, read_headlines
 from snap_bench.report.figures import figure_html
 from snap_bench.report.formatting import text
-from snap_bench.report.history_store import Headline, read_headlines
 from snap_bench.report.session_axis import session_labels, session_order
 from snap_bench.report.trend import trend_svg
 

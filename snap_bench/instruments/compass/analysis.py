@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from snap_bench.analysis import (
+from snap_bench.analysis.contradictions import contradiction_metrics, pair_table, reverse_pairs
+from snap_bench.analysis.metric_tables import (
     AnalysisSettings,
     Metric,
     ModelAnalysis,
@@ -32,11 +33,10 @@ from snap_bench.analysis import (
     retest_metrics,
     wide,
 )
-from snap_bench.contradictions import contradiction_metrics, pair_table, reverse_pairs
+from snap_bench.analysis.stability import StabilityDesign, level_metrics
 from snap_bench.instruments.compass.factors import AXES, CONDITION_FACTORS, FACTORS, PAIR_CONDITION
-from snap_bench.observation import Observation
-from snap_bench.parsing import ANSWER_CODE_LABELS
-from snap_bench.stability import StabilityDesign, level_metrics
+from snap_bench.observations.observation import Observation
+from snap_bench.observations.parsing import ANSWER_CODE_LABELS
 from snap_bench.stats import (
     AXIS_SCALE,
     UndefinedStatistic,

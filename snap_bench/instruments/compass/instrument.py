@@ -19,21 +19,15 @@ from itertools import product
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from snap_bench.config import Node, load_yaml
-from snap_bench.instruments.base import Instrument, ReportContext, Scored, Selection
+from snap_bench.design.config import Node, load_yaml
+from snap_bench.design.temperatures import temperature_level, temperatures
+from snap_bench.instruments.base import Instrument, Scored, Selection
 from snap_bench.instruments.compass.factors import AXES
 from snap_bench.instruments.compass.metrics import METRICS
-from snap_bench.instruments.design import (
-    item_id,
-    paraphrases,
-    selectable_names,
-    selected,
-    temperature_level,
-    temperatures,
-    texts_by_level,
-)
-from snap_bench.observation import Condition, Observation
-from snap_bench.parsing import LikertScale, parse_likert
+from snap_bench.instruments.design import item_id, paraphrases, selectable_names, selected, texts_by_level
+from snap_bench.observations.observation import Condition, Observation
+from snap_bench.observations.parsing import LikertScale, parse_likert
+from snap_bench.report.context import ReportContext
 
 EXPERIMENT_FILE = "experiment.yaml"
 SECTION = "compass"
@@ -43,8 +37,8 @@ PER_PROMPT_OPTION = "--snap-compass-per-prompt"
 if TYPE_CHECKING:
     import pytest
 
-    from snap_bench.analysis import AnalysisSettings, ModelAnalysis
-    from snap_bench.stability import StabilityDesign
+    from snap_bench.analysis.metric_tables import AnalysisSettings, ModelAnalysis
+    from snap_bench.analysis.stability import StabilityDesign
 
 _NO_OPINION = re.compile(r"(?<![\w-])no\s+opinion(?![\w-])", re.IGNORECASE)
 

@@ -1,4 +1,4 @@
-"""The political compass's own metrics (the shared ones are in snap_bench.metric_specs)."""
+"""The political compass's own metrics (the shared ones are in snap_bench.analysis.metric_specs)."""
 
 from __future__ import annotations
 
@@ -6,17 +6,24 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from snap_bench.analysis.metric_specs import (
+    MetricSpec,
+    Pairing,
+    contradiction_pairing,
+    mean_pairwise_r,
+    no_statistic,
+    rate,
+)
 from snap_bench.instruments.compass.factors import AXES, CONDITION_FACTORS, PAIR_CONDITION
-from snap_bench.metric_specs import MetricSpec, Pairing, contradiction_pairing, mean_pairwise_r, no_statistic, rate
 
 if TYPE_CHECKING:
-    from snap_bench.metric_specs import Batch, Estimate
-    from snap_bench.observation import Observation
+    from snap_bench.analysis.metric_specs import Batch, Estimate
+    from snap_bench.observations.observation import Observation
 
 
 def _compass_table(instrument: Any, observations: Sequence[Observation]) -> Any:
     """The shared table with each answer's axis and its condition (system prompt/temperature/choice)."""
-    from snap_bench.analysis import pairing_table
+    from snap_bench.analysis.metric_tables import pairing_table
 
     table = pairing_table(instrument, observations)
     table["axis"] = [o.construct or "" for o in observations]

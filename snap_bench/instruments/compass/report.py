@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from snap_bench.observation import Observation
+from snap_bench.observations.observation import Observation
 from snap_bench.report.charts import MINUS, RC_PARAMS, new_figure, short, to_svg
 from snap_bench.report.figures import figure_html
 from snap_bench.report.formatting import ANSWER_CODES, number, text

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from snap_bench.analysis import AnalysisSettings, Metric, ModelAnalysis, proportion
+from snap_bench.analysis.metric_tables import AnalysisSettings, Metric, ModelAnalysis, proportion
 from snap_bench.instruments.perturbation.few_shot import (
     ACCURACY_WEIGHT,
     EXAMPLES_FACTOR,
@@ -40,8 +40,8 @@ from snap_bench.instruments.perturbation.sentiment_data import (
     max_squared_error,
     read_gold,
 )
-from snap_bench.observation import Observation
-from snap_bench.parsing import AnswerCode
+from snap_bench.observations.observation import Observation
+from snap_bench.observations.parsing import AnswerCode
 from snap_bench.stats import UndefinedStatistic, bootstrap_ci
 from snap_bench.stats.categorical import (
     category_counts,
@@ -93,8 +93,8 @@ def analyse_perturbation(
     """The robustness figures of one model: see the module docstring for the rules."""
     baseline = [o for o in observations if EXAMPLES_FACTOR not in o.factors]
     few_shot = [o for o in observations if EXAMPLES_FACTOR in o.factors]
-    result = ModelAnalysis(model, instrument, len(observations), sum(o.is_valid for o in observations))
-    n_unscored = sum(not o.is_valid for o in baseline)
+    result = ModelAnalysis(model, instrument, len(observations), sum(o.is_scored for o in observations))
+    n_unscored = sum(not o.is_scored for o in baseline)
     # The metrics are judged on the baseline; phase 2 is reported beside them, not folded into the composite.
     result.judged_scored_share = 1 - n_unscored / len(baseline) if baseline else 0.0
     metrics = result.metrics
@@ -161,7 +161,7 @@ def answers_table(observations: Sequence[Observation]) -> Answers | str:
         levels = {f: o.factors[f] for f in VARIANT_FACTORS if f in o.factors}
         variant = "-".join(levels.values())
         variants.setdefault(variant, levels)
-        value = math.nan if o.keyed_score is None or not o.is_valid else float(o.keyed_score)
+        value = math.nan if o.keyed_score is None or not o.is_scored else float(o.keyed_score)
         units.setdefault((o.item, o.temperature, o.run), {})[variant] = value
     samples = sorted({key[0] for key in units})
     # Alphabetical, whatever order the tests ran in (xdist, random order): the table, the tie-break
@@ -552,18 +552,18 @@ def _phase2(
     variant = _variant_of(few_shot[0])
     kept = set(held_out)
     without: dict[tuple[str, float, int], Observation] = {
-        _unit(o): o for o in baseline if _variant_of(o) == variant and o.is_valid and o.item in kept
+        _unit(o): o for o in baseline if _variant_of(o) == variant and o.is_scored and o.item in kept
     }
     for position in sorted({o.factors[EXAMPLES_FACTOR] for o in few_shot}):
         rows = [o for o in few_shot if o.factors[EXAMPLES_FACTOR] == position]
         table = answers_table([_as_baseline(o) for o in rows])
-        entry: dict[str, Any] = {"n": len(rows), "unscored_rate": sum(not o.is_valid for o in rows) / len(rows)}
+        entry: dict[str, Any] = {"n": len(rows), "unscored_rate": sum(not o.is_scored for o in rows) / len(rows)}
         if not isinstance(table, str):
             units = np.arange(len(table.sample_of), dtype=np.intp)
             entry["custom_accuracy"] = _maybe(partial(custom_accuracy, table, units))
             entry["polarity_accuracy"] = _maybe(partial(polarity_accuracy, table, units))
         held = [o for o in rows if o.item in kept]
-        pairs = [(without[_unit(o)], o) for o in held if o.is_valid and _unit(o) in without]
+        pairs = [(without[_unit(o)], o) for o in held if o.is_scored and _unit(o) in without]
         gain = _paired_gain(pairs, len(held), settings)
         entry["n_paired"] = len(pairs)
         entry["gain"] = gain.value

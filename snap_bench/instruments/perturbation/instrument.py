@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from snap_bench.config import ConfigError, Node, load_yaml
-from snap_bench.instruments.base import Instrument, ReportContext, Scored, Selection
-from snap_bench.instruments.design import selected, temperature_level, temperatures
+from snap_bench.design.config import ConfigError, Node, load_yaml
+from snap_bench.design.temperatures import temperature_level, temperatures
+from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.instruments.design import selected
 from snap_bench.instruments.perturbation.few_shot import (
     EXAMPLE_POSITIONS,
     EXAMPLES_FACTOR,
@@ -38,13 +39,14 @@ from snap_bench.instruments.perturbation.sentiment_data import (
     load_samples,
     max_squared_error,
 )
-from snap_bench.observation import Condition, Observation
+from snap_bench.observations.observation import Condition, Observation
+from snap_bench.report.context import ReportContext
 
 if TYPE_CHECKING:
     import pytest
 
-    from snap_bench.analysis import AnalysisSettings, ModelAnalysis
-    from snap_bench.recordings import Recordings
+    from snap_bench.analysis.metric_tables import AnalysisSettings, ModelAnalysis
+    from snap_bench.recordings.state import Recordings
 
 EXPERIMENT_FILE = "experiment.yaml"
 SECTION = "perturbation"

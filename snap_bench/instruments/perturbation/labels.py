@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from snap_bench.parsing import AnswerCode
+from snap_bench.observations.parsing import AnswerCode
 
 _INTENSIFIERS = re.compile(r"\b(?:extremely|strongly|highly|really|very\s+very|super|overwhelmingly)\s+")
 _DECORATION = re.compile(r"[*_`\"\u201c\u201d\u2018\u2019#]")

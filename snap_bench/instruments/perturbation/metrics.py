@@ -1,15 +1,15 @@
-"""The prompt-perturbation instrument's own metrics (the shared ones are in snap_bench.metric_specs)."""
+"""The prompt-perturbation instrument's own metrics (the shared ones are in snap_bench.analysis.metric_specs)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from snap_bench.metric_specs import MetricSpec, Pairing, rate
+from snap_bench.analysis.metric_specs import MetricSpec, Pairing, rate
 
 if TYPE_CHECKING:
-    from snap_bench.metric_specs import Batch
-    from snap_bench.observation import Observation
+    from snap_bench.analysis.metric_specs import Batch
+    from snap_bench.observations.observation import Observation
 
     TableMaker = Callable[[Any, Sequence[Observation]], Any]
 

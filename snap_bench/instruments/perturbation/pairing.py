@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from snap_bench.observation import Observation
+from snap_bench.observations.observation import Observation
 
 FloatArray = npt.NDArray[np.float64]
 UNIT = ("item", "temperature", "run")
@@ -34,7 +34,7 @@ def baseline_table(instrument: Any, observations: Sequence[Observation]) -> Any:
     for o in observations:
         if EXAMPLES_FACTOR in o.factors:
             continue
-        value = math.nan if o.keyed_score is None or not o.is_valid else float(o.keyed_score)
+        value = math.nan if o.keyed_score is None or not o.is_scored else float(o.keyed_score)
         error = math.nan
         gold = read_gold(o.construct)
         if gold is not None and not math.isnan(value):
@@ -49,7 +49,7 @@ def baseline_table(instrument: Any, observations: Sequence[Observation]) -> Any:
                 "variant": "-".join(o.factors.get(f, "") for f in VARIANT_FACTORS),
                 "value": value,
                 "error": error,
-                "unscored": float(not o.is_valid),
+                "unscored": float(not o.is_scored),
             }
         )
     columns = ["condition_id", *UNIT, "variant", "value", "error", "unscored"]

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from itertools import product
 
-from snap_bench.config import ConfigError, Node
+from snap_bench.design.config import ConfigError, Node
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 TEXT = "text"

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from snap_bench.observation import Observation
+from snap_bench.observations.observation import Observation
 from snap_bench.report.charts import RC_PARAMS, new_figure, short, to_svg
 from snap_bench.report.formatting import format_value, number, text
 from snap_bench.report.palette import model_colour

@@ -9,7 +9,7 @@ passes) and ``sums[s]`` the sample's own total. Calling the per-unit statistic o
 Python cost ~7 s of a 20 s replay; this costs milliseconds and sees the very same resamples (same seed,
 same draws). The sums of squared errors, hits and counts are whole numbers and the modal shares are
 fractions k/V, so the resampled values agree with the per-resample ones to rounding (1e-12 and better;
-``tests/instruments/perturbation/test_resampling.py`` checks it on a design with every kind of gap).
+``tests/unit/instruments/perturbation/test_resampling.py`` checks it on a design with every kind of gap).
 
 A statistic undefined on a resample is NaN there, where the per-resample path raised UndefinedStatistic.
 """

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from snap_bench.config import ConfigError, Node
+from snap_bench.design.config import ConfigError, Node
 
 LABELS = ("very negative", "negative", "neutral", "positive", "very positive")
 # The study's polarity-weighted encoding: polarity mistakes cost more than intensity mistakes.

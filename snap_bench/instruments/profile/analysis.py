@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from snap_bench.analysis import (
+from snap_bench.analysis.contradictions import contradiction_metrics, pair_table, reverse_pairs
+from snap_bench.analysis.metric_tables import (
     AnalysisSettings,
     ModelAnalysis,
     answer_rates,
@@ -21,10 +22,9 @@ from snap_bench.analysis import (
     retest_metrics,
     wide,
 )
-from snap_bench.contradictions import contradiction_metrics, pair_table, reverse_pairs
+from snap_bench.analysis.stability import StabilityDesign, level_metrics
 from snap_bench.instruments.profile.factors import FACTORS, PAIR_CONDITION, PARAPHRASE_ROWS
-from snap_bench.observation import Observation
-from snap_bench.stability import StabilityDesign, level_metrics
+from snap_bench.observations.observation import Observation
 from snap_bench.stats import cronbach_alpha, cronbach_alpha_batch, mean_pairwise_r_batch
 from snap_bench.stats.generalizability import GStudyDesign
 

@@ -12,24 +12,18 @@ from itertools import product
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from snap_bench.config import Node, load_yaml
-from snap_bench.instruments.base import Instrument, ReportContext, Scored, Selection
-from snap_bench.instruments.design import (
-    item_id,
-    paraphrases,
-    selectable_names,
-    selected,
-    temperature_level,
-    temperatures,
-    texts_by_level,
-)
+from snap_bench.design.config import Node, load_yaml
+from snap_bench.design.temperatures import temperature_level, temperatures
+from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.instruments.design import item_id, paraphrases, selectable_names, selected, texts_by_level
 from snap_bench.instruments.profile.metrics import METRICS
-from snap_bench.observation import Condition, Observation
-from snap_bench.parsing import LikertScale, parse_likert
+from snap_bench.observations.observation import Condition, Observation
+from snap_bench.observations.parsing import LikertScale, parse_likert
+from snap_bench.report.context import ReportContext
 
 if TYPE_CHECKING:
-    from snap_bench.analysis import AnalysisSettings, ModelAnalysis
-    from snap_bench.stability import StabilityDesign
+    from snap_bench.analysis.metric_tables import AnalysisSettings, ModelAnalysis
+    from snap_bench.analysis.stability import StabilityDesign
 
 EXPERIMENT_FILE = "experiment.yaml"
 SECTION = "profile"

@@ -1,16 +1,23 @@
-"""The psychometric profile's own metrics (the shared ones are in snap_bench.metric_specs)."""
+"""The psychometric profile's own metrics (the shared ones are in snap_bench.analysis.metric_specs)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from snap_bench.analysis.metric_specs import (
+    ALPHA,
+    MetricSpec,
+    Pairing,
+    contradiction_pairing,
+    mean_pairwise_r,
+    run_pairing,
+)
 from snap_bench.instruments.profile.factors import OCCASION, PAIR_CONDITION, PARAPHRASE_ROWS
-from snap_bench.metric_specs import ALPHA, MetricSpec, Pairing, contradiction_pairing, mean_pairwise_r, run_pairing
 
 if TYPE_CHECKING:
-    from snap_bench.metric_specs import Batch
-    from snap_bench.observation import Observation
+    from snap_bench.analysis.metric_specs import Batch
+    from snap_bench.observations.observation import Observation
 
 
 def _cv() -> Batch:
@@ -29,7 +36,7 @@ def _bank_table(bank: str) -> Callable[[], Callable[[Any, Sequence[Observation]]
     """The observations of one item bank (the instrument knows which bank each item is in)."""
 
     def maker(instrument: Any, observations: Sequence[Observation]) -> Any:
-        from snap_bench.analysis import pairing_table
+        from snap_bench.analysis.metric_tables import pairing_table
 
         items = {item.id for item in instrument.items.values() if item.bank == bank}
         return pairing_table(instrument, [o for o in observations if o.item in items])

@@ -8,13 +8,13 @@ from typing import Any
 
 import snap_bench.report.charts as charts
 import snap_bench.report.tables as tables
-from snap_bench.instruments.base import ReportContext
-from snap_bench.observation import Observation
+from snap_bench.observations.observation import Observation
 from snap_bench.report.aggregates import by_model, level_means, score_counts
-from snap_bench.report.coverage import is_thin
+from snap_bench.report.context import ReportContext
 from snap_bench.report.figures import figure_html as _figure
 from snap_bench.report.formatting import ThresholdTable, metric_label, number, text
 from snap_bench.report.tables import mapping
+from snap_bench.report.thin_figures import is_thin
 
 # The stability metrics of the radar, each mapped to [0, 1] where 1 is perfectly stable.
 RADAR_METRICS = (

@@ -1,0 +1,1 @@
+"""Observations -> each model's figures: metric specs, stability, coverage, contradictions, the planner."""

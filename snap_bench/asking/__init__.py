@@ -1,0 +1,1 @@
+"""One condition asked: the client, endpoints, keys, the scrubber, limits, stops, asking ahead, local servers."""

@@ -1,0 +1,349 @@
+"""Ask one condition: render, replay or record through its cassette, parse, build the Observation.
+
+One :class:`Asker` lives in each process that runs tests (each xdist worker, or the only process).
+It owns an event loop (``asyncio.Runner``) and one :class:`ChatClient` per endpoint, so connections
+are reused across the tests of that process while the tests themselves stay synchronous.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as dt
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from snap_bench.asking.ask_ahead import AskAhead, Job, Outcome
+from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
+from snap_bench.asking.request_fields import condition_body
+from snap_bench.asking.scrub import Scrubber
+from snap_bench.asking.stops import NOT_ASKED, StopBoard
+from snap_bench.asking.throttle import Budget, RateLimiter
+from snap_bench.design.models import ModelSpec
+from snap_bench.observations.logprobs import answer_logprobs
+from snap_bench.observations.observation import Condition, Observation
+from snap_bench.observations.parsing import AnswerCode
+from snap_bench.recordings.cassettes import (
+    CassetteState,
+    RecordMode,
+    make_vcr,
+    restore,
+)
+from snap_bench.recordings.state import Recordings
+
+if TYPE_CHECKING:
+    from snap_bench.instruments.base import Instrument
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a model's requests go, what the cassettes call that place, and whether we may go there.
+
+    ``live`` is False when there is nothing to pay with (no key) or no server to ask: then nothing
+    touches the network, and ``offline_reason`` says how to change that.
+    """
+
+    model: ModelSpec
+    base_url: str
+    canonical_url: str
+    api_key: str | None
+    live: bool
+    offline_reason: str
+
+
+class RecordingUnavailable(Exception):
+    """The condition cannot be answered: no usable recording and no way (or no leave) to record."""
+
+
+class BudgetReached(Exception):
+    """The session's request or cost budget is spent: the condition is left for a later run."""
+
+
+class Asker:
+    def __init__(
+        self,
+        cassette_root: Path,
+        record_mode: RecordMode | None,
+        policy: RetryPolicy,
+        endpoints: dict[str, Endpoint],
+        rate_limits: dict[str, RateLimiter],
+        budget: Budget,
+        scrubber: Scrubber | None = None,
+        stops: StopBoard | None = None,
+        ahead: Callable[[Scrubber], AskAhead] | None = None,
+    ) -> None:
+        self._recordings = Recordings(cassette_root)
+        self._explicit_mode = record_mode
+        self._policy = policy
+        self._endpoints = endpoints
+        self._rate_limits = rate_limits
+        self._budget = budget
+        self._stops = stops
+        self._runner = asyncio.Runner()
+        self._clients: dict[str, ChatClient] = {}
+        keys = [endpoint.api_key for endpoint in endpoints.values() if endpoint.api_key]
+        # Everything an observation carries passes through this before it leaves the process.
+        self._scrub = Scrubber([*(scrubber.secrets if scrubber else []), *keys])
+        canonical = {e.base_url: e.canonical_url for e in endpoints.values() if e.base_url != e.canonical_url}
+        self._vcrs = {mode: make_vcr(mode, self._scrub.secrets, canonical) for mode in RecordMode}
+        # --snap-concurrency: unrecorded conditions are asked ahead, several at once (snap_bench.asking.ask_ahead).
+        self._ahead = ahead(self._scrub) if ahead is not None else None
+
+    def close(self, *, interrupted: bool = False) -> None:
+        if self._ahead is not None:
+            # A finished session lets the answers in flight arrive and be recorded; Ctrl-C does not wait.
+            self._ahead.close(wait=not interrupted)
+            self._ahead = None
+        for client in self._clients.values():
+            self._runner.run(client.aclose())
+        self._clients.clear()
+        self._runner.close()
+
+    def record_mode(self, endpoint: Endpoint) -> RecordMode:
+        """The explicit --snap-record-mode, else record what is missing where we can, replay only where not."""
+        if self._explicit_mode is not None:
+            return self._explicit_mode
+        return RecordMode.ONCE if endpoint.live else RecordMode.NONE
+
+    def _client(self, endpoint: Endpoint) -> ChatClient:
+        client = self._clients.get(endpoint.model.name)
+        if client is None:
+            client = self._runner.run(_make_client(endpoint, self._policy))
+            self._clients[endpoint.model.name] = client
+        return client
+
+    def ask(self, model: str, instrument: Instrument, condition: Condition) -> Observation:
+        endpoint = self._endpoints[model]
+        messages = instrument.messages(condition)
+        if self._ahead is not None and model in self._ahead.limits:
+            # Asked ahead this session (by this process or another): its answer, not a replay.
+            settled = self._ahead.settled((model, instrument.name, condition.id))
+            if settled is not None:
+                return self._outcome_observation(model, instrument, condition, messages, settled)
+        check = self._recordings.check(endpoint.model, endpoint.canonical_url, instrument, condition)
+        path, body, state, why = check.path, check.body, check.state, check.why
+        recorded = check.reply
+        mode = self.record_mode(endpoint)
+        self._check_recordable(endpoint, mode, state, why, path, condition)
+        if recorded is not None and mode is not RecordMode.ALL:
+            reply = recorded  # the recorded answer itself (no HTTP, no retry loop: cassettes.replay)
+            return self._scrubbed(observation_of(model, instrument, condition, messages, reply, True))
+        job = self.job(model, instrument, condition) if state is CassetteState.MISSING else None
+        if job is not None and self._ahead is not None:
+            return self._outcome_observation(model, instrument, condition, messages, self._ahead.answer(job))
+        stop = self._stops.stopped(model) if self._stops is not None else None
+        if stop is not None:
+            # The model cannot be asked this session (see snap_bench.asking.stops): say so, send nothing.
+            reply = ChatReply(None, NOT_ASKED + stop, None, 0.0, 0)
+            return self._scrubbed(observation_of(model, instrument, condition, messages, reply, False))
+        reply = self._record(endpoint, mode, state, path, body, condition)
+        if self._stops is not None:
+            said = dataclasses.replace(reply, error=reply.error and self._scrub(reply.error))
+            self._stops.note(model, endpoint.base_url, endpoint.model.api_key_env, said)
+        return self._scrubbed(observation_of(model, instrument, condition, messages, reply, False))
+
+    def _outcome_observation(
+        self, model: str, instrument: Instrument, condition: Condition, messages: list[dict[str, str]], outcome: Outcome
+    ) -> Observation:
+        if outcome.reply is None:
+            raise BudgetReached(f"{outcome.budget}; {model} {condition.id} was not asked. Run again to continue.")
+        return self._scrubbed(observation_of(model, instrument, condition, messages, outcome.reply, False))
+
+    def job(self, model: str, instrument: Instrument, condition: Condition) -> Job | None:
+        """The condition as a job to ask ahead, or None where asking ahead does not apply (no
+        --snap-concurrency for the model, nothing to ask with, or a record mode other than recording
+        what is missing: those go through the test's own ask)."""
+        if self._ahead is None or model not in self._ahead.limits:
+            return None
+        endpoint = self._endpoints[model]
+        if not endpoint.live or self.record_mode(endpoint) is not RecordMode.ONCE:
+            return None
+        path = self._recordings.path(model, instrument.name, condition.id)
+        if path.is_file():
+            return None  # recorded (or a stale or damaged recording, which the test's own ask handles)
+        messages = instrument.messages(condition)
+        # The very body the recording check expects (the entry's own request fields included).
+        body = condition_body(endpoint.model, messages, condition.temperature, instrument.max_tokens)
+        return Job(
+            key=(model, instrument.name, condition.id),
+            base_url=endpoint.base_url,
+            api_key=endpoint.api_key,
+            canonical_uri=f"{endpoint.canonical_url}/chat/completions",
+            body=body,
+            cassette=path,
+            api_key_env=endpoint.model.api_key_env,
+            cost=partial(cost_usd, endpoint.model),
+        )
+
+    def look_ahead(self, conditions: Callable[[], Iterable[tuple[str, Instrument, Condition]]]) -> None:
+        """Ask ahead for the conditions this process runs next (``conditions()``, nearest first; read when
+        the asking-ahead loop needs more), as far as --snap-concurrency allows."""
+        if self._ahead is not None:
+            self._ahead.look_ahead(
+                lambda: (
+                    ((model, instrument.name, condition.id), partial(self.job, model, instrument, condition))
+                    for model, instrument, condition in conditions()
+                )
+            )
+
+    def _scrubbed(self, observation: Observation) -> Observation:
+        """The observation with no key in any text it carries (a provider may echo the key it got)."""
+        scrub = self._scrub
+        return dataclasses.replace(
+            observation,
+            raw_answer=None if observation.raw_answer is None else scrub(observation.raw_answer),
+            reason=scrub(observation.reason),
+            messages=scrub.deep(observation.messages),
+            extra=scrub.deep(observation.extra),
+        )
+
+    def _record(
+        self, endpoint: Endpoint, mode: RecordMode, state: CassetteState, path: Path, body: bytes, condition: Condition
+    ) -> ChatReply:
+        """Ask over the network through the cassette; a failed ask leaves the file as it was."""
+        model = endpoint.model.name
+        exhausted = self._budget.reserve()
+        if exhausted:
+            raise BudgetReached(f"{exhausted}; {model} {condition.id} was not asked. Run again to continue.")
+        previous = path.read_bytes() if path.is_file() else None
+        if previous is not None and state in (CassetteState.MISSING, CassetteState.MALFORMED):
+            # vcrpy cannot load a damaged file, and in mode `once` refuses to add to an existing one:
+            # record into a fresh file (the old bytes are put back if the ask fails).
+            path.unlink()
+        try:
+            with self._vcrs[mode].use_cassette(str(path)):
+                reply = self._runner.run(self._client(endpoint).complete(body, before_attempt=self._before(model)))
+        except BaseException:
+            restore(path, previous)
+            raise
+        self._budget.charge_cost(cost_usd(endpoint.model, reply))
+        if reply.error is not None:
+            # No new answer was paid for: keep the earlier recording byte for byte (or none), so a
+            # failed re-ask never destroys an answer and the next run asks again.
+            restore(path, previous)
+        return reply
+
+    def _before(self, model: str) -> Callable[[int], Awaitable[None]]:
+        """Before each attempt: claim it from the budget (the first was claimed already), then wait our turn."""
+        limit = self._rate_limits.get(model)
+
+        async def before_attempt(attempt: int) -> None:
+            if attempt > 1:
+                exhausted = self._budget.reserve()
+                if exhausted:
+                    raise BudgetReached(f"{exhausted} while retrying {model}. Run again to continue.")
+            if limit is not None:
+                await limit()
+
+        return before_attempt
+
+    def _check_recordable(
+        self, endpoint: Endpoint, mode: RecordMode, state: CassetteState, why: str, path: Path, condition: Condition
+    ) -> None:
+        name = endpoint.model.name
+        if state is CassetteState.MALFORMED and (mode is RecordMode.NONE or not endpoint.live):
+            how = (
+                "run without --snap-record-mode=none to record it again"
+                if endpoint.live
+                else f"record it again once {endpoint.offline_reason}"
+            )
+            raise RecordingUnavailable(f"{path}: {why}. Delete the file, or {how}.")
+        if state is CassetteState.STALE and mode in (RecordMode.NONE, RecordMode.ONCE):
+            raise RecordingUnavailable(
+                f"stale recording {path}: {why}. It is not replayed for the new request. Re-record it with "
+                f"--snap-record-mode=all (or new_episodes to keep the old exchange), or restore the old prompt."
+            )
+        needs_network = mode is RecordMode.ALL or state is not CassetteState.MATCHES
+        if not needs_network:
+            return
+        if mode is RecordMode.NONE:
+            raise RecordingUnavailable(
+                f"no recording for {name} {condition.id} ({path}) and --snap-record-mode=none. "
+                f"Run without --snap-record-mode=none{'' if endpoint.live else ' once ' + endpoint.offline_reason} "
+                f"to record it."
+            )
+        if not endpoint.live:
+            raise RecordingUnavailable(
+                f"no recording for {name} {condition.id} ({path}), and nothing to record it with: "
+                f"{endpoint.offline_reason}, then run again (only missing conditions are asked)."
+            )
+
+
+def cost_usd(model: ModelSpec, reply: ChatReply) -> float:
+    """What the reply cost by the entry's price (0 without a price or usage)."""
+    if model.price is None:
+        return 0.0
+    return (
+        (reply.prompt_tokens or 0) * model.price.input_per_million
+        + output_tokens(reply) * model.price.output_per_million
+    ) / 1e6
+
+
+def output_tokens(reply: ChatReply) -> int:
+    """The tokens billed as output, reasoning included.
+
+    OpenAI's and OpenRouter's ``completion_tokens`` already include the reasoning tokens; a provider
+    whose completion count is smaller than its reasoning count reports them apart, so they are added.
+    """
+    completion, reasoning = reply.completion_tokens or 0, reply.reasoning_tokens or 0
+    return completion if completion >= reasoning else completion + reasoning
+
+
+async def _make_client(endpoint: Endpoint, policy: RetryPolicy) -> ChatClient:
+    # Created inside the runner's loop so that httpx binds its pool to that loop.
+    return ChatClient(endpoint.base_url, endpoint.api_key, policy)
+
+
+def observation_of(
+    model: str,
+    instrument: Instrument,
+    condition: Condition,
+    messages: list[dict[str, str]],
+    reply: ChatReply,
+    replayed: bool,
+) -> Observation:
+    code: int | None
+    extra: dict[str, Any] = {}
+    if reply.text is None:
+        score, keyed, code, reason = None, None, int(AnswerCode.API_ERROR), reply.error or "no reply"
+        construct = instrument.construct(condition)
+    elif not reply.text.strip() and reply.finish_reason == "length":
+        # Not an unparseable answer: the model spent its output budget (thinking, for a reasoning
+        # model) before it said anything.
+        score, keyed, code, construct = None, None, int(AnswerCode.TRUNCATED), instrument.construct(condition)
+        thought = f" ({reply.reasoning_tokens} reasoning tokens)" if reply.reasoning_tokens else ""
+        reason = f"cut by the output limit before an answer{thought}: raise the model's max_tokens in models.yaml"
+    else:
+        scored = instrument.score(condition, reply.text)
+        score, keyed, reason, construct = scored.score, scored.keyed_score, scored.reason, scored.construct
+        code = None if scored.code is None else int(scored.code)
+        extra = dict(scored.extra)
+    return Observation(
+        model=model,
+        instrument=instrument.name,
+        condition_id=condition.id,
+        cell=condition.cell,
+        item=condition.item,
+        factors=dict(condition.levels),
+        temperature=condition.temperature,
+        run=condition.run,
+        messages=messages,
+        raw_answer=reply.text,
+        score=score,
+        keyed_score=keyed,
+        code=code,
+        reason=reason,
+        construct=construct,
+        latency_s=reply.latency_s,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        reasoning_tokens=reply.reasoning_tokens,
+        logprobs=answer_logprobs(instrument, reply.logprobs, score),
+        attempts=reply.attempts,
+        replayed=replayed,
+        timestamp=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        extra=extra,
+    )

@@ -1,0 +1,138 @@
+"""Limits shared by every process of a session (the xdist workers): request rate and spending budget.
+
+Both keep their state in a small JSON file guarded by a file lock in the session's output folder,
+so eight workers together make at most the configured requests per minute, and together stop asking
+once the budget is spent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from snap_bench.recordings.atomic import write_atomically
+
+# How often a process waiting for another's lock looks again. The lock is held for one read and one
+# write, and a waiter may be the asking-ahead event loop (which blocks meanwhile): filelock's default
+# of 50 ms would stall every request in flight in that process.
+LOCK_POLL_S = 0.001
+
+
+class SharedState:
+    """A JSON document that processes read and update under one lock.
+
+    Every write replaces the file whole (:func:`snap_bench.recordings.atomic.write_atomically`), so a reader that
+    takes no lock (:meth:`peek`) sees one complete state, the one before or after an update.
+    """
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = FileLock(str(path) + ".lock", poll_interval=LOCK_POLL_S)
+
+    def update(self, change: Any) -> Any:
+        """Apply ``change(state) -> (new_state, result)`` atomically across processes; return result."""
+        with self._lock:
+            new_state, result = change(self.peek())
+            write_atomically(self.path, json.dumps(new_state).encode("utf-8"))
+            return result
+
+    def read(self) -> dict[str, Any]:
+        with self._lock:
+            return self.peek()
+
+    def peek(self) -> dict[str, Any]:
+        """The state as last written, without waiting for the lock (a decision taken under the lock
+        may land just after)."""
+        try:
+            value = json.loads(self.path.read_bytes())
+        except (FileNotFoundError, ValueError):
+            return {}
+        return value if isinstance(value, dict) else {}
+
+
+class RateLimiter:
+    """At most ``per_minute`` request starts per minute, spread evenly, across all processes.
+
+    Each request reserves the next free slot (``interval`` after the previous one) and sleeps until it.
+    """
+
+    def __init__(self, state: SharedState, per_minute: float) -> None:
+        if per_minute <= 0:
+            raise ValueError("per_minute must be positive")
+        self._state = state
+        self.interval = 60.0 / per_minute
+
+    def reserve(self) -> float:
+        """Reserve a slot; return the seconds to wait for it."""
+
+        def take(state: dict[str, Any]) -> tuple[dict[str, Any], float]:
+            now = time.time()
+            slot = max(now, float(state.get("next_slot", 0.0)))
+            return {"next_slot": slot + self.interval}, slot - now
+
+        wait: float = self._state.update(take)
+        return wait
+
+    async def __call__(self) -> None:
+        wait = self.reserve()
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+
+@dataclass(frozen=True)
+class BudgetLimits:
+    max_requests: int | None = None
+    max_usd: float | None = None
+
+    @property
+    def unlimited(self) -> bool:
+        return self.max_requests is None and self.max_usd is None
+
+
+class Budget:
+    """Counts the requests sent (and their cost) in this session, across processes."""
+
+    def __init__(self, state: SharedState, limits: BudgetLimits) -> None:
+        self._state = state
+        self.limits = limits
+
+    def reserve(self) -> str | None:
+        """Claim one request, atomically across processes; return why not when the budget is spent.
+
+        Every attempt is claimed before it is sent (retries too), so the request count is a hard cap;
+        the cost can overshoot by the requests in flight when the limit is crossed (their price is
+        known only after the reply).
+        """
+        if self.limits.unlimited:
+            return None
+
+        def claim(state: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+            requests, usd = int(state.get("requests", 0)), float(state.get("usd", 0.0))
+            if self.limits.max_requests is not None and requests >= self.limits.max_requests:
+                return state, f"request budget reached ({requests} of {self.limits.max_requests} requests)"
+            if self.limits.max_usd is not None and usd >= self.limits.max_usd:
+                return state, f"cost budget reached (${usd:.4f} of ${self.limits.max_usd:.2f})"
+            return {"requests": requests + 1, "usd": usd}, None
+
+        reason: str | None = self._state.update(claim)
+        return reason
+
+    def charge_cost(self, usd: float) -> None:
+        """Add what a request turned out to cost, once its reply (and price) is known."""
+        if self.limits.unlimited:
+            return
+
+        def add(state: dict[str, Any]) -> tuple[dict[str, Any], None]:
+            return {"requests": int(state.get("requests", 0)), "usd": float(state.get("usd", 0.0)) + usd}, None
+
+        self._state.update(add)
+
+    def spent(self) -> dict[str, Any]:
+        return self._state.read()

@@ -1,0 +1,1 @@
+"""The design: config files and the shipped defaults -> models, conditions and shards."""

@@ -1,0 +1,235 @@
+"""The models a session can ask: config/models.yaml read into typed entries."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from snap_bench.design.config import ConfigError, Node, load_yaml
+from snap_bench.design.local_weights import LocalWeights
+
+OPENROUTER_URL = "https://openrouter.ai/api/v1"
+OPENROUTER_KEY_ENV = "OPENROUTER_API_KEY"
+MODELS_FILE = "models.yaml"
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million tokens."""
+
+    input_per_million: float
+    output_per_million: float
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One entry of models.yaml.
+
+    ``name`` is what users type (``--model=gpt-5.2``) and what cassette folders are called;
+    ``provider_id`` is what the endpoint calls the model. A local entry has ``weights`` and no
+    ``base_url``: its server is started by the session when something has to be recorded.
+    """
+
+    name: str
+    label: str
+    provider_id: str
+    tier: str
+    base_url: str | None
+    api_key_env: str | None
+    price: Price | None
+    weights: LocalWeights | None
+    rate_limit_per_minute: float | None = None
+    # Requests in flight at once for this model across the session's processes (None: one per process).
+    concurrency: int | None = None
+    # A reasoning model's effort (snap_bench.asking.request_fields.REASONING_EFFORTS or "off"), its own output
+    # budget (reasoning tokens count toward it), and how many log-probabilities per token to ask for.
+    reasoning: str | None = None
+    max_tokens: int | None = None
+    top_logprobs: int | None = None
+
+    @property
+    def is_local(self) -> bool:
+        return self.weights is not None
+
+
+@dataclass(frozen=True)
+class ModelRegistry:
+    models: dict[str, ModelSpec]
+    pilot: tuple[str, ...]
+    source: Path
+    # Where an entry-less `openrouter:vendor/model` goes: models.yaml's defaults (OpenRouter as shipped).
+    default_base_url: str = OPENROUTER_URL
+    default_key_env: str | None = OPENROUTER_KEY_ENV
+    default_rate_limit: float | None = None
+
+    def resolve(self, names: list[str]) -> list[ModelSpec]:
+        """Look names up (``openrouter:vendor/model`` needs no entry); an unknown one is a ConfigError."""
+        unknown = [name for name in names if name not in self.models and not name.startswith(ADHOC_PREFIX)]
+        if unknown:
+            raise ConfigError(
+                self.source,
+                "models",
+                f"unknown model {', '.join(map(repr, unknown))}",
+                f"use one of: {', '.join(sorted(self.models))}, add an entry to {self.source.name}, "
+                f"or name any OpenRouter model as {ADHOC_PREFIX}vendor/model-id",
+            )
+        return [self.models[name] if name in self.models else self.adhoc(name) for name in names]
+
+    def adhoc(self, name: str) -> ModelSpec:
+        """The entry an ``openrouter:vendor/model-id`` stands for: models.yaml's default endpoint, key and
+        rate limit, no price, the instruments' own output budget; recorded under cassettes/vendor--model-id/."""
+        provider_id = name.removeprefix(ADHOC_PREFIX)
+        if not _ADHOC_ID.fullmatch(provider_id):
+            raise ConfigError(
+                self.source,
+                "models",
+                f"{name!r} is not an OpenRouter model id",
+                f"write {ADHOC_PREFIX}vendor/model-id as OpenRouter names it (e.g. {ADHOC_PREFIX}openai/gpt-5.2)",
+            )
+        return ModelSpec(
+            name=provider_id.replace("/", "--").replace(":", "_"),
+            label=provider_id,
+            provider_id=provider_id,
+            tier="ad hoc",
+            base_url=self.default_base_url,
+            api_key_env=self.default_key_env,
+            price=None,
+            weights=None,
+            rate_limit_per_minute=self.default_rate_limit,
+        )
+
+
+# `--model=openrouter:vendor/model-id` asks that OpenRouter model without an entry in models.yaml.
+ADHOC_PREFIX = "openrouter:"
+_ADHOC_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*")
+
+
+def load_models(config_dir: Path) -> ModelRegistry:
+    document = load_yaml(config_dir / MODELS_FILE)
+    defaults = document.get("defaults", {})
+    default_url = defaults.get("base_url", OPENROUTER_URL).text()
+    default_key_env = defaults.get("api_key_env", OPENROUTER_KEY_ENV).optional_text()
+    default_rate = defaults.get("rate_limit_per_minute", None)
+    default_concurrency = defaults.get("concurrency", None)
+
+    models: dict[str, ModelSpec] = {}
+    for name, entry in document.get("models").items():
+        models[name] = _model(name, entry, default_url, default_key_env, default_rate, default_concurrency)
+    if not models:
+        raise document.get("models").error("no models", "add at least one entry")
+
+    pilot_node = document.get("pilot", [])
+    pilot = tuple(pilot_node.unique_texts()) if pilot_node.value else ()
+    for element in pilot_node.elements() if pilot_node.value else []:
+        if element.value not in models:
+            raise element.error(
+                f"pilot model {element.value!r} is not under models", "name a model listed under models"
+            )
+    return ModelRegistry(
+        models=models,
+        pilot=pilot,
+        source=config_dir / MODELS_FILE,
+        default_base_url=default_url.rstrip("/"),
+        default_key_env=default_key_env,
+        default_rate_limit=_rate(default_rate),
+    )
+
+
+def _model(
+    name: str, entry: Node, default_url: str, default_key_env: str | None, default_rate: Node, default_concurrency: Node
+) -> ModelSpec:
+    if not name.replace("-", "").replace(".", "").replace("_", "").isalnum():
+        raise entry.error(
+            f"model name {name!r} has characters unfit for a folder or a test id",
+            "use letters, digits, '-', '.' and '_' only",
+        )
+    weights = _weights(entry.get("local")) if entry.has("local") else None
+    price = None
+    if entry.has("price"):
+        price_node = entry.get("price")
+        price = Price(
+            input_per_million=price_node.get("input_per_million").number(0, 10_000, "price"),
+            output_per_million=price_node.get("output_per_million").number(0, 10_000, "price"),
+        )
+    return ModelSpec(
+        name=name,
+        label=entry.get("label", name).text(),
+        provider_id=entry.get("id", name).text(),
+        tier=entry.get("tier", "unspecified").text(),
+        base_url=None if weights else entry.get("base_url", default_url).text().rstrip("/"),
+        api_key_env=None if weights else entry.get("api_key_env", default_key_env).optional_text(),
+        price=price,
+        weights=weights,
+        rate_limit_per_minute=_rate(
+            entry.get("rate_limit_per_minute", None) if entry.has("rate_limit_per_minute") else default_rate
+        ),
+        concurrency=_concurrency(entry.get("concurrency", None) if entry.has("concurrency") else default_concurrency),
+        reasoning=reasoning_setting(entry.get("reasoning")) if entry.has("reasoning") else None,
+        max_tokens=entry.get("max_tokens").integer(1, 1_000_000) if entry.has("max_tokens") else None,
+        top_logprobs=top_logprobs_setting(entry.get("logprobs")) if entry.has("logprobs") else None,
+    )
+
+
+# OpenRouter's `reasoning.effort` values; `off` (or YAML's false) sends effort "none", which turns
+# reasoning off on the models that allow it.
+REASONING_EFFORTS = ("xhigh", "high", "medium", "low", "minimal", "none")
+REASONING_OFF = "off"
+# How many alternatives per answer token an entry's `logprobs: true` asks for.
+DEFAULT_TOP_LOGPROBS = 5
+MAX_TOP_LOGPROBS = 20
+
+
+def reasoning_setting(node: Node) -> str:
+    """models.yaml `reasoning`: an effort level, or off."""
+    if node.value is False:  # YAML reads a bare `off` as false
+        return REASONING_OFF
+    return node.choice((*REASONING_EFFORTS, REASONING_OFF))
+
+
+def top_logprobs_setting(node: Node) -> int | None:
+    """models.yaml `logprobs`: true (5 alternatives per token), a count from 1 to 20, or false."""
+    if node.value is True:
+        return DEFAULT_TOP_LOGPROBS
+    if node.value is False or node.value is None:
+        return None
+    return node.integer(1, MAX_TOP_LOGPROBS)
+
+
+def _rate(node: Node) -> float | None:
+    return None if node.value is None else node.number(0.001, 1_000_000, "rate limit (requests per minute)")
+
+
+def _concurrency(node: Node) -> int | None:
+    if node.value is None:
+        return None
+    value = node.number(1, 10_000, "concurrency (requests in flight at once)")
+    if value != int(value):
+        raise node.error(f"concurrency {value!r} is not a whole number", "give a whole number of requests, e.g. 8")
+    return int(value)
+
+
+def _weights(node: Node) -> LocalWeights:
+    sha256 = node.get("sha256").text().lower()
+    if len(sha256) != 64 or any(char not in "0123456789abcdef" for char in sha256):
+        raise node.get("sha256").error("not a sha256 digest", "give the 64 hex digits of the weights file")
+    try:
+        return _local_weights(node, sha256)
+    except ValueError as error:
+        raise node.error(str(error), "give either module + file, or parts + file (see the shipped entries)") from None
+
+
+def _local_weights(node: Node, sha256: str) -> LocalWeights:
+    if node.has("parts"):
+        return LocalWeights(
+            requirement=node.get("requirement").text(),
+            sha256=sha256,
+            part_modules=tuple(node.get("parts").unique_texts()),
+            joined_name=node.get("file").text(),
+        )
+    return LocalWeights(
+        requirement=node.get("requirement").text(),
+        sha256=sha256,
+        module=node.get("module").text(),
+        file=node.get("file").text(),
+    )

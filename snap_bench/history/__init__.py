@@ -1,0 +1,1 @@
+"""The results history: each session's headline figures kept across runs."""

@@ -1,0 +1,211 @@
+"""Each session's headline figures per model and instrument, kept across runs to follow a model over time.
+
+Same SQLite file as the compass placements (``reports/history.sqlite`` by default, ``--snap-history``), a
+table of its own: one row per (session, model, instrument, metric) with the value, interval, coverage,
+the verdict and composite, the code version and a digest of the config. A replay that repeats the latest
+stored result of a model and instrument exactly (same figures, same code, same config) adds nothing, so
+re-running the shipped recordings does not flood the trend with copies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import closing
+from dataclasses import astuple, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from snap_bench.judging.checks import CheckRecord
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS headlines (
+    id INTEGER PRIMARY KEY,
+    recorded_at TEXT NOT NULL,
+    model TEXT NOT NULL,
+    instrument TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    value REAL,
+    ci_low REAL,
+    ci_high REAL,
+    n INTEGER NOT NULL,
+    n_designed INTEGER NOT NULL,
+    verdict TEXT NOT NULL,
+    composite REAL,
+    code_version TEXT NOT NULL,
+    config_digest TEXT NOT NULL,
+    result_digest TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS headlines_by_model ON headlines (model, instrument, recorded_at);
+"""
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One figure of one model and instrument in one session."""
+
+    recorded_at: str
+    model: str
+    instrument: str
+    metric: str
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    n_designed: int
+    verdict: str
+    composite: float | None
+    code_version: str
+    config_digest: str
+    result_digest: str
+
+
+COLUMNS = tuple(field.name for field in fields(Headline))
+
+
+def config_digest(config_dir: Path) -> str:
+    """sha256 (12 hex digits) over every YAML file of the config, by relative path and content."""
+    digest = hashlib.sha256()
+    for path in sorted(config_dir.rglob("*.y*ml")):
+        digest.update(path.relative_to(config_dir).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+def code_version(rootdir: Path) -> str:
+    """The package version, with the checkout's commit when it is a git checkout (``0.1.0+a1b2c3d``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        __version__ = version("snap-bench")
+    except PackageNotFoundError:
+        __version__ = "unknown"
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=rootdir, capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return str(__version__)
+    return f"{__version__}+{commit}" if commit else str(__version__)
+
+
+def provenance(config_dir: Path, rootdir: Path) -> dict[str, str]:
+    """What a stored result was produced with: the code version and the config's digest (in session.json too)."""
+    return {"code_version": code_version(rootdir), "config_digest": config_digest(config_dir)}
+
+
+def headlines_of(
+    checks: Sequence[CheckRecord],
+    verdicts: Mapping[tuple[str, str], tuple[str, float | None]],
+    recorded_at: str,
+    code: str,
+    config: str,
+) -> list[Headline]:
+    """The rows of one session: each model and instrument's judged figures, sharing a digest of them all."""
+    rows: list[Headline] = []
+    for (model, instrument), (verdict, composite) in sorted(verdicts.items()):
+        own = sorted(
+            (c for c in checks if c.kind == "threshold" and (c.model, c.instrument) == (model, instrument)),
+            key=lambda c: c.metric,
+        )
+        figures = [(c.metric, c.value, c.ci_low, c.ci_high, c.n, c.n_designed) for c in own]
+        result = json.dumps([verdict, composite, code, config, figures], default=str)
+        digest = hashlib.sha256(result.encode()).hexdigest()[:16]
+        rows += [
+            Headline(
+                recorded_at,
+                model,
+                instrument,
+                metric,
+                value,
+                low,
+                high,
+                n,
+                designed,
+                verdict,
+                composite,
+                code,
+                config,
+                digest,
+            )
+            for metric, value, low, high, n, designed in figures
+        ]
+        if not own:  # a model without checks still has its verdict and composite in the trend
+            rows.append(
+                Headline(
+                    recorded_at,
+                    model,
+                    instrument,
+                    "composite",
+                    composite,
+                    None,
+                    None,
+                    0,
+                    0,
+                    verdict,
+                    composite,
+                    code,
+                    config,
+                    digest,
+                )
+            )
+    return rows
+
+
+def append_new(path: Path, rows: Iterable[Headline]) -> int:
+    """Store the rows whose model and instrument's latest stored result differs; how many were written."""
+    by_key: dict[tuple[str, str], list[Headline]] = {}
+    for row in rows:
+        by_key.setdefault((row.model, row.instrument), []).append(row)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    written = 0
+    with closing(sqlite3.connect(path, timeout=30)) as connection, connection:
+        connection.executescript(SCHEMA)
+        for (model, instrument), own in by_key.items():
+            latest = connection.execute(
+                "SELECT result_digest FROM headlines WHERE model = ? AND instrument = ? "
+                "ORDER BY recorded_at DESC, id DESC LIMIT 1",
+                (model, instrument),
+            ).fetchone()
+            if latest is not None and latest[0] == own[0].result_digest:
+                continue  # the same result again (a replay): nothing new to follow
+            connection.executemany(
+                f"INSERT INTO headlines ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
+                [astuple(row) for row in own],
+            )
+            written += len(own)
+    return written
+
+
+def read_headlines(path: Path, models: Sequence[str] = (), instruments: Sequence[str] = ()) -> list[Headline]:
+    """Every stored row (optionally of some models and instruments), oldest first; [] without a store."""
+    if not path.is_file():
+        return []
+    with closing(sqlite3.connect(path, timeout=30)) as connection:
+        connection.executescript(SCHEMA)
+        rows = [
+            Headline(*row)
+            for row in connection.execute(
+                f"SELECT {', '.join(COLUMNS)} FROM headlines ORDER BY recorded_at, id"
+            ).fetchall()
+        ]
+    return [r for r in rows if (not models or r.model in models) and (not instruments or r.instrument in instruments)]
+
+
+def keep_headlines(path: Path, gate_result: Any, session_meta: Mapping[str, Any], recorded_at: str) -> str | None:
+    """Append a session's headlines (called at the end of the gate); an error message instead of raising."""
+    verdicts = {key: (v.verdict, v.composite) for key, v in gate_result.verdicts.items()}
+    rows = headlines_of(
+        gate_result.checks,
+        verdicts,
+        recorded_at,
+        str(session_meta.get("code_version", "unknown")),
+        str(session_meta.get("config_digest", "unknown")),
+    )
+    try:
+        append_new(path, rows)
+    except (sqlite3.Error, OSError) as error:
+        return f"results store {path} not updated: {error}"
+    return None

@@ -1,0 +1,1 @@
+"""Figures -> verdicts against thresholds, baseline comparisons and the exit status."""

@@ -1,0 +1,154 @@
+"""Each check of a session (a threshold or a baseline comparison) as one record with its figures.
+
+The same record feeds the check's JUnit ``<properties>`` (so a CI dashboard can trend a passing value,
+not only read a failure message) and the report's table of checks (value, interval, threshold, margin,
+decision). It is built where the check is emitted (:mod:`snap_bench.plugin.session_end`) and carried on
+:class:`snap_bench.plugin.session_end.Judgement`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from snap_bench.analysis.coverage import THIN_COVERAGE
+
+# A check's decision: it passed, it failed and the exit status follows it, it failed outside the gate
+# (--snap-gate), or the metric is undefined on these data and nothing was judged, or a baseline comparison
+# could not be made (not compared: never a pass, the gate is incomplete).
+DECISIONS = ("pass", "fail", "ungated", "not judged", "not compared")
+
+
+@dataclass(frozen=True)
+class CheckRecord:
+    name: str  # the check's test name, e.g. ``qwen2.5-coder-1.5b-compass-icc2_1``
+    kind: str  # "threshold" or "baseline"
+    model: str
+    instrument: str
+    metric: str
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    n_designed: int  # n plus what was left out because an answer in it had no score
+    threshold: str  # the rule in words: "minimum >= 0.6, target >= 0.7" or the non-inferiority margin
+    margin: float | None  # how far the judged figure is on the good side of the line (negative: short of it)
+    decision: str
+    message: str
+    status: str = ""  # excellent / target / acceptable / below / undefined (a threshold check's status)
+
+    def properties(self) -> list[tuple[str, object]]:
+        """JUnit ``<property>`` pairs: every figure, as plain values a dashboard can parse.
+
+        The message itself is the ``threshold`` property the check has always carried; the rule is ``rule``.
+        """
+        renamed = {"threshold": "rule"}
+        return [
+            (renamed.get(key, key), "" if value is None else value)
+            for key, value in asdict(self).items()
+            if key not in ("name", "message")
+        ]
+
+    @property
+    def coverage(self) -> float | None:
+        return self.n / self.n_designed if self.n_designed else None
+
+
+def threshold_record(name: str, instrument: str, check: Any, gated: bool) -> CheckRecord:
+    """A :class:`snap_bench.judging.verdicts.Check` as a record."""
+    metric = check.metric_result
+    threshold = check.threshold
+    margin = None
+    if threshold is not None and check.judged_value is not None:
+        sign = 1.0 if threshold.better == "higher" else -1.0
+        margin = sign * (check.judged_value - threshold.minimum)
+    if check.status == "undefined":
+        decision = "not judged"
+    elif check.passed:
+        decision = "pass"
+    else:
+        decision = "fail" if gated else "ungated"
+    return CheckRecord(
+        name=name,
+        kind="threshold",
+        model=check.model,
+        instrument=instrument,
+        metric=check.metric,
+        value=metric.value,
+        ci_low=metric.ci_low,
+        ci_high=metric.ci_high,
+        n=metric.n,
+        n_designed=metric.n + metric.n_left_out,
+        threshold=threshold.describe() if threshold is not None else "",
+        margin=margin,
+        decision=decision,
+        message=check.message,
+        status=check.status,
+    )
+
+
+def comparison_record(name: str, comparison: Any, gated: bool) -> CheckRecord:
+    """A :class:`snap_bench.judging.comparison.Comparison` (new minus baseline against its margin) as a record."""
+    margin = None
+    if comparison.ci_low is not None and comparison.ci_high is not None and comparison.margin is not None:
+        # Non-inferior when the pessimistic end of the interval stays within the margin.
+        worst = comparison.ci_low if comparison.better == "higher" else -comparison.ci_high
+        margin = worst + comparison.margin
+    not_compared = getattr(comparison, "not_compared", False)
+    decision = (
+        "not compared" if not_compared else "pass" if not comparison.regressed else "fail" if gated else "ungated"
+    )
+    within = "no margin" if comparison.margin is None else f"within {comparison.margin:g}"
+    return CheckRecord(
+        name=name,
+        kind="baseline",
+        model=comparison.model,
+        instrument=comparison.instrument,
+        metric=comparison.metric,
+        value=comparison.difference,
+        ci_low=comparison.ci_low,
+        ci_high=comparison.ci_high,
+        n=getattr(comparison, "compared", comparison.n),
+        n_designed=getattr(comparison, "designed", comparison.n),
+        threshold=f"non-inferior to {comparison.baseline} {within}",
+        margin=margin,
+        decision=decision,
+        message=comparison.message,
+        status="not compared" if not_compared else "regressed" if comparison.regressed else "non-inferior",
+    )
+
+
+def _figure(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def checks_table(records: Sequence[CheckRecord]) -> str:
+    """The checks as an HTML table, failures first; every text escaped."""
+    if not records:
+        return "<p>No checks were judged in this session.</p>"
+    order = {"fail": 0, "ungated": 1, "not compared": 2, "not judged": 3, "pass": 4}
+    rows = []
+    for record in sorted(records, key=lambda r: (order.get(r.decision, 9), r.model, r.instrument, r.metric)):
+        bounds = (record.ci_low, record.ci_high)
+        interval = "" if None in bounds else f"[{record.ci_low:.3f}, {record.ci_high:.3f}]"
+        coverage = f"{record.n:,} / {record.n_designed:,}"
+        thin = record.coverage is not None and record.coverage < THIN_COVERAGE
+        margin = "—" if record.margin is None else f"{record.margin:+.3f}"
+        rows.append(
+            f'<tr class="snap-check-{record.decision.replace(" ", "-")}" id="snap-check-{html.escape(record.name)}">'
+            f"<td>{html.escape(record.model)}</td><td>{html.escape(record.instrument)}</td>"
+            f"<td>{html.escape(record.metric)}</td><td class=snap-num>{_figure(record.value)}</td>"
+            f"<td class=snap-num>{interval}</td>"
+            f'<td class="snap-num{" snap-thin" if thin else ""}">{coverage}</td>'
+            f"<td>{html.escape(record.threshold)}</td><td class=snap-num>{margin}</td>"
+            f"<td><b>{html.escape(record.decision)}</b></td></tr>"
+        )
+    return (
+        '<table class="snap-table" id="snap-checks"><caption>Every check of the session: the figure judged, its 95% '
+        "interval, what it rests on (used / designed), the rule, the margin (how far on the good side of the minimum "
+        "or of the non-inferiority margin; negative: short of it) and the decision</caption><thead><tr>"
+        "<th>model</th><th>instrument</th><th>metric</th><th>value</th><th>interval</th><th>used / designed</th>"
+        f"<th>threshold</th><th>margin</th><th>decision</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )

@@ -1,0 +1,49 @@
+"""How many requests each process may keep in flight per model (``--snap-concurrency`` / ``concurrency:``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pytest
+
+from snap_bench.asking.ask_ahead import AskAhead
+from snap_bench.asking.claims import ClaimBoard
+from snap_bench.asking.client import RetryPolicy
+from snap_bench.asking.scrub import Scrubber
+from snap_bench.asking.stops import StopBoard
+from snap_bench.asking.throttle import Budget, RateLimiter
+from snap_bench.design.models import ModelSpec
+from snap_bench.plugin.options import SessionOptions
+
+
+def process_shares(config: pytest.Config, options: SessionOptions, models: list[ModelSpec]) -> dict[str, int]:
+    """Model -> requests this process may have in flight: N split evenly over the test processes, so
+    that all of them together never exceed N (models without a concurrency are left out)."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1) or 1)
+    shares: dict[str, int] = {}
+    for model in models:
+        total = options.concurrency or model.concurrency
+        if total:
+            shares[model.name] = max(1, math.floor(total / workers))
+    return shares
+
+
+def ask_ahead_factory(
+    config: pytest.Config,
+    options: SessionOptions,
+    models: list[ModelSpec],
+    rate_limits: dict[str, RateLimiter],
+    budget: Budget,
+    policy: RetryPolicy,
+) -> Callable[[Scrubber], AskAhead] | None:
+    """What builds this process's AskAhead once the asker's scrubber exists; None without a concurrency."""
+    shares = process_shares(config, options, models)
+    if not shares:
+        return None
+
+    def build(scrub: Scrubber) -> AskAhead:
+        stops = StopBoard(options.out_dir)
+        return AskAhead(shares, policy, budget, rate_limits, scrub, stops, ClaimBoard(options.out_dir))
+
+    return build

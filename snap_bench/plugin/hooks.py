@@ -1,0 +1,143 @@
+"""The pytest plugin: options, the marker, the fixtures and the wiring of the session object.
+
+The work is done by :class:`snap_bench.plugin.session.SnapSession`; this module only connects it to pytest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any
+
+import pytest
+
+from snap_bench.asking.asker import BudgetReached, RecordingUnavailable
+from snap_bench.instruments import registered
+from snap_bench.observations.observation import Observation
+from snap_bench.plugin.exit_heap import freeze_session_heap, thaw_previous_session_heap
+from snap_bench.plugin.options import SessionOptions, add_options, check_out_dir
+from snap_bench.plugin.outcomes import NOT_MEASURED_ATTRIBUTE, mark_unscored, teststatus
+from snap_bench.plugin.session import Case, SnapSession, observation_to_report
+from snap_bench.plugin.terminal import dry_run_lines
+from snap_bench.plugin.upcoming import upcoming_params
+from snap_bench.report.rows import QUESTION_ATTRIBUTE
+
+SESSION_KEY = pytest.StashKey[SnapSession]()
+OBSERVATION_KEY = pytest.StashKey[Observation]()
+# Why a benchmark test produced no observation (no recording, budget spent): the condition was not measured.
+NOT_MEASURED_KEY = pytest.StashKey[str]()
+
+Ask = Callable[[Case], Observation]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """--snap-dry-run prints the plan from the config and ends the run, like --fixtures does."""
+    if not config.getoption("snap_dry_run"):
+        return None
+    session = SnapSession(config, SessionOptions.from_config(config))
+    session.activate()
+    print("\n".join(dry_run_lines(session)))
+    return 0
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    thaw_previous_session_heap()
+    config.addinivalue_line(
+        "markers",
+        "instrument(name): run this test once per model and condition of the named instrument "
+        "(it receives the `case` fixture)",
+    )
+    session = SnapSession(config, SessionOptions.from_config(config))
+    config.stash[SESSION_KEY] = session
+    config.pluginmanager.register(session, "snap-bench-session")
+    if session.wanted() and session.runs_tests():
+        # Before pytest-html's configure creates the report's folder (an unusable one is an INTERNALERROR there).
+        check_out_dir(session.options.out_dir)
+    # The HTML report is the deliverable: a benchmark session writes one without being asked
+    # (before pytest-html's own configure hook reads the option; --html still wins).
+    if session.wanted() and session.runs_tests() and hasattr(config.option, "htmlpath") and not config.option.htmlpath:
+        config.option.htmlpath = str(session.options.out_dir / "report.html")
+        config.option.self_contained_html = True
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(SESSION_KEY, None)
+    if session is not None and session.active and session.runs_tests():
+        freeze_session_heap()
+
+
+def snap_session(config: pytest.Config) -> SnapSession:
+    return config.stash[SESSION_KEY]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "case" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("instrument")
+    if marker is None or not marker.args:
+        raise pytest.UsageError(
+            f"{metafunc.definition.nodeid} uses the `case` fixture without an instrument marker; "
+            f"add pytestmark = pytest.mark.instrument(NAME), NAME one of: {', '.join(registered())}"
+        )
+    session = snap_session(metafunc.config)
+    session.activate()
+    cases = session.cases(session.instrument(str(marker.args[0])).name)
+    metafunc.parametrize("case", cases, ids=[case.id for case in cases])
+
+
+@pytest.fixture
+def ask(request: pytest.FixtureRequest) -> Ask:
+    """Ask the model one condition; the observation is recorded on the test's report and returned."""
+    session = snap_session(request.config)
+
+    def ask_case(case: Case) -> Observation:
+        asker = session.asker()
+        # --snap-concurrency: the conditions this process runs next are asked while this one waits.
+        asker.look_ahead(lambda: session.upcoming(upcoming_params(request.node, "case")))
+        try:
+            observation = asker.ask(case.model, session.instrument(case.instrument), case.condition)
+        except RecordingUnavailable as error:
+            request.node.stash[NOT_MEASURED_KEY] = "no recording"
+            pytest.fail(str(error), pytrace=False)
+        except BudgetReached as error:
+            request.node.stash[NOT_MEASURED_KEY] = "budget spent"
+            pytest.skip(str(error))
+        request.node.stash[OBSERVATION_KEY] = observation
+        if not observation.is_scored:
+            # Visible in the JUnit XML too: pytest writes an item's user properties as <properties>.
+            mark_unscored(request.node.user_properties, observation)
+        return observation
+
+    return ask_case
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, Any] | None:
+    """A benchmark test whose answer has no score is ``unscored`` (u), not passed and not failed."""
+    return teststatus(report)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    observation_to_report(item, report, OBSERVATION_KEY)
+    not_measured = item.stash.get(NOT_MEASURED_KEY, None)
+    if not_measured is not None and report.when == "call":
+        setattr(report, NOT_MEASURED_ATTRIBUTE, not_measured)
+    observation = item.stash.get(OBSERVATION_KEY, None)
+    if observation is not None and report.when == "call" and item.config.getoption("htmlpath", None):
+        # The row shows the item's text rather than the whole prompt where the answer was valid
+        # (snap_bench.report.rows); the worker knows the instrument, so it sends the text along.
+        callspec = getattr(item, "callspec", None)
+        case = callspec.params.get("case") if callspec is not None else None
+        if isinstance(case, Case):
+            question = snap_session(item.config).instrument(case.instrument).question(case.condition)
+            setattr(report, QUESTION_ATTRIBUTE, question)
+    return report

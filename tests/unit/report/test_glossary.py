@@ -1,0 +1,30 @@
+"""The glossary: one text for the README and the report."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from snap_bench.instruments import registered
+from snap_bench.report.glossary import glossary_html, glossary_markdown, glossary_rows
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_the_readme_glossary_is_the_one_the_report_shows() -> None:
+    readme = README.read_text(encoding="utf-8")
+    section = re.search(r"<!-- glossary:start -->\n(.*?)\n<!-- glossary:end -->", readme, re.S)
+    assert section is not None, "README.md has no glossary section; paste the output of `snap-bench glossary`"
+    assert section.group(1) == glossary_markdown(registered()), "README glossary is stale: paste `snap-bench glossary`"
+
+
+def test_every_term_has_a_meaning_and_reads_in_the_report_with_its_thresholds() -> None:
+    page = glossary_html(
+        {"some-instrument": {"test_retest_r": {"better": "higher", "minimum": 0.6, "target": 0.7}}}, registered()
+    )
+    rows = glossary_rows(registered())
+    assert {"test_retest_r", "unscored_rate", "composite"} <= {name for name, _, _ in rows}
+    for name, _, spec in rows:
+        assert spec.description
+        assert f"<code>{name}</code>" in page
+    assert "some-instrument: minimum &gt;= 0.6, target &gt;= 0.7" in page

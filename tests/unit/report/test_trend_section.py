@@ -1,0 +1,124 @@
+"""The report's history section: the stored trend of the report's models, from a real store and through the plugin."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+
+from snap_bench.history.store import Headline, append_new, read_headlines
+from snap_bench.report.trend_section import StoredTrend, stored_trend, trend_section
+from tests.conftest import SLICE, WORKERS, BenchProject
+from tests.unit.report.fake_data import XSS_PAYLOADS
+from tests.unit.report.test_report_summary import Elements, svg_elements
+
+EARLIER, LATER = "2026-11-20T10:00:00+00:00", "2026-11-23T10:00:00+00:00"
+
+
+def headlines(when: str, model: str, value: float, instrument: str = "profile") -> list[Headline]:
+    return [
+        Headline(
+            when,
+            model,
+            instrument,
+            metric,
+            value,
+            value - 0.1,
+            value + 0.1,
+            90,
+            100,
+            "PASS",
+            value,
+            "0.1",
+            "c",
+            f"{when}{model}{value}",
+        )
+        for metric in ("dependability[t0]", "unscored_rate")
+    ]
+
+
+def chart_text(markup: str) -> str:
+    """The trend chart's SVG (its labels stay text)."""
+    charts = svg_elements(markup)
+    assert set(charts) == {"snap-trend-chart"}
+    return charts["snap-trend-chart"]
+
+
+def test_two_sessions_of_two_models_are_charted_and_a_model_not_in_the_report_is_not(tmp_path: Path) -> None:
+    store = tmp_path / "history.sqlite"
+    for when, value in ((EARLIER, 0.6), (LATER, 0.7)):
+        for model in ("model-a", "model-b", "model-gone"):
+            append_new(store, headlines(when, model, value))
+    trend = stored_trend(store, ["model-a", "model-b"], ["profile"])
+    assert {r.model for r in trend.rows} == {"model-a", "model-b"}
+    # every stored row handed over: the section itself keeps to the report's models
+    markup = trend_section(StoredTrend(str(store), read_headlines(store)), ["model-a", "model-b"])
+    chart = chart_text(markup)
+    assert "model-a" in chart
+    assert "model-b" in chart
+    assert "model-gone" not in markup
+    assert "2026-11-20" in chart
+    assert "2026-11-23" in chart
+    assert "model-a: 2 stored sessions, 2026-11-20 to 2026-11-23" in markup
+    assert "model-b: 2 stored sessions" in markup
+
+
+def test_a_model_with_only_this_session_is_one_line_not_an_empty_chart(tmp_path: Path) -> None:
+    store = tmp_path / "history.sqlite"
+    append_new(store, headlines(EARLIER, "model-a", 0.6))
+    append_new(store, headlines(LATER, "model-a", 0.7))
+    append_new(store, headlines(LATER, "model-new", 0.5))
+    markup = trend_section(stored_trend(store, ["model-a", "model-new"], ["profile"]), ["model-a", "model-new"])
+    assert "model-new" not in chart_text(markup)
+    assert "model-new: the store holds one session of this model (2026-11-23" in markup
+
+    alone = trend_section(stored_trend(store, ["model-new"], ["profile"]), ["model-new"])
+    assert svg_elements(alone) == {}
+    assert alone.count("<li>") == 1
+    assert "model-new: the store holds one session" in alone
+
+
+def test_an_unreadable_store_is_said_and_loses_no_report(tmp_path: Path) -> None:
+    store = tmp_path / "history.sqlite"
+    store.write_text("not a database", encoding="utf-8")
+    markup = trend_section(stored_trend(store, ["model-a"], ["profile"]), ["model-a"])
+    assert "could not be read" in markup
+    assert svg_elements(markup) == {}
+
+
+def test_stored_model_names_stay_text(tmp_path: Path) -> None:
+    store = tmp_path / "history.sqlite"
+    for payload in XSS_PAYLOADS:
+        append_new(store, headlines(EARLIER, payload, 0.6))
+        append_new(store, headlines(LATER, payload, 0.7))
+    markup = trend_section(stored_trend(store, XSS_PAYLOADS, ["profile"]), XSS_PAYLOADS)
+    elements = Elements(markup)
+    assert not elements.named("script")
+    assert not elements.named("img")
+    assert [attrs.get("id") for attrs in elements.named("svg")] == ["snap-trend-chart"]
+    assert [(tag, name) for tag, attrs in elements.tags for name in attrs if name.lower().startswith("on")] == []
+    for payload in XSS_PAYLOADS:
+        assert html.escape(payload, quote=True) in markup  # shown, as text
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_the_report_shows_the_stored_trend_of_its_models(bench: BenchProject, workers: tuple[str, ...]) -> None:
+    store = bench.out / "history.sqlite"
+    # an earlier, different result of one of the session's models, and a model this session does not run
+    append_new(store, headlines("2026-01-05T09:00:00+00:00", "fake-model", 0.2))
+    append_new(store, headlines("2026-01-05T09:00:00+00:00", "retired-model", 0.9))
+    result = bench.run("--model=fake-model", "--model=other-model", *SLICE, *workers, gate=True)
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    report = (bench.out / "report.html").read_text(encoding="utf-8")
+    section = re.search(r'<h3 id="snap-history">.*?</ul>', report, re.S)
+    assert section, "no history section in the report"
+    chart = chart_text(section.group(0))
+    assert "fake-model" in chart
+    assert "2026-01-05" in chart
+    assert "fake-model: 2 stored sessions" in section.group(0)
+    # other-model has only this session's figures: one line, and no line in the chart
+    assert "other-model: the store holds one session" in section.group(0)
+    assert "other-model" not in chart
+    assert "retired-model" not in report
