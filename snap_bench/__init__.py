@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from snap_bench.observations.observation import Condition, Observation
+    from snap_bench.plugin.case import Case
     from snap_bench.plugin.hooks import Ask
-    from snap_bench.plugin.session import Case
 
 __all__ = ["Ask", "Case", "Condition", "Observation"]
 
 _LOCATIONS = {
     "Ask": "snap_bench.plugin.hooks",
-    "Case": "snap_bench.plugin.session",
+    "Case": "snap_bench.plugin.case",
     "Condition": "snap_bench.observations.observation",
     "Observation": "snap_bench.observations.observation",
 }

@@ -2,8 +2,8 @@
 
 The same record feeds the check's JUnit ``<properties>`` (so a CI dashboard can trend a passing value,
 not only read a failure message) and the report's table of checks (value, interval, threshold, margin,
-decision). It is built where the check is emitted (:mod:`snap_bench.plugin.session_end`) and carried on
-:class:`snap_bench.plugin.session_end.Judgement`.
+decision). It is built where the check is emitted (:mod:`snap_bench.judging.judgement`) and carried on
+:class:`snap_bench.judging.judgement.Judgement`.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from snap_bench.asking.scrub import Scrubber
 from snap_bench.asking.stops import StopBoard
 from snap_bench.asking.throttle import Budget, RateLimiter
 from snap_bench.design.models import ModelSpec
-from snap_bench.plugin.options import SessionOptions
+from snap_bench.plugin.session_options import SessionOptions
 
 
 def process_shares(config: pytest.Config, options: SessionOptions, models: list[ModelSpec]) -> dict[str, int]:

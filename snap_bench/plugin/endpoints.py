@@ -17,7 +17,7 @@ from snap_bench.design.models import ModelSpec
 from snap_bench.instruments.base import Instrument
 from snap_bench.observations.observation import Condition
 from snap_bench.plugin.local_servers import LocalServers, canonical_local_url
-from snap_bench.plugin.options import SessionOptions
+from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.recordings.state import Recordings
 
 # model name -> (instrument, condition) of every condition the session asks it

@@ -13,10 +13,13 @@ import pytest
 from snap_bench.asking.asker import BudgetReached, RecordingUnavailable
 from snap_bench.instruments import registered
 from snap_bench.observations.observation import Observation
+from snap_bench.plugin.case import Case
 from snap_bench.plugin.exit_heap import freeze_session_heap, thaw_previous_session_heap
-from snap_bench.plugin.options import SessionOptions, add_options, check_out_dir
+from snap_bench.plugin.options import add_options
 from snap_bench.plugin.outcomes import NOT_MEASURED_ATTRIBUTE, mark_unscored, teststatus
-from snap_bench.plugin.session import Case, SnapSession, observation_to_report
+from snap_bench.plugin.reporter import SessionReporter
+from snap_bench.plugin.session import SnapSession, observation_to_report
+from snap_bench.plugin.session_options import SessionOptions, check_out_dir
 from snap_bench.plugin.terminal import dry_run_lines
 from snap_bench.plugin.upcoming import upcoming_params
 from snap_bench.report.rows import QUESTION_ATTRIBUTE
@@ -55,6 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
     session = SnapSession(config, SessionOptions.from_config(config))
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session, "snap-bench-session")
+    config.pluginmanager.register(SessionReporter(session), "snap-bench-reporter")
     if session.wanted() and session.runs_tests():
         # Before pytest-html's configure creates the report's folder (an unusable one is an INTERNALERROR there).
         check_out_dir(session.options.out_dir)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from snap_bench.asking.asker import Endpoint
     from snap_bench.instruments.base import Instrument
     from snap_bench.observations.observation import Condition
-    from snap_bench.plugin.options import SessionOptions
+    from snap_bench.plugin.session_options import SessionOptions
     from snap_bench.recordings.state import Recordings
 
 CACHE_DIR = Path.home() / ".cache" / "snap-bench"

@@ -11,21 +11,19 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections import Counter
 from collections.abc import Generator, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from snap_bench.analysis.coverage import Coverage, coverage_by_model
+from snap_bench.analysis.coverage import Coverage
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.asking.asker import Asker, Endpoint
 from snap_bench.asking.claims import clear_claims
 from snap_bench.asking.client import RetryPolicy
 from snap_bench.asking.scrub import Scrubber
-from snap_bench.asking.stops import NOT_ASKED, StopBoard, clear_stops, stopped_models
+from snap_bench.asking.stops import StopBoard, clear_stops
 from snap_bench.asking.throttle import Budget, BudgetLimits, RateLimiter, SharedState
 from snap_bench.design.config import ConfigError
 from snap_bench.design.models import ModelRegistry, ModelSpec, load_models
@@ -34,38 +32,25 @@ from snap_bench.history.store import provenance
 from snap_bench.instruments import Instrument, Selection, load_instrument, registered
 from snap_bench.judging.baseline import BaselineSpec, parse_baseline
 from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, gates
+from snap_bench.judging.judgement import Judgement
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.export import ObservationWriter
 from snap_bench.observations.observation import Condition, Observation
-from snap_bench.observations.parsing import AnswerCode
 from snap_bench.plugin import row_hooks
 from snap_bench.plugin.artefacts import Artefacts
 from snap_bench.plugin.ask_ahead_setup import ask_ahead_factory, process_shares
+from snap_bench.plugin.case import Case
 from snap_bench.plugin.endpoints import Endpoints
-from snap_bench.plugin.options import SessionOptions
-from snap_bench.plugin.outcomes import NOT_MEASURED_ATTRIBUTE
+from snap_bench.plugin.ledger import ConditionLedger
 from snap_bench.plugin.preload import preload
-from snap_bench.plugin.session_end import CHECKS_LOCATION, Judgement, run_gate
-from snap_bench.plugin.terminal import summary_lines, verdict_block
+from snap_bench.plugin.session_end import SessionOutputs, end_session
+from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.plugin.upcoming import upcoming_params
 from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.recordings.state import Recordings
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 
 LOCAL_URLS_KEY = "snap_local_urls"
-
-
-@dataclass(frozen=True)
-class Case:
-    """One benchmark test: a model and a condition of an instrument."""
-
-    model: str
-    instrument: str
-    condition: Condition
-
-    @property
-    def id(self) -> str:
-        return f"{self.model}-{self.condition.id}"
 
 
 class SnapSession:
@@ -78,13 +63,7 @@ class SnapSession:
         self.registry: ModelRegistry | None = None
         self.models: list[ModelSpec] = []
         self.endpoints: dict[str, Endpoint] = {}
-        self.observations: list[Observation] = []
-        self.expected: set[str] = set()
-        self.reported: set[str] = set()
-        self.observed: set[str] = set()
-        # nodeid -> why a benchmark test produced no observation (no recording, budget spent, errored)
-        self.not_measured: dict[str, str] = {}
-        self.other_failures = 0
+        self.ledger = ConditionLedger()
         self.exit_decision: ExitDecision | None = None
         self.recordings = Recordings(options.cassette_dir)
         self._endpoints: Endpoints | None = None
@@ -94,7 +73,7 @@ class SnapSession:
         self._interrupted = False  # Ctrl-C was seen (pytest_keyboard_interrupt)
         self._writer: ObservationWriter | None = None
         self.baseline: BaselineSpec | None = None
-        self.gate: Judgement | None = None
+        self.judgement: Judgement | None = None
         self._thresholds: dict[str, ThresholdConfig] = {}
         self._preload_pending = False
 
@@ -312,12 +291,10 @@ class SnapSession:
         for item in items:
             callspec = getattr(item, "callspec", None)
             if callspec is not None and isinstance(callspec.params.get("case"), Case):
-                self.expected.add(item.nodeid)
+                self.ledger.expect([item.nodeid])
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
-        """A condition left out by -k or -m was never meant to run: it is not missing."""
-        for item in items:
-            self.expected.discard(item.nodeid)
+        self.ledger.deselect(item.nodeid for item in items)
 
     def _start_preload(self) -> None:
         if self._preload_pending:
@@ -330,104 +307,40 @@ class SnapSession:
             return
         self._start_preload()
         prefixes = tuple(f"[{model.name}-" for model in self.models)
-        self.expected.update(nodeid for nodeid in ids if any(prefix in nodeid for prefix in prefixes))
+        self.ledger.expect(nodeid for nodeid in ids if any(prefix in nodeid for prefix in prefixes))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker or not self.active:
             return
-        self.reported.add(report.nodeid)
-        values = getattr(report, OBSERVATION_ATTRIBUTE, None)
-        if report.when == "call" and isinstance(values, dict):
-            observation = Observation.from_dict(values)
-            self.observations.append(observation)
-            self.observed.add(report.nodeid)
-            if self._writer is not None:
-                self._writer.append(observation)
-        reason = getattr(report, NOT_MEASURED_ATTRIBUTE, None)
-        if isinstance(reason, str):
-            self.not_measured[report.nodeid] = reason
-        elif report.failed and not report.nodeid.startswith(f"{CHECKS_LOCATION}::"):
-            if report.nodeid in self.expected:
-                self.not_measured.setdefault(report.nodeid, "errored")
-            else:
-                self.other_failures += 1
+        observation = self.ledger.record(report)
+        if observation is not None and self._writer is not None:
+            self._writer.append(observation)
 
     # -- session end --------------------------------------------------------------------------
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         result = yield
-        # Workers report in whatever order they finish; the analysis reads one order, so that a replay's
-        # figures never depend on scheduling (sums, and the REML optimiser's path, follow the row order).
-        self.observations.sort(
-            key=lambda observation: (observation.model, observation.instrument, observation.condition_id)
-        )
+        self.ledger.sort()
         if not self.is_worker and self.active and not self.collect_only and self.observations and self.options.analyse:
             from snap_bench.analysis.metric_tables import AnalysisSettings  # numpy, scipy, pandas: the controller only
 
             settings = AnalysisSettings(n_resamples=self.options.resamples, seed=self.options.seed)
             baseline_rows = list(self.baseline.observations) if self.baseline is not None else []
-            self.gate = run_gate(
+            outputs = SessionOutputs(self.options.json_path, self.session_meta(), self.options.history_path)
+            self.judgement = end_session(
                 self.config,
                 [*self.observations, *baseline_rows],
                 self._instruments,
                 settings,
                 self.thresholds,
                 self.baseline,
-                self.options.json_path,
-                self.session_meta(),
-                self.options.history_path,
+                outputs,
                 gated=gates(self.options.gate),
                 session=session,
                 coverage=self.coverage(),
             )
         return result
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_summary(
-        self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
-    ) -> None:
-        """pytest-html: the verdicts, metric tables and charts above the per-test table."""
-        if self.is_worker or not self.active:
-            return
-        if self.gate is None or not self.gate.document:
-            # Nothing judged (--snap-no-analysis): the conditions still have their table, having left pytest-html's.
-            from snap_bench.report.conditions import conditions_only
-
-            summary.append(conditions_only(self.observations))
-            return
-        from snap_bench.report.summary import summary_html
-        from snap_bench.report.trend_section import stored_trend
-
-        thresholds = {
-            instrument: {name: dataclasses.asdict(t) for name, t in self.thresholds(instrument).metrics.items()}
-            for instrument in {instrument for _, instrument in self.gate.analyses}
-        }
-        # The store already holds this session's figures (the gate wrote them): the trend ends with them.
-        trend = stored_trend(
-            self.options.history_path,
-            sorted({model for model, _ in self.gate.analyses}),
-            sorted({instrument for _, instrument in self.gate.analyses}),
-        )
-        # `summary`, not `prefix`: pytest-html puts the prefix in a narrow column.
-        summary.append(
-            summary_html(
-                self.gate.document,
-                self.observations,
-                thresholds,
-                self._instruments,
-                checks=self.gate.checks,
-                trend=trend,
-            )
-        )
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_html_report_title(self, report: Any) -> None:
-        """pytest-html: the page's title names the product, the models and the date (not the file name)."""
-        if not self.is_worker and self.active:
-            from snap_bench.report.first_screen import report_title
-
-            report.title = report_title([model.name for model in self.models], dt.datetime.now(dt.UTC).date())
 
     def thresholds(self, instrument: str) -> ThresholdConfig:
         if instrument not in self._thresholds:
@@ -489,58 +402,32 @@ class SnapSession:
             **provenance(self.options.config_dir, self.options.rootdir),
         }
 
+    @property
+    def instruments(self) -> dict[str, Instrument]:
+        """The instruments built so far (each on first use), by name."""
+        return dict(self._instruments)
+
+    @property
+    def observations(self) -> list[Observation]:
+        return self.ledger.observations
+
     def missing_reports(self) -> set[str]:
-        return self.expected - self.reported
+        return self.ledger.missing_reports()
 
     def coverage(self) -> dict[str, Coverage]:
-        """Per model: the conditions its design holds and how many were answered (snap_bench.analysis.coverage)."""
-        models = [model.name for model in self.models]
-        return coverage_by_model(
-            models, self.expected, self.observed, self.not_measured, self.missing_reports(), self.observations
-        )
+        return self.ledger.coverage([model.name for model in self.models])
 
     def exit_findings(self) -> ExitFindings:
-        not_measured: Counter[str] = Counter(self.not_measured.values())
-        unexplained = self.expected - self.observed - set(self.not_measured)
-        if unexplained:
-            not_measured["never produced a report"] += len(unexplained & self.missing_reports())
-            not_measured["errored"] += len(unexplained - self.missing_reports())
-        answered = {o.model for o in self.observations if o.code != int(AnswerCode.API_ERROR)}
-        stopped = stopped_models(self.options.out_dir)
-        for model in sorted({o.model for o in self.observations} - answered - set(stopped)):
-            not_measured[f"conditions of {model}, whose endpoint never answered"] += sum(
-                o.model == model for o in self.observations
-            )
-        for model, message in stopped.items():
-            # snap_bench.asking.stops: the model's asking ended early (a refused key, an unreachable endpoint)
-            not_measured[f"condition(s) not asked: {message}"] += (
-                sum(o.model == model and o.reason.startswith(NOT_ASKED) for o in self.observations) or 1
-            )
         gate_thresholds, gate_baseline = gates(self.options.gate)
-        gate = self.gate
+        judgement = self.judgement
         return ExitFindings(
-            failed_thresholds=list(gate.failed_thresholds) if gate is not None and gate_thresholds else [],
-            failed_comparisons=list(gate.failed_comparisons) if gate is not None and gate_baseline else [],
-            not_compared=list(gate.not_compared) if gate is not None and gate_baseline else [],
-            not_measured={reason: count for reason, count in not_measured.items() if count},
-            other_failures=self.other_failures,
+            failed_thresholds=list(judgement.failed_thresholds) if judgement is not None and gate_thresholds else [],
+            failed_comparisons=list(judgement.failed_comparisons) if judgement is not None and gate_baseline else [],
+            not_compared=list(judgement.not_compared) if judgement is not None and gate_baseline else [],
+            not_measured=self.ledger.not_measured_counts(self.options.out_dir),
+            other_failures=self.ledger.other_failures,
             judged=self.options.analyse,
         )
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, object, object]:
-        """The answer statistics first; the verdicts and the exit reason last, after pytest's own summary,
-        so that the last screen of a run is its result."""
-        shown = not self.is_worker and self.active and not self.collect_only
-        if shown:
-            for line, markup in summary_lines(self):
-                terminalreporter.write_line(line, **markup)
-        try:
-            return (yield)
-        finally:
-            if shown:
-                for line, markup in verdict_block(self):
-                    terminalreporter.write_line(line, **markup)
 
 
 def observation_to_report(item: pytest.Item, report: pytest.TestReport, key: Any) -> None:

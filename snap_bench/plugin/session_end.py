@@ -1,4 +1,5 @@
-"""At the end of the benchmark run, on the controller: analyse, judge, and report the judgements as tests.
+"""At the end of the benchmark run, on the controller: judge the session, keep its history, report each
+check as a test, and write analysis.json.
 
 Each (model, metric) judgement becomes a test report of its own (``thresholds[gpt-5.2-icc2_1]``),
 sent through ``pytest_runtest_logreport`` like any test's, so the terminal, the JUnit XML and the
@@ -8,135 +9,64 @@ HTML report all show it, and a failed one makes the exit status non-zero the ord
 from __future__ import annotations
 
 import datetime as dt
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from snap_bench.analysis.coverage import NOT_JUDGED, Coverage, judge_coverage
 from snap_bench.history.store import keep_headlines
-from snap_bench.judging.checks import CheckRecord, comparison_record, threshold_record
-from snap_bench.judging.verdicts import to_json
-from snap_bench.observations.logprobs import logprob_summaries
+from snap_bench.judging.checks import CheckRecord
+from snap_bench.judging.judgement import Judgement, is_judged, judge_session
 from snap_bench.observations.observation import Observation
+from snap_bench.plugin.ledger import CHECKS_LOCATION
 from snap_bench.plugin.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_COMPARED, NOT_GATED
+from snap_bench.report.analysis_document import analysis_document, write_analysis_document
 
 if TYPE_CHECKING:
-    from snap_bench.instruments import Instrument
-
-CHECKS_LOCATION = "snap-bench"
-
-
-@dataclass
-class Judgement:
-    """What the analysis and the judgement produced, for the summary, the report and analysis.json."""
-
-    analyses: dict[tuple[str, str], Any] = field(default_factory=dict)
-    verdicts: dict[tuple[str, str], Any] = field(default_factory=dict)
-    baseline: list[Any] = field(default_factory=list)
-    json_path: Path | None = None
-    document: dict[str, Any] = field(default_factory=dict)
-    # Problems the session should hear of that cost no answer (e.g. the results store was not written).
-    notes: list[str] = field(default_factory=list)
-    failed_thresholds: list[str] = field(default_factory=list)
-    failed_comparisons: list[str] = field(default_factory=list)
-    # Comparisons the gate could not make: it is incomplete (never a pass).
-    not_compared: list[str] = field(default_factory=list)
-    # (model, instrument) -> how sure the answers were, where the endpoint gave log-probabilities.
-    logprobs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
-    # Every check with its figures, for the JUnit properties and the report's table of checks.
-    checks: list[CheckRecord] = field(default_factory=list)
+    from snap_bench.analysis.coverage import Coverage
+    from snap_bench.analysis.metric_tables import AnalysisSettings
+    from snap_bench.instruments.base import Instrument
+    from snap_bench.judging.baseline import BaselineSpec
+    from snap_bench.judging.verdicts import ThresholdConfig
 
 
-def run_gate(
+def end_session(
     config: pytest.Config,
     observations: list[Observation],
     instruments: Mapping[str, Instrument],
-    settings: Any,
-    thresholds: Any,
-    baseline: Any | None,
-    json_path: Path,
-    session_meta: dict[str, Any],
-    history_path: Path | None = None,
+    settings: AnalysisSettings,
+    thresholds: Callable[[str], ThresholdConfig],
+    baseline: BaselineSpec | None,
+    outputs: SessionOutputs,
     *,
     gated: tuple[bool, bool] = (True, True),
     session: pytest.Session | None = None,
-    coverage: dict[str, Coverage] | None = None,
+    coverage: Mapping[str, Coverage] | None = None,
 ) -> Judgement:
-    """Analyse, judge and emit every check as a test outcome; ``gated`` says which kinds (thresholds,
-    baseline comparisons) may fail the run: the others are reported as ``ungated``."""
-    # Imported here: pandas and the stats are needed on the controller at the end, never in workers.
-    from snap_bench.analysis.metric_tables import analyse
-    from snap_bench.judging.comparison import compare_with_baseline
-    from snap_bench.judging.verdicts import judge, rank
-
-    result = Judgement(json_path=json_path)
-    result.analyses = analyse(observations, instruments, settings)
-    result.logprobs = logprob_summaries(observations)
-    per_instrument: dict[str, list[Any]] = {}
-    for key, analysis in result.analyses.items():
-        if baseline is not None and analysis.model == baseline.model:
-            continue
-        # A model that did not cover its design is INCOMPLETE, its checks not judged (snap_bench.analysis.coverage).
-        verdict = judge_coverage(judge(analysis, thresholds(analysis.instrument)), (coverage or {}).get(analysis.model))
-        result.verdicts[key] = verdict
-        per_instrument.setdefault(analysis.instrument, []).append(verdict)
-    for verdicts in per_instrument.values():
-        rank(verdicts)
-    if history_path is not None:
-        _keep_history(history_path, result, observations, instruments, session_meta)
-    if baseline is not None:
-        result.baseline = compare_with_baseline(observations, baseline, instruments, settings, thresholds)
-
-    gate_thresholds, gate_baseline = gated
-    if session is not None:
-        # The checks are outcomes the progress counter did not know of at collection: count them in,
-        # so that it ends at 100 %.
-        checks = sum(len(verdict.checks) for verdict in result.verdicts.values()) + len(result.baseline)
-        session.testscollected += checks
-    for (_, instrument), verdict in result.verdicts.items():
-        for check in verdict.checks:
-            name = check_name(verdict.model, instrument, check.metric)
-            result.checks.append(threshold_record(name, instrument, check, gate_thresholds))
-            judged = check.status != NOT_JUDGED
-            _emit(config, name, check.passed, check.message, gate_thresholds, result.checks[-1], judged=judged)
-            if not check.passed:
-                result.failed_thresholds.append(name)
-    for comparison in result.baseline:
-        name = f"{comparison.model}-vs-{comparison.baseline}-{comparison.instrument}-{comparison.metric}"
-        result.checks.append(comparison_record(name, comparison, gate_baseline))
-        if comparison.not_compared:
-            # Never a pass: an outcome of its own, and the gate is incomplete.
-            _emit(config, name, True, comparison.message, gate_baseline, result.checks[-1], category=NOT_COMPARED)
-            result.not_compared.append(name)
-            continue
-        _emit(config, name, not comparison.regressed, comparison.message, gate_baseline, result.checks[-1])
-        if comparison.regressed:
-            result.failed_comparisons.append(name)
-
-    if history_path is not None:  # each model's headline figures, beside what the instruments keep
-        stored = keep_headlines(
-            history_path, result, session_meta, dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        )
+    """Judge, keep the history, emit every check as a test outcome and write analysis.json; ``gated``
+    says which kinds (thresholds, baseline comparisons) may fail the run: the others are ``ungated``."""
+    result = judge_session(observations, instruments, settings, thresholds, baseline, gated=gated, coverage=coverage)
+    result.json_path = outputs.json_path
+    if outputs.history_path is not None:
+        _keep_history(outputs.history_path, result, observations, instruments, outputs.session_meta)
+    _emit_checks(config, result, gated, session)
+    if outputs.history_path is not None:  # each model's headline figures, beside what the instruments keep
+        recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        stored = keep_headlines(outputs.history_path, result, outputs.session_meta, recorded_at)
         result.notes += [stored] if stored else []
-
-    # Every instrument alike: analysis.json keeps each under "instruments", with its models.
-    document: dict[str, Any] = {
-        "session": session_meta,
-        "instruments": {
-            name: {"title": instruments[name].title, "models": _instrument_models(result, name, coverage)}
-            for name in sorted({instrument for _, instrument in result.analyses})
-        },
-        "baseline": [comparison.to_json() for comparison in result.baseline],
-        "coverage": {model: entry.to_json() for model, entry in sorted((coverage or {}).items())},
-    }
-    result.document = document
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(document, indent=2, allow_nan=False, default=_plain) + "\n", encoding="utf-8")
+    result.document = analysis_document(result, instruments, outputs.session_meta, coverage)
+    write_analysis_document(outputs.json_path, result.document)
     return result
+
+
+class SessionOutputs:
+    """Where the end of a session writes: analysis.json, the results history, and what it says of itself."""
+
+    def __init__(self, json_path: Path, session_meta: dict[str, Any], history_path: Path | None) -> None:
+        self.json_path = json_path
+        self.session_meta = session_meta
+        self.history_path = history_path
 
 
 def _keep_history(
@@ -154,39 +84,27 @@ def _keep_history(
             result.notes.append(problem)
 
 
-def check_name(model: str, instrument: str, metric: str) -> str:
-    """``gpt-5.2-profile-icc2_1``: every instrument's checks are named alike."""
-    return f"{model}-{instrument}-{metric}"
-
-
-def _instrument_models(
-    result: Judgement, instrument: str, coverage: dict[str, Coverage] | None = None
-) -> dict[str, Any]:
-    """analysis.json's per-model entries of one instrument (a baseline model carries no verdict)."""
-    entries: dict[str, Any] = {}
-    for key, analysis in result.analyses.items():
-        if key[1] != instrument:
-            continue
-        if key in result.verdicts:
-            entries[analysis.model] = {"instrument": instrument, **to_json(result.verdicts[key], analysis)}
-            if key in result.logprobs:
-                entries[analysis.model]["logprobs"] = result.logprobs[key]
-            if coverage and analysis.model in coverage:
-                entries[analysis.model]["coverage"] = coverage[analysis.model].to_json()
+def _emit_checks(
+    config: pytest.Config, result: Judgement, gated: tuple[bool, bool], session: pytest.Session | None
+) -> None:
+    gate_thresholds, gate_baseline = gated
+    if session is not None:
+        # The checks are outcomes the progress counter did not know of at collection: count them in,
+        # so that it ends at 100 %.
+        session.testscollected += len(result.checks)
+    records = iter(result.checks)
+    for verdict in result.verdicts.values():
+        for check in verdict.checks:
+            record = next(records)
+            judged = is_judged(check)
+            _emit(config, record.name, check.passed, check.message, gate_thresholds, record, judged=judged)
+    for comparison in result.baseline:
+        record = next(records)
+        if comparison.not_compared:
+            # Never a pass: an outcome of its own, and the comparison is incomplete.
+            _emit(config, record.name, True, comparison.message, gate_baseline, record, category=NOT_COMPARED)
         else:
-            entries[analysis.model] = {
-                "instrument": instrument,
-                "verdict": None,
-                "role": "baseline",
-                "metrics": {n: m.to_dict() for n, m in analysis.metrics.items()},
-            }
-    return entries
-
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(f"cannot write {type(value).__name__} to JSON")
+            _emit(config, record.name, not comparison.regressed, comparison.message, gate_baseline, record)
 
 
 def _emit(

@@ -14,11 +14,11 @@ if TYPE_CHECKING:
     from snap_bench.design.models import ModelSpec
     from snap_bench.instruments.base import Instrument, Selection
     from snap_bench.judging.exit_status import ExitDecision
+    from snap_bench.judging.judgement import Judgement
     from snap_bench.judging.verdicts import ThresholdConfig
     from snap_bench.observations.observation import Observation
     from snap_bench.plugin.artefacts import Artefacts
-    from snap_bench.plugin.options import SessionOptions
-    from snap_bench.plugin.session_end import Judgement
+    from snap_bench.plugin.session_options import SessionOptions
 
 
 class SessionView(Protocol):
@@ -26,10 +26,12 @@ class SessionView(Protocol):
 
     options: SessionOptions
     models: list[ModelSpec]
-    observations: list[Observation]
-    gate: Judgement | None
+    judgement: Judgement | None
     exit_decision: ExitDecision | None
     artefacts: Artefacts
+
+    @property
+    def observations(self) -> list[Observation]: ...
 
     def active_instruments(self) -> list[str]: ...
 
@@ -131,8 +133,8 @@ def summary_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
         lines.extend(unscored_listing(session))
     if session.options.out_dir.exists():
         lines.append((f"observations: {session.options.out_dir / 'observations.jsonl'} and .csv", {}))
-    if session.gate is not None and session.gate.json_path is not None:
-        lines.append((f"analysis: {session.gate.json_path}", {}))
+    if session.judgement is not None and session.judgement.json_path is not None:
+        lines.append((f"analysis: {session.judgement.json_path}", {}))
     return lines
 
 
@@ -198,7 +200,7 @@ VERDICT_COLOURS = {
 
 
 def verdict_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
-    gate = session.gate
+    gate = session.judgement
     if gate is None or not gate.verdicts:
         return []
     lines: list[tuple[str, dict[str, Any]]] = []

@@ -1,0 +1,107 @@
+"""A session's judgement: every model analysed, judged against its thresholds, ranked and compared with
+the baseline, each check kept as one record (nothing here is shown or written)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from snap_bench.analysis.coverage import NOT_JUDGED, Coverage, judge_coverage
+from snap_bench.judging.checks import CheckRecord, comparison_record, threshold_record
+from snap_bench.observations.logprobs import logprob_summaries
+from snap_bench.observations.observation import Observation
+
+if TYPE_CHECKING:
+    from snap_bench.analysis.metric_tables import AnalysisSettings
+    from snap_bench.instruments.base import Instrument
+    from snap_bench.judging.baseline import BaselineSpec
+    from snap_bench.judging.verdicts import ThresholdConfig
+
+
+@dataclass
+class Judgement:
+    """What the analysis and the judgement produced, for the summary, the report and analysis.json."""
+
+    analyses: dict[tuple[str, str], Any] = field(default_factory=dict)
+    verdicts: dict[tuple[str, str], Any] = field(default_factory=dict)
+    baseline: list[Any] = field(default_factory=list)
+    json_path: Path | None = None
+    document: dict[str, Any] = field(default_factory=dict)
+    # Problems the session should hear of that cost no answer (e.g. the results store was not written).
+    notes: list[str] = field(default_factory=list)
+    failed_thresholds: list[str] = field(default_factory=list)
+    failed_comparisons: list[str] = field(default_factory=list)
+    # Comparisons that could not be made: the comparison with the baseline is incomplete (never a pass).
+    not_compared: list[str] = field(default_factory=list)
+    # (model, instrument) -> how sure the answers were, where the endpoint gave log-probabilities.
+    logprobs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    # Every check with its figures, for the JUnit properties and the report's table of checks.
+    checks: list[CheckRecord] = field(default_factory=list)
+
+
+def check_name(model: str, instrument: str, metric: str) -> str:
+    """``gpt-5.2-profile-icc2_1``: every instrument's checks are named alike."""
+    return f"{model}-{instrument}-{metric}"
+
+
+def comparison_name(comparison: Any) -> str:
+    return f"{comparison.model}-vs-{comparison.baseline}-{comparison.instrument}-{comparison.metric}"
+
+
+def judge_session(
+    observations: list[Observation],
+    instruments: Mapping[str, Instrument],
+    settings: AnalysisSettings,
+    thresholds: Callable[[str], ThresholdConfig],
+    baseline: BaselineSpec | None,
+    *,
+    gated: tuple[bool, bool] = (True, True),
+    coverage: Mapping[str, Coverage] | None = None,
+) -> Judgement:
+    """Analyse every (model, instrument), judge it, rank each instrument's models and compare with the
+    baseline; ``gated`` says which kinds of check (thresholds, comparisons) may fail the run."""
+    # Imported here: pandas and the stats are needed on the controller at the end, never in workers.
+    from snap_bench.analysis.metric_tables import analyse
+    from snap_bench.judging.comparison import compare_with_baseline
+    from snap_bench.judging.verdicts import judge, rank
+
+    result = Judgement()
+    result.analyses = analyse(observations, instruments, settings)
+    result.logprobs = logprob_summaries(observations)
+    per_instrument: dict[str, list[Any]] = {}
+    for key, analysis in result.analyses.items():
+        if baseline is not None and analysis.model == baseline.model:
+            continue
+        # A model that did not cover its design is INCOMPLETE, its checks not judged (snap_bench.analysis.coverage).
+        verdict = judge_coverage(judge(analysis, thresholds(analysis.instrument)), (coverage or {}).get(analysis.model))
+        result.verdicts[key] = verdict
+        per_instrument.setdefault(analysis.instrument, []).append(verdict)
+    for verdicts in per_instrument.values():
+        rank(verdicts)
+    if baseline is not None:
+        result.baseline = compare_with_baseline(observations, baseline, instruments, settings, thresholds)
+    _record_checks(result, gated)
+    return result
+
+
+def _record_checks(result: Judgement, gated: tuple[bool, bool]) -> None:
+    gate_thresholds, gate_baseline = gated
+    for (_, instrument), verdict in result.verdicts.items():
+        for check in verdict.checks:
+            name = check_name(verdict.model, instrument, check.metric)
+            result.checks.append(threshold_record(name, instrument, check, gate_thresholds))
+            if not check.passed:
+                result.failed_thresholds.append(name)
+    for comparison in result.baseline:
+        name = comparison_name(comparison)
+        result.checks.append(comparison_record(name, comparison, gate_baseline))
+        if comparison.not_compared:
+            result.not_compared.append(name)
+        elif comparison.regressed:
+            result.failed_comparisons.append(name)
+
+
+def is_judged(check: Any) -> bool:
+    return bool(check.status != NOT_JUDGED)

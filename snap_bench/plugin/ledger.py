@@ -1,0 +1,95 @@
+"""The controller's ledger of benchmark conditions: which were expected, which reported, which observed,
+and why the rest produced no answer. Coverage and the exit findings are read from it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from snap_bench.analysis.coverage import Coverage, coverage_by_model
+from snap_bench.asking.stops import NOT_ASKED, stopped_models
+from snap_bench.observations.observation import Observation
+from snap_bench.observations.parsing import AnswerCode
+from snap_bench.plugin.outcomes import NOT_MEASURED_ATTRIBUTE
+from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
+
+# The node id prefix of the session's own check reports (thresholds, comparisons): not benchmark tests.
+CHECKS_LOCATION = "snap-bench"
+
+
+class ConditionLedger:
+    """Every benchmark test the session expects, and what became of it (kept on the controller)."""
+
+    def __init__(self) -> None:
+        self.observations: list[Observation] = []
+        self.expected: set[str] = set()
+        self.reported: set[str] = set()
+        self.observed: set[str] = set()
+        # nodeid -> why a benchmark test produced no observation (no recording, budget spent, errored)
+        self.not_measured: dict[str, str] = {}
+        self.other_failures = 0
+
+    def expect(self, nodeids: Iterable[str]) -> None:
+        self.expected.update(nodeids)
+
+    def deselect(self, nodeids: Iterable[str]) -> None:
+        """A condition left out by -k or -m was never meant to run: it is not missing."""
+        self.expected.difference_update(nodeids)
+
+    def record(self, report: pytest.TestReport) -> Observation | None:
+        """Take one test report; the observation it carries, if any, is kept and returned."""
+        self.reported.add(report.nodeid)
+        observation = None
+        values = getattr(report, OBSERVATION_ATTRIBUTE, None)
+        if report.when == "call" and isinstance(values, dict):
+            observation = Observation.from_dict(values)
+            self.observations.append(observation)
+            self.observed.add(report.nodeid)
+        reason = getattr(report, NOT_MEASURED_ATTRIBUTE, None)
+        if isinstance(reason, str):
+            self.not_measured[report.nodeid] = reason
+        elif report.failed and not report.nodeid.startswith(f"{CHECKS_LOCATION}::"):
+            if report.nodeid in self.expected:
+                self.not_measured.setdefault(report.nodeid, "errored")
+            else:
+                self.other_failures += 1
+        return observation
+
+    def sort(self) -> None:
+        # Workers report in whatever order they finish; the analysis reads one order, so that a replay's
+        # figures never depend on scheduling (sums, and the REML optimiser's path, follow the row order).
+        self.observations.sort(
+            key=lambda observation: (observation.model, observation.instrument, observation.condition_id)
+        )
+
+    def missing_reports(self) -> set[str]:
+        return self.expected - self.reported
+
+    def coverage(self, models: list[str]) -> dict[str, Coverage]:
+        """Per model: the conditions its design holds and how many were answered (snap_bench.analysis.coverage)."""
+        return coverage_by_model(
+            models, self.expected, self.observed, self.not_measured, self.missing_reports(), self.observations
+        )
+
+    def not_measured_counts(self, state_dir: Path) -> dict[str, int]:
+        """Why conditions hold no answer, counted by reason (for the exit status)."""
+        counts: Counter[str] = Counter(self.not_measured.values())
+        unexplained = self.expected - self.observed - set(self.not_measured)
+        if unexplained:
+            counts["never produced a report"] += len(unexplained & self.missing_reports())
+            counts["errored"] += len(unexplained - self.missing_reports())
+        answered = {o.model for o in self.observations if o.code != int(AnswerCode.API_ERROR)}
+        stopped = stopped_models(state_dir)
+        for model in sorted({o.model for o in self.observations} - answered - set(stopped)):
+            counts[f"conditions of {model}, whose endpoint never answered"] += sum(
+                o.model == model for o in self.observations
+            )
+        for model, message in stopped.items():
+            # snap_bench.asking.stops: the model's asking ended early (a refused key, an unreachable endpoint)
+            counts[f"condition(s) not asked: {message}"] += (
+                sum(o.model == model and o.reason.startswith(NOT_ASKED) for o in self.observations) or 1
+            )
+        return {reason: count for reason, count in counts.items() if count}

@@ -1,0 +1,253 @@
+"""The settings a session derives from its options, ini keys and config folder (validated once, at start).
+
+Precedence, highest first: a test's marker > the command line > the ini file > the YAML files under
+config/ > built-in defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from snap_bench.instruments import registered
+from snap_bench.instruments.base import Instrument, Selection
+from snap_bench.plugin.options import comma_list, positive_float, positive_int
+from snap_bench.recordings.cassettes import RecordMode
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    rootdir: Path
+    config_dir: Path
+    cassette_dir: Path
+    out_dir: Path
+    benchmarks_dir: str
+    models: list[str]
+    mode: str
+    items: list[str]
+    temperatures: list[str]
+    prompts: list[str]
+    runs: int | None
+    # the instruments whose follow-up stage was asked for (--snap-perturbation-phase2)
+    follow_up: frozenset[str]
+    dry_run: bool
+    record_mode: RecordMode | None
+    max_attempts: int
+    timeout_s: float
+    rate_limit_per_minute: float | None
+    concurrency: int | None
+    shard: tuple[int, int] | None
+    max_requests: int | None
+    max_cost_usd: float | None
+    top_logprobs: int | None
+    baseline: str | None
+    # False under --snap-no-analysis: the observations are written, nothing is analysed or judged.
+    analyse: bool
+    # What the exit status follows (--snap-gate): thresholds, baseline or both.
+    gate: str
+    save_baseline: str | None
+    show_unscored: bool
+    json_path: Path
+    history_path: Path
+    threshold_overrides: dict[str, tuple[float, float]]
+    judge: str | None
+    resamples: int
+    seed: int
+    explicit: bool  # a snap-bench option was given: the session is about benchmarks
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> SessionOptions:
+        rootdir = Path(config.rootpath)
+
+        def folder(option: str, ini: str) -> Path:
+            value = config.getoption(option) or config.getini(ini)
+            path = Path(value)
+            return path if path.is_absolute() else rootdir / path
+
+        models = [name for value in config.getoption("model") for name in comma_list(value)]
+        explicit_values = [
+            config.getoption(name)
+            for name in (
+                "snap_mode",
+                "snap_items",
+                "snap_temperatures",
+                "snap_prompts",
+                "snap_runs",
+                "snap_record_mode",
+                "snap_concurrency",
+                "snap_shard",
+                "baseline",
+            )
+        ]
+        return cls(
+            rootdir=rootdir,
+            config_dir=folder("snap_config", "snap_config"),
+            cassette_dir=folder("snap_cassettes", "snap_cassettes"),
+            out_dir=folder("snap_out", "snap_out"),
+            benchmarks_dir=str(config.getini("snap_benchmarks")),
+            models=list(dict.fromkeys(models)),
+            mode=config.getoption("snap_mode") or "full",
+            items=config.getoption("snap_items") or [],
+            temperatures=config.getoption("snap_temperatures") or [],
+            prompts=config.getoption("snap_prompts") or [],
+            runs=config.getoption("snap_runs"),
+            follow_up=frozenset(name for name, kind in registered().items() if kind.follow_up_requested(config)),
+            dry_run=bool(config.getoption("snap_dry_run")),
+            record_mode=config.getoption("snap_record_mode"),
+            max_attempts=config.getoption("snap_max_attempts") or _ini_int(config, "snap_max_attempts"),
+            timeout_s=_ini_seconds(config, "snap_timeout"),
+            rate_limit_per_minute=config.getoption("snap_rate_limit"),
+            concurrency=config.getoption("snap_concurrency"),
+            shard=config.getoption("snap_shard"),
+            max_requests=config.getoption("snap_max_requests"),
+            max_cost_usd=config.getoption("snap_max_cost"),
+            top_logprobs=config.getoption("snap_logprobs"),
+            baseline=config.getoption("baseline"),
+            analyse=not config.getoption("snap_no_analysis"),
+            gate=_gate(config),
+            save_baseline=config.getoption("snap_save_baseline"),
+            show_unscored=bool(config.getoption("snap_show_unscored")),
+            json_path=_json_path(config, folder("snap_out", "snap_out")),
+            history_path=_history_path(config, rootdir, folder("snap_out", "snap_out")),
+            # Precedence: the command line wins over the ini file, which wins over thresholds.yaml.
+            threshold_overrides={
+                **_threshold_overrides(config.getini("snap_thresholds"), "ini snap_thresholds"),
+                **_threshold_overrides(config.getoption("snap_threshold"), "--snap-threshold"),
+            },
+            judge=config.getoption("snap_judge"),
+            resamples=config.getoption("snap_resamples") or _ini_int(config, "snap_resamples"),
+            seed=config.getoption("snap_seed")
+            if config.getoption("snap_seed") is not None
+            else _ini_int(config, "snap_seed"),
+            explicit=bool(models)
+            or config.getoption("snap_dry_run")
+            or any(kind.follow_up_requested(config) for kind in registered().values())
+            or any(v is not None for v in explicit_values),
+        )
+
+    def selection(self, instrument: Instrument, others: Sequence[Instrument] = ()) -> Selection:
+        """The --snap-items/--snap-temperatures/--snap-prompts subset, checked against the design.
+
+        A value must be known to ``instrument`` or to one of the ``others`` in the session (else it
+        is a typo and a usage error); a value only another instrument knows selects nothing of this
+        one, so ``--snap-prompts=NEU`` runs the profile's NEU conditions and no perturbation.
+        """
+        levels = instrument.factor_levels
+        chosen: dict[str, frozenset[str]] = {}
+
+        def known(factor: str) -> list[str]:
+            found = dict.fromkeys(levels.get(factor, []))
+            for other in others:
+                found.update(dict.fromkeys(other.factor_levels.get(factor, [])))
+            return list(found)
+
+        if self.temperatures:
+            chosen["temperature"] = frozenset(
+                _checked(
+                    "--snap-temperatures",
+                    [_temperature_level(t) for t in self.temperatures],
+                    known("temperature"),
+                )
+            )
+        if self.prompts:
+            chosen["system_prompt"] = frozenset(_checked("--snap-prompts", self.prompts, known("system_prompt")))
+        if self.items:
+            everywhere = set(instrument.selectable_items).union(*(other.selectable_items for other in others))
+            _checked("--snap-items", self.items, sorted(everywhere))
+        return Selection(
+            items=frozenset(self.items), levels=chosen, runs=self.runs, follow_up=instrument.name in self.follow_up
+        )
+
+
+def _temperature_level(value: str) -> str:
+    try:
+        return f"t{float(value):g}"
+    except ValueError:
+        raise pytest.UsageError(f"--snap-temperatures: {value!r} is not a number") from None
+
+
+def _checked(option: str, wanted: list[str], known: list[str]) -> list[str]:
+    unknown = [value for value in wanted if value not in known]
+    if unknown:
+        raise pytest.UsageError(f"{option}: unknown {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
+    return wanted
+
+
+def _gate(config: pytest.Config) -> str:
+    mode: str | None = config.getoption("snap_gate")
+    baseline = config.getoption("baseline")
+    if mode is None:
+        return "both" if baseline else "thresholds"
+    if mode != "thresholds" and not baseline:
+        raise pytest.UsageError(
+            f"--snap-gate={mode}: the exit status would follow a comparison with a baseline, but no --baseline "
+            "was given. Fix: add --baseline=MODEL or --baseline=PATH, or use --snap-gate=thresholds."
+        )
+    return mode
+
+
+def _history_path(config: pytest.Config, rootdir: Path, out_dir: Path) -> Path:
+    """--snap-history, then ini snap_history (relative to rootdir), then <snap-out>/history.sqlite."""
+    value = config.getoption("snap_history")
+    if value:
+        return Path(value).resolve()
+    ini = str(config.getini("snap_history"))
+    return (rootdir / ini).resolve() if ini else out_dir / "history.sqlite"
+
+
+def _json_path(config: pytest.Config, out_dir: Path) -> Path:
+    value = config.getoption("snap_json")
+    return Path(value).resolve() if value else out_dir / "analysis.json"
+
+
+def _threshold_overrides(values: list[str], source: str) -> dict[str, tuple[float, float]]:
+    overrides: dict[str, tuple[float, float]] = {}
+    for value in values:
+        metric, _, bounds = value.partition("=")
+        minimum, _, target = bounds.partition(":")
+        try:
+            overrides[metric.strip()] = (float(minimum), float(target))
+        except ValueError:
+            raise pytest.UsageError(f"{source}: {value!r} is not METRIC=MINIMUM:TARGET, e.g. icc2_1=0.5:0.7") from None
+    return overrides
+
+
+def _ini_seconds(config: pytest.Config, name: str) -> float:
+    value = str(config.getini(name))
+    try:
+        return positive_float(value)
+    except argparse.ArgumentTypeError:
+        raise pytest.UsageError(
+            f"ini {name} = {value!r} is not a number of seconds > 0. Set it to the seconds one request may "
+            f"take, e.g. `-o {name}=120` or `{name} = 120` under [pytest] in pytest.ini."
+        ) from None
+
+
+def check_out_dir(path: Path) -> None:
+    """A usage error now, naming the fix, when the output folder cannot be created or written.
+
+    Checked without creating anything: the nearest existing folder on the way must be a writable folder.
+    """
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.is_dir() and os.access(existing, os.W_OK | os.X_OK):
+        return
+    why = "it is not a folder" if not existing.is_dir() else "it is not writable"
+    raise pytest.UsageError(
+        f"--snap-out / ini snap_out: the output folder {path} cannot be created ({existing}: {why}). "
+        f"Choose another folder with --snap-out=DIR, or remove what is in the way."
+    )
+
+
+def _ini_int(config: pytest.Config, name: str) -> int:
+    value = str(config.getini(name))
+    try:
+        return positive_int(value)
+    except argparse.ArgumentTypeError:
+        raise pytest.UsageError(f"ini {name} = {value!r} is not a whole number >= 1") from None

@@ -1,0 +1,67 @@
+"""analysis.json: a session's judgement as one document, every instrument alike under ``instruments``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from snap_bench.judging.verdicts import to_json
+
+if TYPE_CHECKING:
+    from snap_bench.analysis.coverage import Coverage
+    from snap_bench.instruments.base import Instrument
+    from snap_bench.judging.judgement import Judgement
+
+
+def analysis_document(
+    result: Judgement,
+    instruments: Mapping[str, Instrument],
+    session_meta: dict[str, Any],
+    coverage: Mapping[str, Coverage] | None = None,
+) -> dict[str, Any]:
+    return {
+        "session": session_meta,
+        "instruments": {
+            name: {"title": instruments[name].title, "models": _instrument_models(result, name, coverage)}
+            for name in sorted({instrument for _, instrument in result.analyses})
+        },
+        "baseline": [comparison.to_json() for comparison in result.baseline],
+        "coverage": {model: entry.to_json() for model, entry in sorted((coverage or {}).items())},
+    }
+
+
+def write_analysis_document(path: Path, document: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2, allow_nan=False, default=_plain) + "\n", encoding="utf-8")
+
+
+def _instrument_models(
+    result: Judgement, instrument: str, coverage: Mapping[str, Coverage] | None = None
+) -> dict[str, Any]:
+    """analysis.json's per-model entries of one instrument (a baseline model carries no verdict)."""
+    entries: dict[str, Any] = {}
+    for key, analysis in result.analyses.items():
+        if key[1] != instrument:
+            continue
+        if key in result.verdicts:
+            entries[analysis.model] = {"instrument": instrument, **to_json(result.verdicts[key], analysis)}
+            if key in result.logprobs:
+                entries[analysis.model]["logprobs"] = result.logprobs[key]
+            if coverage and analysis.model in coverage:
+                entries[analysis.model]["coverage"] = coverage[analysis.model].to_json()
+        else:
+            entries[analysis.model] = {
+                "instrument": instrument,
+                "verdict": None,
+                "role": "baseline",
+                "metrics": {n: m.to_dict() for n, m in analysis.metrics.items()},
+            }
+    return entries
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")
