@@ -114,6 +114,10 @@ def analyse(
     """Analyse every (model, instrument) present in ``observations`` with that instrument's own analysis."""
     groups: dict[tuple[str, str], list[Observation]] = {}
     for observation in observations:
+        if observation.cache_hit and observation.run > 1:
+            # The endpoint replayed an earlier answer from its cache: a repetition that measured nothing,
+            # left out of the run-to-run figures (the session says so once, snap_bench.plugin.spend).
+            continue
         groups.setdefault((observation.model, observation.instrument), []).append(observation)
     return {
         (model, instrument): instruments[instrument].analyse(model, group, settings)
@@ -174,6 +178,9 @@ def observation_table(observations: Sequence[Observation], factors: Sequence[str
             "keyed": [np.nan if o.keyed_score is None else o.keyed_score for o in observations],
             "code": [0 if o.code is None else o.code for o in observations],
             **{factor: [o.factors.get(factor, "") for o in observations] for factor in factors if factor != "item"},
+            # Who served each answer, where an endpoint said (the stability designs take it as a facet where
+            # it varies, so a second provider's difference is not counted as run noise).
+            **({"provider": [o.provider or "" for o in observations]} if any(o.provider for o in observations) else {}),
         }
     )
 

@@ -22,6 +22,8 @@ from snap_bench.stats import UndefinedStatistic
 from snap_bench.stats.degenerate import follows_questions, raw_item_signal
 from snap_bench.stats.generalizability import GStudy, GStudyDesign, decision_study, g_study, smallest_count
 
+# The column naming who served each answer (snap_bench.analysis.metric_tables.observation_table).
+PROVIDER = "provider"
 # The coefficients the planner looks for, and the largest count it proposes.
 PLANNER_TARGETS = (0.70, 0.80, 0.90)
 PLANNER_MAX_COUNT = 50
@@ -44,6 +46,10 @@ class StabilityDesign:
         selected) has no component to estimate, and neither has any interaction naming it; without two
         replications in some cell there is no run-to-run component."""
         varying = tuple(f for f in self.design.facets if table[f].nunique() > 1)
+        if PROVIDER in table.columns and PROVIDER not in varying and table[PROVIDER].nunique() > 1:
+            # Answers from several providers: the provider is a facet of its own, its variance apart from the
+            # run-to-run component (OpenRouter load-balances a model over providers that differ).
+            varying = (*varying, PROVIDER)
         nested = {f: nest for f, nest in self.design.nested.items() if f in varying}
         item = self.design.object_of_measurement
         # An interaction that does not vary within some item (a personality item asked in one context

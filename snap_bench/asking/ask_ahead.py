@@ -30,7 +30,7 @@ import httpx
 from snap_bench.asking.claims import ClaimBoard, Key
 from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
 from snap_bench.asking.scrub import Scrubber
-from snap_bench.asking.stops import NOT_ASKED, StopBoard
+from snap_bench.asking.stops import NOT_ASKED, Request, StopBoard
 from snap_bench.asking.throttle import Budget, RateLimiter
 from snap_bench.recordings.exchanges import interaction, write_cassette
 
@@ -59,6 +59,9 @@ class Job:
     cassette: Path
     api_key_env: str | None
     cost: Callable[[ChatReply], float]
+    # The most one attempt can cost (held against --snap-max-cost while in flight), and what a stop names.
+    worst_usd: float
+    stop_request: Request
 
 
 @dataclass(frozen=True)
@@ -271,12 +274,14 @@ class AskAhead:
         if stop is not None:
             return Outcome(ChatReply(None, NOT_ASKED + stop, None, 0.0, 0))
         responses: list[httpx.Response] = []
+        held: list[float] = []
         try:
             reply = await self._client(job).complete(
-                job.body, before_attempt=self._before(model), on_response=responses.append
+                job.body, before_attempt=self._before(model, job.worst_usd, held), on_response=responses.append
             )
         except BudgetSpent as error:
             self._spent = str(error)
+            self._budget.settle(sum(held), 0.0)
             return Outcome(None, budget=str(error))
         usable = reply.error is None
         if usable:
@@ -284,7 +289,7 @@ class AskAhead:
             # keeps it until the stop board has counted it, so a stop takes effect as soon as before.)
             release()
             self._fill()
-        self._budget.charge_cost(job.cost(reply))
+        self._budget.settle(sum(held), job.cost(reply))
         if usable:
             # Written before anyone learns of the answer: a kill from here on loses nothing paid for.
             write_cassette(job.cassette, [interaction(r, job.canonical_uri, self._scrub) for r in responses])
@@ -293,17 +298,19 @@ class AskAhead:
             await asyncio.sleep(0)
         if self._stops is not None:
             said = dataclasses.replace(reply, error=reply.error and self._scrub(reply.error))
-            self._stops.note(model, job.base_url, job.api_key_env, said)
+            self._stops.note(job.stop_request, said)
         return Outcome(reply)
 
-    def _before(self, model: str) -> Callable[[int], Awaitable[None]]:
-        """Before each attempt, the first included: claim it from the budget, then wait for the rate limit."""
+    def _before(self, model: str, worst_usd: float, held: list[float]) -> Callable[[int], Awaitable[None]]:
+        """Before each attempt, the first included: claim it from the budget with its worst-case cost (kept
+        in ``held`` until the ask settles), then wait for the rate limit."""
         limit = self._rate_limits.get(model)
 
         async def before_attempt(attempt: int) -> None:
-            exhausted = self._budget.reserve()
+            exhausted = self._budget.reserve(worst_usd)
             if exhausted:
                 raise BudgetSpent(exhausted)
+            held.append(worst_usd)
             if limit is not None:
                 await limit()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import json
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -18,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from snap_bench.asking.ask_ahead import AskAhead, Job, Outcome
 from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
+from snap_bench.asking.dialects import reasoning_effort
 from snap_bench.asking.request_fields import condition_body
 from snap_bench.asking.scrub import Scrubber
-from snap_bench.asking.stops import NOT_ASKED, StopBoard
+from snap_bench.asking.spend import cost_usd, worst_case_usd
+from snap_bench.asking.stops import NOT_ASKED, Request, StopBoard
 from snap_bench.asking.throttle import Budget, RateLimiter
 from snap_bench.design.models import ModelSpec
 from snap_bench.observations.logprobs import answer_logprobs
@@ -52,6 +55,24 @@ class Endpoint:
     api_key: str | None
     live: bool
     offline_reason: str
+    # The endpoint's catalogue ids nearest to the model's (for a stop naming a retired id), where it was read.
+    closest_ids: tuple[str, ...] = ()
+
+    def stop_request(self, body: bytes) -> Request:
+        """What a stop of this model names: the model, its endpoint and key, the parameters and routing sent."""
+        try:
+            sent = [key for key in json.loads(body) if key not in ("model", "messages", "provider")]
+        except ValueError:
+            sent = []
+        return Request(
+            model=self.model.name,
+            model_id=self.model.provider_id,
+            url=self.base_url,
+            key_variable=self.model.api_key_env,
+            parameters=sorted(sent),
+            routing=self.model.routing,
+            closest_ids=self.closest_ids,
+        )
 
 
 class RecordingUnavailable(Exception):
@@ -130,7 +151,7 @@ class Asker:
         self._check_recordable(endpoint, mode, state, why, path, condition)
         if recorded is not None and mode is not RecordMode.ALL:
             reply = recorded  # the recorded answer itself (no HTTP, no retry loop: cassettes.replay)
-            return self._scrubbed(observation_of(model, instrument, condition, messages, reply, True))
+            return self._scrubbed(observation_of(model, instrument, condition, messages, reply, True, endpoint.model))
         job = self.job(model, instrument, condition) if state is CassetteState.MISSING else None
         if job is not None and self._ahead is not None:
             return self._outcome_observation(model, instrument, condition, messages, self._ahead.answer(job))
@@ -138,19 +159,21 @@ class Asker:
         if stop is not None:
             # The model cannot be asked this session (see snap_bench.asking.stops): say so, send nothing.
             reply = ChatReply(None, NOT_ASKED + stop, None, 0.0, 0)
-            return self._scrubbed(observation_of(model, instrument, condition, messages, reply, False))
-        reply = self._record(endpoint, mode, state, path, body, condition)
+            return self._scrubbed(observation_of(model, instrument, condition, messages, reply, False, endpoint.model))
+        reply = self._record(endpoint, mode, state, path, body, condition, instrument.max_tokens)
         if self._stops is not None:
             said = dataclasses.replace(reply, error=reply.error and self._scrub(reply.error))
-            self._stops.note(model, endpoint.base_url, endpoint.model.api_key_env, said)
-        return self._scrubbed(observation_of(model, instrument, condition, messages, reply, False))
+            self._stops.note(endpoint.stop_request(body), said)
+        return self._scrubbed(observation_of(model, instrument, condition, messages, reply, False, endpoint.model))
 
     def _outcome_observation(
         self, model: str, instrument: Instrument, condition: Condition, messages: list[dict[str, str]], outcome: Outcome
     ) -> Observation:
         if outcome.reply is None:
             raise BudgetReached(f"{outcome.budget}; {model} {condition.id} was not asked. Run again to continue.")
-        return self._scrubbed(observation_of(model, instrument, condition, messages, outcome.reply, False))
+        return self._scrubbed(
+            observation_of(model, instrument, condition, messages, outcome.reply, False, self._endpoints[model].model)
+        )
 
     def job(self, model: str, instrument: Instrument, condition: Condition) -> Job | None:
         """The condition as a job to ask ahead, or None where asking ahead does not apply (no
@@ -176,6 +199,8 @@ class Asker:
             cassette=path,
             api_key_env=endpoint.model.api_key_env,
             cost=partial(cost_usd, endpoint.model),
+            worst_usd=worst_case_usd(endpoint.model, body, endpoint.model.max_tokens or instrument.max_tokens),
+            stop_request=endpoint.stop_request(body),
         )
 
     def look_ahead(self, conditions: Callable[[], Iterable[tuple[str, Instrument, Condition]]]) -> None:
@@ -201,11 +226,20 @@ class Asker:
         )
 
     def _record(
-        self, endpoint: Endpoint, mode: RecordMode, state: CassetteState, path: Path, body: bytes, condition: Condition
+        self,
+        endpoint: Endpoint,
+        mode: RecordMode,
+        state: CassetteState,
+        path: Path,
+        body: bytes,
+        condition: Condition,
+        max_tokens: int,
     ) -> ChatReply:
         """Ask over the network through the cassette; a failed ask leaves the file as it was."""
         model = endpoint.model.name
-        exhausted = self._budget.reserve()
+        worst = worst_case_usd(endpoint.model, body, endpoint.model.max_tokens or max_tokens)
+        held = [worst]
+        exhausted = self._budget.reserve(worst)
         if exhausted:
             raise BudgetReached(f"{exhausted}; {model} {condition.id} was not asked. Run again to continue.")
         previous = path.read_bytes() if path.is_file() else None
@@ -215,26 +249,30 @@ class Asker:
             path.unlink()
         try:
             with self._vcrs[mode].use_cassette(str(path)):
-                reply = self._runner.run(self._client(endpoint).complete(body, before_attempt=self._before(model)))
+                before = self._before(model, worst, held)
+                reply = self._runner.run(self._client(endpoint).complete(body, before_attempt=before))
         except BaseException:
             restore(path, previous)
+            self._budget.settle(sum(held), 0.0)
             raise
-        self._budget.charge_cost(cost_usd(endpoint.model, reply))
+        self._budget.settle(sum(held), cost_usd(endpoint.model, reply))
         if reply.error is not None:
             # No new answer was paid for: keep the earlier recording byte for byte (or none), so a
             # failed re-ask never destroys an answer and the next run asks again.
             restore(path, previous)
         return reply
 
-    def _before(self, model: str) -> Callable[[int], Awaitable[None]]:
-        """Before each attempt: claim it from the budget (the first was claimed already), then wait our turn."""
+    def _before(self, model: str, worst: float, held: list[float]) -> Callable[[int], Awaitable[None]]:
+        """Before each attempt: claim it from the budget with its worst-case cost (the first was claimed
+        already; ``held`` collects what each claim holds), then wait our turn."""
         limit = self._rate_limits.get(model)
 
         async def before_attempt(attempt: int) -> None:
             if attempt > 1:
-                exhausted = self._budget.reserve()
+                exhausted = self._budget.reserve(worst)
                 if exhausted:
                     raise BudgetReached(f"{exhausted} while retrying {model}. Run again to continue.")
+                held.append(worst)
             if limit is not None:
                 await limit()
 
@@ -272,26 +310,6 @@ class Asker:
             )
 
 
-def cost_usd(model: ModelSpec, reply: ChatReply) -> float:
-    """What the reply cost by the entry's price (0 without a price or usage)."""
-    if model.price is None:
-        return 0.0
-    return (
-        (reply.prompt_tokens or 0) * model.price.input_per_million
-        + output_tokens(reply) * model.price.output_per_million
-    ) / 1e6
-
-
-def output_tokens(reply: ChatReply) -> int:
-    """The tokens billed as output, reasoning included.
-
-    OpenAI's and OpenRouter's ``completion_tokens`` already include the reasoning tokens; a provider
-    whose completion count is smaller than its reasoning count reports them apart, so they are added.
-    """
-    completion, reasoning = reply.completion_tokens or 0, reply.reasoning_tokens or 0
-    return completion if completion >= reasoning else completion + reasoning
-
-
 async def _make_client(endpoint: Endpoint, policy: RetryPolicy) -> ChatClient:
     # Created inside the runner's loop so that httpx binds its pool to that loop.
     return ChatClient(endpoint.base_url, endpoint.api_key, policy)
@@ -304,10 +322,19 @@ def observation_of(
     messages: list[dict[str, str]],
     reply: ChatReply,
     replayed: bool,
+    spec: ModelSpec | None = None,
 ) -> Observation:
+    """The observation a reply makes of a condition; ``spec`` (the model's entry) prices it where the
+    endpoint billed nothing it said, and names the reasoning effort asked."""
+    cost = reply.cost_usd if spec is None else (cost_usd(spec, reply) if reply.attempts else None)
+    effort = None if spec is None else reasoning_effort(spec)
     code: int | None
     extra: dict[str, Any] = {}
-    if reply.text is None:
+    if reply.moderated:
+        # Refused by the provider's moderation, not by the model: unscored, counted apart from its refusals.
+        score, keyed, code, construct = None, None, int(AnswerCode.MODERATED), instrument.construct(condition)
+        reason = f"refused by the provider's moderation: {reply.error or reply.finish_reason or 'flagged'}"
+    elif reply.text is None:
         score, keyed, code, reason = None, None, int(AnswerCode.API_ERROR), reply.error or "no reply"
         construct = instrument.construct(condition)
     elif not reply.text.strip() and reply.finish_reason == "length":
@@ -346,4 +373,10 @@ def observation_of(
         replayed=replayed,
         timestamp=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         extra=extra,
+        provider=reply.provider,
+        served_model=reply.served_model,
+        system_fingerprint=reply.system_fingerprint,
+        cost_usd=cost,
+        cache_hit=reply.cache_hit,
+        reasoning_effort=effort,
     )

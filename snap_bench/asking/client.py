@@ -7,17 +7,21 @@ caller records it as an API error (-3) and the session goes on.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import json
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+CACHE_STATUS_HEADER = "x-openrouter-cache-status"
+# A 503 that no wait will mend: OpenRouter found no provider meeting the request's routing block.
+_NO_ROUTE = "no available provider that meets your routing requirements"
 
 
 @dataclass(frozen=True)
@@ -56,28 +60,17 @@ class ChatReply:
     logprobs: list[dict[str, Any]] | None = None
     # The last failure never reached a server (refused, unresolvable, no scheme): a stop, not an outage.
     unreachable: bool = False
-
-
-def request_body(
-    provider_id: str,
-    messages: list[dict[str, str]],
-    temperature: float,
-    max_tokens: int,
-    fields: Mapping[str, Any] | None = None,
-) -> bytes:
-    """The exact bytes sent; stable key order so that cassettes match on body.
-
-    ``fields`` are what a model's entry adds (reasoning, logprobs; snap_bench.asking.request_fields): absent
-    unless set, so that the body of an entry without them, and its recordings, stay as they were.
-    """
-    payload = {
-        **(fields or {}),
-        "model": provider_id,
-        "messages": messages,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-    }
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    # Who served the reply, as the response names it (OpenRouter's `provider`, the `model` that answered).
+    provider: str | None = None
+    served_model: str | None = None
+    system_fingerprint: str | None = None
+    # What the endpoint billed for this ask, every attempt included (usage.cost), where it said.
+    cost_usd: float | None = None
+    # The reply came from the endpoint's response cache (OpenRouter's X-OpenRouter-Cache-Status: HIT).
+    cache_hit: bool = False
+    # Refused by the provider's moderation (a 403 with a moderation flag, or finish_reason content_filter):
+    # an answer code of the condition, not a problem of the key.
+    moderated: bool = False
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -147,6 +140,7 @@ class ChatClient:
         started = time.perf_counter()
         last_error = "no attempt made"
         last_status: int | None = None
+        billed: float | None = None
         for attempt in range(1, self._policy.max_attempts + 1):
             if before_attempt is not None:
                 await before_attempt(attempt)
@@ -173,10 +167,12 @@ class ChatClient:
                 last_status = response.status_code
                 if response.status_code == 200:
                     reply = _reply_from(response, started, attempt)
+                    if reply.cost_usd is not None:
+                        billed = (billed or 0.0) + reply.cost_usd
                     if reply.error is None or not _retryable_200(response):
-                        return reply
+                        return dataclasses.replace(reply, cost_usd=billed)
                     last_error = reply.error
-                elif response.status_code in RETRYABLE_STATUS:
+                elif response.status_code in RETRYABLE_STATUS and _NO_ROUTE not in response.text.lower():
                     last_error = f"HTTP {response.status_code}: {_short(response.text)}"
                     retry_after = parse_retry_after(response.headers.get("retry-after"))
                 else:
@@ -186,6 +182,8 @@ class ChatClient:
                         response.status_code,
                         time.perf_counter() - started,
                         attempt,
+                        cost_usd=billed,
+                        moderated=response.status_code == 403 and _moderation_flag(response.text),
                     )
             if attempt < self._policy.max_attempts:
                 await wait(self._policy.delay(attempt, retry_after, self._rng))
@@ -195,19 +193,20 @@ class ChatClient:
             last_status,
             time.perf_counter() - started,
             self._policy.max_attempts,
+            cost_usd=billed,
         )
 
 
-def reply_from_recording(text: str, attempt: int) -> ChatReply:
+def reply_from_recording(text: str, attempt: int, cache_status: str | None = None) -> ChatReply:
     """The reply a recorded 200 stands for, parsed exactly as a live one is (the same function, on its text)."""
-    return _reply_from_text(text, time.perf_counter(), attempt)
+    return _reply_from_text(text, time.perf_counter(), attempt, cache_status)
 
 
 def _reply_from(response: httpx.Response, started: float, attempt: int) -> ChatReply:
-    return _reply_from_text(response.text, started, attempt)
+    return _reply_from_text(response.text, started, attempt, response.headers.get(CACHE_STATUS_HEADER))
 
 
-def _reply_from_text(body: str, started: float, attempt: int) -> ChatReply:
+def _reply_from_text(body: str, started: float, attempt: int, cache_status: str | None = None) -> ChatReply:
     """A 200's body as a reply: the answer's text, or why there is none."""
     latency = time.perf_counter() - started
     try:
@@ -217,6 +216,23 @@ def _reply_from_text(body: str, started: float, attempt: int) -> ChatReply:
                 None, f"provider error in a 200 reply: {_short(json.dumps(payload['error']))}", 200, latency, attempt
             )
         choice = payload["choices"][0]
+        served = _served_by(payload)
+        if choice.get("error") or choice.get("finish_reason") == "error":
+            # OpenRouter reports a failure during generation in the choice of a 200: nothing was answered.
+            said = _short(json.dumps(choice.get("error") or {"finish_reason": "error"}))
+            return ChatReply(None, f"generation error in a 200 reply: {said}", 200, latency, attempt, **served)
+        if choice.get("finish_reason") == "content_filter":
+            text = choice.get("message", {}).get("content")
+            return ChatReply(
+                text if isinstance(text, str) else "",
+                None,
+                200,
+                latency,
+                attempt,
+                finish_reason="content_filter",
+                moderated=True,
+                **served,
+            )
         text = choice["message"].get("content")
         # A reply cut by the token limit may legitimately hold no text (a reasoning model spent the
         # budget thinking); any other reply without text is a broken one and is asked again.
@@ -238,7 +254,38 @@ def _reply_from_text(body: str, started: float, attempt: int) -> ChatReply:
         reasoning_tokens=_count(details.get("reasoning_tokens") if isinstance(details, dict) else None),
         finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
         logprobs=logprobs if isinstance(logprobs, list) and logprobs else None,
+        cache_hit=(cache_status or "").upper() == "HIT",
+        **served,
     )
+
+
+def _served_by(payload: dict[str, Any]) -> dict[str, Any]:
+    """Who served a 200 and what it billed: the response's provider, model, fingerprint and usage.cost."""
+    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+    cost = usage.get("cost") if isinstance(usage, dict) else None
+    return {
+        "provider": _text(payload.get("provider")),
+        "served_model": _text(payload.get("model")),
+        "system_fingerprint": _text(payload.get("system_fingerprint")),
+        "cost_usd": float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+    }
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _moderation_flag(body: str) -> bool:
+    """A 403 that says the input was flagged (OpenRouter's metadata.reasons / flagged_input), not the key."""
+    try:
+        error = json.loads(body).get("error") or {}
+    except (ValueError, AttributeError):
+        return False
+    metadata = error.get("metadata") if isinstance(error, dict) else None
+    if isinstance(metadata, dict) and ("reasons" in metadata or "flagged_input" in metadata):
+        return True
+    message = str(error.get("message", "")) if isinstance(error, dict) else ""
+    return "moderation" in message.lower() or "flagged" in message.lower()
 
 
 def _count(value: object) -> int | None:
@@ -253,11 +300,12 @@ def _retryable_200(response: httpx.Response) -> bool:
     carrying the real code: retried only when that code is.
     """
     try:
-        error = response.json().get("error")
+        payload = response.json()
+        error = payload.get("error")
     except (ValueError, AttributeError):
         return True
     if not error:
-        return True
+        return True  # no top-level error: a malformed reply, or a generation error in the choice
     code = error.get("code") if isinstance(error, dict) else None
     return isinstance(code, int) and code in RETRYABLE_STATUS
 

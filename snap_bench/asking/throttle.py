@@ -103,34 +103,41 @@ class Budget:
         self._state = state
         self.limits = limits
 
-    def reserve(self) -> str | None:
-        """Claim one request, atomically across processes; return why not when the budget is spent.
+    def reserve(self, worst_usd: float = 0.0) -> str | None:
+        """Claim one request and hold its worst-case cost, atomically across processes; return why not
+        when the budget is spent.
 
-        Every attempt is claimed before it is sent (retries too), so the request count is a hard cap;
-        the cost can overshoot by the requests in flight when the limit is crossed (their price is
-        known only after the reply).
+        Every attempt is claimed before it is sent (retries too), so the request count is a hard cap. The
+        cost limit holds with many requests in flight: each holds its worst case (its price times its token
+        limit) until :meth:`settle` puts the real cost in its place.
         """
         if self.limits.unlimited:
             return None
 
         def claim(state: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
             requests, usd = int(state.get("requests", 0)), float(state.get("usd", 0.0))
+            held = float(state.get("held", 0.0))
             if self.limits.max_requests is not None and requests >= self.limits.max_requests:
                 return state, f"request budget reached ({requests} of {self.limits.max_requests} requests)"
-            if self.limits.max_usd is not None and usd >= self.limits.max_usd:
-                return state, f"cost budget reached (${usd:.4f} of ${self.limits.max_usd:.2f})"
-            return {"requests": requests + 1, "usd": usd}, None
+            limit = self.limits.max_usd
+            if limit is not None and (usd >= limit or usd + held + worst_usd > limit):
+                return state, (
+                    f"cost budget reached (${usd:.4f} spent and ${held:.4f} held for requests in flight, "
+                    f"of ${limit:.2f})"
+                )
+            return {"requests": requests + 1, "usd": usd, "held": held + worst_usd}, None
 
         reason: str | None = self._state.update(claim)
         return reason
 
-    def charge_cost(self, usd: float) -> None:
-        """Add what a request turned out to cost, once its reply (and price) is known."""
+    def settle(self, held_usd: float, usd: float) -> None:
+        """Release what the requests of one ask held and add what they turned out to cost."""
         if self.limits.unlimited:
             return
 
         def add(state: dict[str, Any]) -> tuple[dict[str, Any], None]:
-            return {"requests": int(state.get("requests", 0)), "usd": float(state.get("usd", 0.0)) + usd}, None
+            held = max(0.0, float(state.get("held", 0.0)) - held_usd)
+            return {**state, "usd": float(state.get("usd", 0.0)) + usd, "held": held}, None
 
         self._state.update(add)
 

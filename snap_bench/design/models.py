@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 from snap_bench.design.config import ConfigError, Node, load_yaml
 from snap_bench.design.local_weights import LocalWeights
@@ -12,6 +14,42 @@ from snap_bench.design.local_weights import LocalWeights
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 OPENROUTER_KEY_ENV = "OPENROUTER_API_KEY"
 MODELS_FILE = "models.yaml"
+# How a request is written and a reply read: OpenRouter's API, OpenAI's own, or a plain OpenAI-compatible
+# server (vLLM, llama.cpp, Ollama) that gets today's bodies unchanged, so their recordings still match.
+OPENROUTER, OPENAI, OPENAI_COMPATIBLE = "openrouter", "openai", "openai-compatible"
+DIALECTS = (OPENROUTER, OPENAI, OPENAI_COMPATIBLE)
+# The keys of OpenRouter's provider routing object (openrouter.ai/docs/features/provider-routing).
+ROUTING_KEYS = (
+    "order",
+    "only",
+    "ignore",
+    "allow_fallbacks",
+    "require_parameters",
+    "data_collection",
+    "zdr",
+    "enforce_distillable_text",
+    "quantizations",
+    "sort",
+    "max_price",
+)
+
+
+def dialect_of(base_url: str | None) -> str:
+    """The dialect a base URL speaks: OpenRouter's and OpenAI's hosts by name, anything else plain."""
+    host = (urlsplit(base_url).hostname or "") if base_url else ""
+    if host == "openrouter.ai" or host.endswith(".openrouter.ai"):
+        return OPENROUTER
+    if host == "api.openai.com":
+        return OPENAI
+    return OPENAI_COMPATIBLE
+
+
+@dataclass(frozen=True)
+class Retirement:
+    """A model its vendor no longer serves: when, and the entry that succeeds it in models.yaml."""
+
+    on: str
+    successor: str | None
 
 
 @dataclass(frozen=True)
@@ -47,6 +85,12 @@ class ModelSpec:
     reasoning: str | None = None
     max_tokens: int | None = None
     top_logprobs: int | None = None
+    dialect: str = OPENAI_COMPATIBLE
+    # OpenRouter's provider routing object, sent verbatim (require_parameters is always added).
+    routing: dict[str, Any] | None = None
+    # Which model of the original designs this entry stands for (they named models that are retired now).
+    stands_for: str | None = None
+    retired: Retirement | None = None
 
     @property
     def is_local(self) -> bool:
@@ -66,6 +110,9 @@ class ModelRegistry:
     def resolve(self, names: list[str]) -> list[ModelSpec]:
         """Look names up (``openrouter:vendor/model`` needs no entry); an unknown one is a ConfigError."""
         unknown = [name for name in names if name not in self.models and not name.startswith(ADHOC_PREFIX)]
+        retired = [self.models[name] for name in names if name in self.models and self.models[name].retired]
+        if retired:
+            raise ConfigError(self.source, f"models.{retired[0].name}.retired", *_retired_problem(retired[0]))
         if unknown:
             raise ConfigError(
                 self.source,
@@ -97,7 +144,17 @@ class ModelRegistry:
             price=None,
             weights=None,
             rate_limit_per_minute=self.default_rate_limit,
+            dialect=dialect_of(self.default_base_url),
         )
+
+
+def _retired_problem(model: ModelSpec) -> tuple[str, str]:
+    retirement = model.retired
+    assert retirement is not None  # only called for retired entries
+    problem = f"{model.name} ({model.provider_id}) was retired by its vendor on {retirement.on}"
+    if retirement.successor:
+        return problem, f"ask its successor in this file instead: --model={retirement.successor}"
+    return problem, "choose a current model (snap-bench --help lists none; see the file's entries)"
 
 
 # `--model=openrouter:vendor/model-id` asks that OpenRouter model without an entry in models.yaml.
@@ -118,6 +175,17 @@ def load_models(config_dir: Path) -> ModelRegistry:
         models[name] = _model(name, entry, default_url, default_key_env, default_rate, default_concurrency)
     if not models:
         raise document.get("models").error("no models", "add at least one entry")
+
+    for name, model in models.items():
+        successor = model.retired.successor if model.retired else None
+        if successor is not None and successor not in models:
+            raise (
+                document.get("models")
+                .get(name)
+                .get("retired")
+                .get("successor")
+                .error(f"successor {successor!r} is not under models", "name an entry of this file")
+            )
 
     pilot_node = document.get("pilot", [])
     pilot = tuple(pilot_node.unique_texts()) if pilot_node.value else ()
@@ -152,12 +220,13 @@ def _model(
             input_per_million=price_node.get("input_per_million").number(0, 10_000, "price"),
             output_per_million=price_node.get("output_per_million").number(0, 10_000, "price"),
         )
+    base_url = None if weights else entry.get("base_url", default_url).text().rstrip("/")
     return ModelSpec(
         name=name,
         label=entry.get("label", name).text(),
         provider_id=entry.get("id", name).text(),
         tier=entry.get("tier", "unspecified").text(),
-        base_url=None if weights else entry.get("base_url", default_url).text().rstrip("/"),
+        base_url=base_url,
         api_key_env=None if weights else entry.get("api_key_env", default_key_env).optional_text(),
         price=price,
         weights=weights,
@@ -168,7 +237,29 @@ def _model(
         reasoning=reasoning_setting(entry.get("reasoning")) if entry.has("reasoning") else None,
         max_tokens=entry.get("max_tokens").integer(1, 1_000_000) if entry.has("max_tokens") else None,
         top_logprobs=top_logprobs_setting(entry.get("logprobs")) if entry.has("logprobs") else None,
+        dialect=entry.get("dialect").choice(DIALECTS) if entry.has("dialect") else dialect_of(base_url),
+        routing=_routing(entry.get("provider")) if entry.has("provider") else None,
+        stands_for=entry.get("stands_for").text() if entry.has("stands_for") else None,
+        retired=_retirement(entry.get("retired")) if entry.has("retired") else None,
     )
+
+
+def _routing(node: Node) -> dict[str, Any]:
+    """models.yaml `provider:`, OpenRouter's routing object: its keys checked (a typo would be ignored by the
+    provider, silently routing elsewhere), its values sent as written."""
+    if not isinstance(node.value, dict):
+        raise node.error("not a mapping", "write provider: {order: [OpenAI], allow_fallbacks: false}")
+    unknown = [key for key in node.value if key not in ROUTING_KEYS]
+    if unknown:
+        raise node.error(f"unknown routing key {', '.join(map(repr, unknown))}", f"use: {', '.join(ROUTING_KEYS)}")
+    return dict(node.value)
+
+
+def _retirement(node: Node) -> Retirement:
+    if not isinstance(node.value, dict):
+        raise node.error("not a mapping", "write retired: {on: 2026-01-05, successor: MODEL}")
+    successor = node.get("successor").text() if node.has("successor") else None
+    return Retirement(on=str(node.get("on").value), successor=successor)
 
 
 # OpenRouter's `reasoning.effort` values; `off` (or YAML's false) sends effort "none", which turns

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
+
+from snap_bench.design.temperatures import DEFAULT_LEVEL
 
 
 @dataclass(frozen=True)
@@ -11,13 +15,14 @@ class Condition:
     """One cell of the design for one run, e.g. ``M01-P2-NEU-t0.5-C1-r3``.
 
     ``levels`` keeps the factors in the order they appear in the id, so the id is derived, never
-    stored twice. The temperature is both a level (``t0.5``) and the number sent to the model.
+    stored twice. The temperature is both a level (``t0.5``) and the number sent to the model; None
+    (level ``tdefault``) sends none, leaving it to the provider.
     """
 
     instrument: str
     item: str
     levels: tuple[tuple[str, str], ...]
-    temperature: float
+    temperature: float | None
     run: int
 
     @property
@@ -29,11 +34,26 @@ class Condition:
         """The id without the run: the unit that test-retest statistics compare across runs."""
         return "-".join([self.item, *(level for _, level in self.levels)])
 
+    def at_provider_default(self) -> Condition:
+        """This condition with its temperature left to the provider (level ``tdefault``)."""
+        levels = tuple((f, DEFAULT_LEVEL if f == "temperature" else level) for f, level in self.levels)
+        return dataclasses.replace(self, levels=levels, temperature=None)
+
     def level(self, factor: str) -> str:
         for name, level in self.levels:
             if name == factor:
                 return level
         raise KeyError(f"condition {self.id} has no factor {factor!r}")
+
+
+def at_provider_default(conditions: Iterable[Condition]) -> list[Condition]:
+    """The conditions of a model that takes no temperature: each at the provider's default, and those
+    that differed only in temperature merged into one (the first kept)."""
+    kept: dict[str, Condition] = {}
+    for condition in conditions:
+        collapsed = condition.at_provider_default()
+        kept.setdefault(collapsed.id, collapsed)
+    return list(kept.values())
 
 
 @dataclass(frozen=True)
@@ -51,7 +71,7 @@ class Observation:
     cell: str
     item: str
     factors: dict[str, str]
-    temperature: float
+    temperature: float | None
     run: int
     messages: list[dict[str, str]]
     raw_answer: str | None
@@ -70,6 +90,16 @@ class Observation:
     logprobs: dict[str, Any] | None = None
     timestamp: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # Who served the answer, as the response names it (OpenRouter load-balances a model over providers).
+    provider: str | None = None
+    served_model: str | None = None
+    system_fingerprint: str | None = None
+    # What the endpoint billed for this condition (usage.cost, every attempt), where it said.
+    cost_usd: float | None = None
+    # The endpoint replayed an earlier response from its cache: a repetition that measured nothing.
+    cache_hit: bool = False
+    # The reasoning effort asked (models.yaml `reasoning`), None where none was asked.
+    reasoning_effort: str | None = None
 
     @property
     def is_scored(self) -> bool:
@@ -122,4 +152,10 @@ CSV_COLUMNS = (
     "attempts",
     "replayed",
     "timestamp",
+    "provider",
+    "served_model",
+    "system_fingerprint",
+    "cost_usd",
+    "cache_hit",
+    "reasoning_effort",
 )

@@ -36,6 +36,9 @@ class AnswerCode(IntEnum):
     API_ERROR = -3
     # An empty reply cut by the output limit (finish_reason "length"): the budget, not the model, failed.
     TRUNCATED = -4
+    # Refused by the provider's moderation (an OpenRouter 403 with a moderation flag, finish_reason
+    # content_filter): the endpoint's refusal, counted apart from the model's own.
+    MODERATED = -5
 
     @property
     def label(self) -> str:
@@ -48,6 +51,7 @@ ANSWER_CODE_LABELS = {
     AnswerCode.INVALID: "invalid",
     AnswerCode.API_ERROR: "API error",
     AnswerCode.TRUNCATED: "cut by the output limit",
+    AnswerCode.MODERATED: "refused by the provider's moderation",
 }
 
 

@@ -43,7 +43,7 @@ def ask_ahead_factory(
         return None
 
     def build(scrub: Scrubber) -> AskAhead:
-        stops = StopBoard(options.out_dir)
+        stops = StopBoard(options.out_dir, {model.name: model.api_key_env for model in models})
         return AskAhead(shares, policy, budget, rate_limits, scrub, stops, ClaimBoard(options.out_dir))
 
     return build

@@ -4,7 +4,7 @@ and why the rest produced no answer. Coverage and the exit findings are read fro
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -74,7 +74,7 @@ class ConditionLedger:
             models, self.expected, self.observed, self.not_measured, self.missing_reports(), self.observations
         )
 
-    def not_measured_counts(self, state_dir: Path) -> dict[str, int]:
+    def not_measured_counts(self, state_dir: Path, key_of: Mapping[str, str | None]) -> dict[str, int]:
         """Why conditions hold no answer, counted by reason (for the exit status)."""
         counts: Counter[str] = Counter(self.not_measured.values())
         unexplained = self.expected - self.observed - set(self.not_measured)
@@ -82,7 +82,7 @@ class ConditionLedger:
             counts["never produced a report"] += len(unexplained & self.missing_reports())
             counts["errored"] += len(unexplained - self.missing_reports())
         answered = {o.model for o in self.observations if o.code != int(AnswerCode.API_ERROR)}
-        stopped = stopped_models(state_dir)
+        stopped = stopped_models(state_dir, key_of)
         for model in sorted({o.model for o in self.observations} - answered - set(stopped)):
             counts[f"conditions of {model}, whose endpoint never answered"] += sum(
                 o.model == model for o in self.observations

@@ -102,7 +102,8 @@ def add_options(parser: pytest.Parser) -> None:
         type=comma_list,
         default=None,
         metavar="TEMPS",
-        help="only these temperatures, comma-separated (e.g. 0,0.5). Default: all configured.",
+        help="only these temperatures, comma-separated (e.g. 0,0.5), or 'default': no temperature sent, the "
+        "provider's own (level tdefault). Default: all configured.",
     )
     group.addoption(
         "--snap-prompts",

@@ -28,6 +28,7 @@ from snap_bench.asking.throttle import Budget, BudgetLimits, RateLimiter, Shared
 from snap_bench.design.config import ConfigError
 from snap_bench.design.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.design.shards import in_shard
+from snap_bench.design.temperatures import DEFAULT
 from snap_bench.history.store import provenance
 from snap_bench.instruments import Instrument, Selection, load_instrument, registered
 from snap_bench.judging.baseline import BaselineSpec, parse_baseline
@@ -35,16 +36,18 @@ from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, g
 from snap_bench.judging.judgement import Judgement
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.export import ObservationWriter
-from snap_bench.observations.observation import Condition, Observation
+from snap_bench.observations.observation import Condition, Observation, at_provider_default
 from snap_bench.plugin import row_hooks
 from snap_bench.plugin.artefacts import Artefacts
 from snap_bench.plugin.ask_ahead_setup import ask_ahead_factory, process_shares
 from snap_bench.plugin.case import Case
 from snap_bench.plugin.endpoints import Endpoints
 from snap_bench.plugin.ledger import ConditionLedger
+from snap_bench.plugin.model_facts import WORKER_INPUT_KEY, ModelFacts, gather_facts, notices, with_catalogue_price
 from snap_bench.plugin.preload import preload
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_options import SessionOptions
+from snap_bench.plugin.spend import serving_by_model, serving_notices, spend_by_model
 from snap_bench.plugin.upcoming import upcoming_params
 from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.recordings.state import Recordings
@@ -64,6 +67,7 @@ class SnapSession:
         self.models: list[ModelSpec] = []
         self.endpoints: dict[str, Endpoint] = {}
         self.ledger = ConditionLedger()
+        self.facts: dict[str, ModelFacts] = {}
         self.exit_decision: ExitDecision | None = None
         self.recordings = Recordings(options.cassette_dir)
         self._endpoints: Endpoints | None = None
@@ -114,6 +118,8 @@ class SnapSession:
             self.models = self._choose_models(self.registry)
             if self.options.top_logprobs:  # --snap-logprobs wins over each entry's `logprobs`
                 self.models = [dataclasses.replace(m, top_logprobs=self.options.top_logprobs) for m in self.models]
+            self.facts = self._model_facts()
+            self.models = [with_catalogue_price(model, self.facts.get(model.name)) for model in self.models]
             if self.options.baseline:
                 self.baseline = parse_baseline(self.options.baseline, sorted(self.registry.models))
                 replayed = self.baseline.saved is None and not self.baseline.observations
@@ -142,6 +148,33 @@ class SnapSession:
         if not self.is_worker and not self.config.pluginmanager.is_registered(row_hooks):
             # Under its module's name, so that a project's `pytest_plugins` naming it too is no clash.
             self.config.pluginmanager.register(row_hooks, row_hooks.__name__)
+
+    def _model_facts(self) -> dict[str, ModelFacts]:
+        """The endpoints' catalogue entries: handed over by the controller to a worker, else read here (not
+        for a look at the plan without a key, which reads the entries recorded beside the cassettes)."""
+        handed = getattr(self.config, "workerinput", {}).get(WORKER_INPUT_KEY)
+        if isinstance(handed, dict):
+            return {name: ModelFacts.from_json(values) for name, values in handed.items()}
+        read = not self.collect_only
+        return gather_facts(self.models, self.options.rootdir, self.options.cassette_dir, read=read)
+
+    def at_provider_default(self, model: str) -> bool:
+        """Whether ``model`` is asked without a temperature: its endpoint would drop one, or
+        --snap-temperatures=default asks every model so."""
+        facts = self.facts.get(model)
+        return self.options.temperatures == [DEFAULT] or (facts is not None and facts.temperature_ignored is not None)
+
+    def price_source(self, model: str) -> str:
+        """Where ``model``'s price comes from, for the dry run's estimate."""
+        configured = self.registry.models.get(model) if self.registry is not None else None
+        if configured is not None and configured.price is not None:
+            return "models.yaml"
+        facts = self.facts.get(model)
+        return (
+            "the endpoint's catalogue"
+            if facts is not None and facts.source == "catalogue"
+            else ("the catalogue entry recorded beside its cassettes")
+        )
 
     def active_instruments(self) -> list[str]:
         """The instruments this session may run: every registered one (a test module picks its own)."""
@@ -188,11 +221,15 @@ class SnapSession:
             cases = [
                 Case(model.name, instrument_name, condition)
                 for model in self.models
-                for condition in instrument.conditions_for(model.name, selection, self.recordings)
+                for condition in self._conditions(instrument, model.name, selection)
             ]
             return [case for case in cases if in_shard(case.id, self.options.shard)]  # --snap-shard
         except ConfigError as error:
             raise pytest.UsageError(str(error)) from None
+
+    def _conditions(self, instrument: Instrument, model: str, selection: Selection) -> list[Condition]:
+        conditions = instrument.conditions_for(model, selection, self.recordings)
+        return at_provider_default(conditions) if self.at_provider_default(model) else conditions
 
     def conditions_of(self, model: str) -> Iterator[tuple[Instrument, Condition]]:
         """Every condition the session asks ``model``, with its instrument."""
@@ -218,7 +255,10 @@ class SnapSession:
             self._endpoints.start_servers(self.conditions_of)
         else:
             self._endpoints.local_urls = local_urls
-        self.endpoints = self._endpoints.resolved()
+        self.endpoints = {
+            name: dataclasses.replace(endpoint, closest_ids=self.facts[name].closest_ids if name in self.facts else ())
+            for name, endpoint in self._endpoints.resolved().items()
+        }
         if not self.is_worker:
             if self.options.analyse:
                 # The analysis' and report's imports, while the tests run. Under xdist, once the workers
@@ -235,11 +275,45 @@ class SnapSession:
             (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)
             clear_stops(self.options.out_dir)
             clear_claims(self.options.out_dir)
+            self._stop_unserved_models()
+            self._check_cost_limit()
+
+    def _stop_unserved_models(self) -> None:
+        """A model whose endpoint's catalogue lists no such id is stopped before its first request."""
+        for model in self.models:
+            facts = self.facts.get(model.name)
+            endpoint = self.endpoints.get(model.name)
+            if facts is not None and facts.unknown_id and endpoint is not None and endpoint.live:
+                said = f"the endpoint's catalogue lists no model {model.provider_id!r}"
+                self.stop_board().stop(endpoint.stop_request(b"{}"), "model", said)
+
+    def _check_cost_limit(self) -> None:
+        """--snap-max-cost holds only where each request's worst case is known: a price for every live model."""
+        if self.options.max_cost_usd is None:
+            return
+        unpriced = [
+            model.name
+            for model in self.models
+            if model.price is None
+            and not model.is_local
+            and self.endpoints.get(model.name, None) is not None
+            and self.endpoints[model.name].live
+        ]
+        if unpriced:
+            raise pytest.UsageError(
+                f"--snap-max-cost={self.options.max_cost_usd:g} cannot be held for {', '.join(unpriced)}: no price "
+                "in models.yaml and none from the endpoint's catalogue. Fix: add price: {input_per_million: X, "
+                "output_per_million: Y} to the entry, or run without --snap-max-cost."
+            )
+
+    def stop_board(self) -> StopBoard:
+        return StopBoard(self.options.out_dir, {model.name: model.api_key_env for model in self.models})
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         """xdist: hand the local servers' URLs (started once, on the controller) to every worker."""
         node.workerinput[LOCAL_URLS_KEY] = dict(self._endpoints.local_urls if self._endpoints is not None else {})
+        node.workerinput[WORKER_INPUT_KEY] = {name: facts.to_json() for name, facts in self.facts.items()}
 
     # -- the tests ----------------------------------------------------------------------------
 
@@ -254,7 +328,7 @@ class SnapSession:
                 self._rate_limits(),
                 self.budget(),
                 Scrubber.configured([model.api_key_env for model in self.models], self.options.rootdir / ".env"),
-                StopBoard(self.options.out_dir),
+                self.stop_board(),
                 ask_ahead_factory(self.config, self.options, self.models, self._rate_limits(), self.budget(), policy),
             )
         return self._asker
@@ -400,7 +474,16 @@ class SnapSession:
             "seed": self.options.seed,
             "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             **provenance(self.options.config_dir, self.options.rootdir),
+            "spend": spend_by_model(self.observations),
+            "endpoints": {name: facts.to_json() for name, facts in sorted(self.facts.items()) if facts.source},
+            "notices": self.notices(),
+            "serving": serving_by_model(self.observations),
         }
+
+    def notices(self) -> list[str]:
+        """What the session says once about how it asked (a temperature left to the provider, ...)."""
+        lines = notices(self.facts, self.options.temperatures == [DEFAULT])
+        return lines + serving_notices(self.observations)
 
     @property
     def instruments(self) -> dict[str, Instrument]:
@@ -424,7 +507,9 @@ class SnapSession:
             failed_thresholds=list(judgement.failed_thresholds) if judgement is not None and gate_thresholds else [],
             failed_comparisons=list(judgement.failed_comparisons) if judgement is not None and gate_baseline else [],
             not_compared=list(judgement.not_compared) if judgement is not None and gate_baseline else [],
-            not_measured=self.ledger.not_measured_counts(self.options.out_dir),
+            not_measured=self.ledger.not_measured_counts(
+                self.options.out_dir, {model.name: model.api_key_env for model in self.models}
+            ),
             other_failures=self.ledger.other_failures,
             judged=self.options.analyse,
         )

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from snap_bench.design.temperatures import DEFAULT
 from snap_bench.instruments import registered
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.plugin.options import comma_list, positive_float, positive_int
@@ -146,7 +147,13 @@ class SessionOptions:
                 found.update(dict.fromkeys(other.factor_levels.get(factor, [])))
             return list(found)
 
-        if self.temperatures:
+        if DEFAULT in self.temperatures and self.temperatures != [DEFAULT]:
+            raise pytest.UsageError(
+                f"--snap-temperatures={','.join(self.temperatures)}: 'default' (the provider's own temperature) "
+                "stands alone. Fix: --snap-temperatures=default, or list temperatures only"
+            )
+        if self.temperatures and self.temperatures != [DEFAULT]:
+            # (--snap-temperatures=default asks every condition at the provider's default: no level to select)
             chosen["temperature"] = frozenset(
                 _checked(
                     "--snap-temperatures",

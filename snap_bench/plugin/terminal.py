@@ -7,7 +7,9 @@ from statistics import fmean
 from typing import TYPE_CHECKING, Any, Protocol
 
 from snap_bench.observations.logprobs import logprob_summaries
+from snap_bench.observations.observation import at_provider_default
 from snap_bench.observations.parsing import AnswerCode
+from snap_bench.plugin.spend import spend_by_model
 
 if TYPE_CHECKING:
     from snap_bench.analysis.coverage import Coverage
@@ -43,6 +45,12 @@ class SessionView(Protocol):
 
     def missing_reports(self) -> set[str]: ...
 
+    def at_provider_default(self, model: str) -> bool: ...
+
+    def price_source(self, model: str) -> str: ...
+
+    def notices(self) -> list[str]: ...
+
     def coverage(self) -> dict[str, Coverage]: ...
 
 
@@ -68,17 +76,22 @@ def dry_run_lines(session: SessionView) -> list[str]:
         for factor, levels in instrument.factor_levels.items():
             lines.append(f"  {factor}: {', '.join(levels)}")
         for model in session.models:
-            output_tokens = (model.max_tokens or instrument.max_tokens) * len(conditions)
+            asked = at_provider_default(conditions) if session.at_provider_default(model.name) else conditions
+            share = len(asked) / len(conditions) if conditions else 0.0
+            output_tokens = (model.max_tokens or instrument.max_tokens) * len(asked)
             if model.price is None:
-                cost = "no price in models.yaml"
+                cost = "no price in models.yaml or the endpoint's catalogue"
             else:
                 dollars = (
-                    input_tokens * model.price.input_per_million + output_tokens * model.price.output_per_million
+                    int(input_tokens * share) * model.price.input_per_million
+                    + output_tokens * model.price.output_per_million
                 ) / 1e6
                 cost = (
-                    f"estimated cost <= ${dollars:,.2f} (~{input_tokens:,} input, <= {output_tokens:,} output tokens)"
+                    f"estimated cost <= ${dollars:,.2f} (~{int(input_tokens * share):,} input, <= {output_tokens:,} "
+                    f"output tokens; price from {session.price_source(model.name)})"
                 )
-            lines.append(f"  {model.name}: {len(conditions)} conditions; {cost}")
+            temperature = " at the provider's default temperature" if len(asked) != len(conditions) else ""
+            lines.append(f"  {model.name}: {len(asked)} conditions{temperature}; {cost}")
         for model in session.models:
             # with a pilot's recordings, how many repetitions reach a target (snap_bench.plugin.planner)
             if (session.options.cassette_dir / model.name / name).is_dir():
@@ -88,6 +101,10 @@ def dry_run_lines(session: SessionView) -> list[str]:
         grand_total += len(conditions) * len(session.models)
     lines.append(f"total: {grand_total} conditions for {len(session.models)} model(s)")
     return lines
+
+
+def session_spend(session: SessionView) -> dict[str, dict[str, Any]]:
+    return spend_by_model(session.observations)
 
 
 def summary_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
@@ -114,6 +131,7 @@ def summary_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
                 f"refusals={codes[int(AnswerCode.REFUSAL)]} invalid={codes[int(AnswerCode.INVALID)]} "
                 f"api_errors={codes[int(AnswerCode.API_ERROR)]} "
                 + (f"cut_by_limit={codes[int(AnswerCode.TRUNCATED)]} " if codes[int(AnswerCode.TRUNCATED)] else "")
+                + (f"moderated={codes[int(AnswerCode.MODERATED)]} " if codes[int(AnswerCode.MODERATED)] else "")
                 + f"replayed={replayed}",
                 {"green": valid == len(observations), "yellow": valid != len(observations)},
             )
@@ -129,6 +147,16 @@ def summary_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
                     {},
                 )
             )
+    for name, spent in session_spend(session).items():
+        lines.append(
+            (
+                f"{name}: spent ${spent['cost_usd']:.6f} on {spent['requests']} request(s) "
+                f"({spent['prompt_tokens']:,} prompt, {spent['completion_tokens']:,} completion, "
+                f"{spent['reasoning_tokens']:,} reasoning tokens)",
+                {},
+            )
+        )
+    lines.extend((f"notice: {line}", {"yellow": True}) for line in session.notices())
     if session.options.show_unscored:
         lines.extend(unscored_listing(session))
     if session.options.out_dir.exists():

@@ -16,7 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from snap_bench.asking.client import ChatReply, reply_from_recording
+from snap_bench.asking.client import CACHE_STATUS_HEADER, ChatReply, reply_from_recording
 from snap_bench.asking.scrub import Scrubber
 from snap_bench.recordings.atomic import TEMPORARY_SUFFIX, process_alive, write_atomically
 
@@ -53,11 +53,12 @@ def cassette_path(root: Path, model: str, instrument: str, condition_id: str) ->
 
 
 def recorded_models(root: Path) -> list[str]:
-    """Models with at least one cassette under ``root``."""
+    """Models with at least one cassette under ``root`` (``MODEL/INSTRUMENT/CONDITION.json``; a file beside the
+    instruments' folders, such as the endpoint's catalogue entry, is not a recording)."""
     if not root.is_dir():
         return []
     return sorted(
-        folder.name for folder in root.iterdir() if folder.is_dir() and next(folder.rglob("*.json"), None) is not None
+        folder.name for folder in root.iterdir() if folder.is_dir() and next(folder.glob("*/*.json"), None) is not None
     )
 
 
@@ -152,13 +153,21 @@ def recorded_reply(responses: list[dict[str, Any]]) -> ChatReply:
     for attempt, response in enumerate(responses, start=1):
         code, text = response["status"]["code"], response["body"]["string"]
         reply = (
-            reply_from_recording(text, attempt)
+            reply_from_recording(text, attempt, _header(response, CACHE_STATUS_HEADER))
             if code == 200
             else ChatReply(None, f"recorded HTTP {code}", code, 0.0, attempt)
         )
         if reply.error is None or last.error is not None:
             last = reply
     return dataclasses.replace(last, latency_s=0.0)
+
+
+def _header(response: dict[str, Any], name: str) -> str | None:
+    """A recorded response header (vcrpy keeps them as lists, under the case the server sent)."""
+    for key, values in (response.get("headers") or {}).items():
+        if key.lower() == name and values:
+            return str(values[0] if isinstance(values, list) else values)
+    return None
 
 
 def restore(path: Path, previous: bytes | None) -> None:

@@ -45,7 +45,9 @@ def level_means(observations: Sequence[Observation], factor: str) -> LevelMeans 
             continue
         items.add(observation.item)
         # temperatures read best in numeric order; other factors keep the order the design lists them in
-        levels.setdefault(level, observation.temperature if factor == "temperature" else len(levels))
+        # (the provider's default, ``tdefault``, after every number)
+        order = observation.temperature if observation.temperature is not None else float("inf")
+        levels.setdefault(level, order if factor == "temperature" else len(levels))
         if observation.keyed_score is not None:
             sums[observation.item, level] += observation.keyed_score
             counts[observation.item, level] += 1

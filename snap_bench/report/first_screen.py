@@ -139,7 +139,8 @@ def temperature_agreement(observations: Sequence[Observation]) -> list[Agreement
 
     cells: dict[tuple[str, str, float, str], list[Observation]] = defaultdict(list)
     for o in observations:
-        if "temperature" in o.factors:
+        # Drawn against the temperature sent: a model asked at its provider's default has no point here.
+        if "temperature" in o.factors and o.temperature is not None:
             cells[(o.model, o.instrument, o.temperature, o.cell)].append(o)
     counts: dict[tuple[str, str, float], list[int]] = defaultdict(lambda: [0, 0, 0])
     for (model, instrument, temperature, _), runs in cells.items():

@@ -7,10 +7,11 @@ from collections import deque
 
 import pytest
 
-from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy, parse_retry_after, request_body
+from snap_bench.asking.dialects import encode
+from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy, parse_retry_after
 from tests.fake_openai_server import Failure, FakeOpenAIServer
 
-BODY = request_body("fake/model", [{"role": "user", "content": "Say 4"}], 0.0, 8)
+BODY = encode({"model": "fake/model", "messages": [{"role": "user", "content": "Say 4"}], "temperature": 0.0, "max_tokens": 8})
 
 
 class RecordedWaits:
@@ -165,5 +166,5 @@ def test_retry_after_parses_seconds_and_http_dates() -> None:
 
 
 def test_request_body_is_stable() -> None:
-    again = request_body("fake/model", [{"content": "Say 4", "role": "user"}], 0.0, 8)
+    again = encode({"model": "fake/model", "messages": [{"content": "Say 4", "role": "user"}], "temperature": 0.0, "max_tokens": 8})
     assert again == BODY
