@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     history.add_argument("--model", action="append", default=[], help="only this model (repeatable)")
     history.add_argument("--instrument", action="append", default=[], help="only this instrument (repeatable)")
     history.add_argument("--chart", type=Path, metavar="PATH", help="also write a trend chart (.svg or .png)")
-    commands.add_parser("glossary", help="what each figure means (the README's glossary)")
+    commands.add_parser("glossary", help="what each figure means (docs/glossary.md)")
     options = parser.parse_args(argv)
     if options.command == "glossary":
         from snap_bench.instruments import registered

@@ -1,9 +1,9 @@
-"""What each figure means, in one place: the report's glossary and the README's are rendered from the metric specs.
+"""What each figure means, in one place: the report's glossary and docs/glossary.md are rendered from the metric specs.
 
 The meaning, unit and good direction of a metric are its :class:`snap_bench.analysis.metric_specs.MetricSpec`
 (the shared ones and each registered instrument's own), the same entries the verdicts and the composite
 read; the report adds the few figures of its own below. A test (tests/unit/report/test_glossary.py) fails when
-the README's glossary is not exactly :func:`glossary_markdown`; ``snap-bench glossary`` prints it.
+docs/glossary.md's glossary is not exactly :func:`glossary_markdown`; ``snap-bench glossary`` prints it.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def glossary_rows(kinds: Mapping[str, Any]) -> list[tuple[str, str, MetricSpec]]
 
 
 def glossary_markdown(kinds: Mapping[str, Any]) -> str:
-    """The README's glossary: a table of the terms, then what the thresholds mean."""
+    """The glossary of docs/glossary.md: a table of the terms, then what the thresholds mean."""
     lines = ["| term | where | meaning | unit | good |", "|---|---|---|---|---|"]
     lines += [
         f"| `{name}` | {where} | {spec.description} | {UNITS[spec.unit]} | {spec.better} |"

@@ -1,6 +1,6 @@
 """Adding an instrument touches no core module: a yes/no questionnaire defined only in this test's project
 (its conftest.py) runs through collection, asking the fake server, analysis, thresholds, the gate, the
-report and a saved baseline, plain and with xdist (README: "Adding an instrument")."""
+report and a saved baseline, plain and with xdist (docs/instruments.md: "Adding an instrument")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Fake inputs for the report tests: synthetic observations, a hand-built analysis.json document, thresholds.
 
-Nothing here comes from a model. The document follows the schema gate.py writes (README "Outputs"),
+Nothing here comes from a model. The document follows the schema gate.py writes (docs/report.md, "Outputs"),
 with one model of each verdict, an undefined metric, a baseline-role model on request, and the
 untrusted strings of the XSS tests wherever a document or an observation carries text.
 """
