@@ -198,6 +198,7 @@ class OpenRouterScript:
     # Records.
     exchanges: list[Exchange] = field(default_factory=list)
     catalogue_reads: int = 0
+    catalogue_unavailable: bool = False  # GET /models answers 503 (an outage of the catalogue alone)
     billed_usd: float = 0.0
     in_flight: int = 0
     max_in_flight: int = 0
@@ -348,6 +349,8 @@ class FakeOpenRouter:
         if exchange.method == "GET" and exchange.path.split("?")[0] == f"{API}/models":
             with self.script.lock:
                 self.script.catalogue_reads += 1
+            if self.script.catalogue_unavailable:
+                return error_reply(503, "Service temporarily unavailable")
             return Reply(200, {"data": [model.catalogue_entry() for model in self.script.models]})
         if exchange.is_chat:
             return self._chat(exchange)

@@ -48,7 +48,7 @@ def dialect_of(base_url: str | None) -> str:
 class Retirement:
     """A model its vendor no longer serves: when, and the entry that succeeds it in models.yaml."""
 
-    on: str
+    date: str
     successor: str | None
 
 
@@ -118,7 +118,8 @@ class ModelRegistry:
                 self.source,
                 "models",
                 f"unknown model {', '.join(map(repr, unknown))}",
-                f"use one of: {', '.join(sorted(self.models))}, add an entry to {self.source.name}, "
+                f"use one of: {', '.join(sorted(n for n, m in self.models.items() if not m.retired))}, "
+                f"add an entry to {self.source.name}, "
                 f"or name any OpenRouter model as {ADHOC_PREFIX}vendor/model-id",
             )
         return [self.models[name] if name in self.models else self.adhoc(name) for name in names]
@@ -151,7 +152,7 @@ class ModelRegistry:
 def _retired_problem(model: ModelSpec) -> tuple[str, str]:
     retirement = model.retired
     assert retirement is not None  # only called for retired entries
-    problem = f"{model.name} ({model.provider_id}) was retired by its vendor on {retirement.on}"
+    problem = f"{model.name} ({model.provider_id}) was retired by its vendor ({retirement.date})"
     if retirement.successor:
         return problem, f"ask its successor in this file instead: --model={retirement.successor}"
     return problem, "choose a current model (snap-bench --help lists none; see the file's entries)"
@@ -257,9 +258,10 @@ def _routing(node: Node) -> dict[str, Any]:
 
 def _retirement(node: Node) -> Retirement:
     if not isinstance(node.value, dict):
-        raise node.error("not a mapping", "write retired: {on: 2026-01-05, successor: MODEL}")
+        raise node.error("not a mapping", "write retired: {date: 2026-01-05, successor: MODEL}")
     successor = node.get("successor").text() if node.has("successor") else None
-    return Retirement(on=str(node.get("on").value), successor=successor)
+    # `date`, not `on`: YAML 1.1 reads a bare `on` key as true.
+    return Retirement(date=str(node.get("date").value), successor=successor)
 
 
 # OpenRouter's `reasoning.effort` values; `off` (or YAML's false) sends effort "none", which turns

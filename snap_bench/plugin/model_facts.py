@@ -102,8 +102,11 @@ def _facts(model: ModelSpec, entry: CatalogueEntry | None, source: str | None, u
 
 
 def with_catalogue_price(model: ModelSpec, facts: ModelFacts | None) -> ModelSpec:
-    """The entry with the catalogue's price where models.yaml gives none."""
-    if model.price is not None or facts is None or facts.entry is None or facts.entry.price is None:
+    """The entry with the catalogue's price: the one read this session wins over models.yaml's (it is
+    today's); one recorded beside the cassettes fills only a price models.yaml does not give."""
+    if facts is None or facts.entry is None or facts.entry.price is None:
+        return model
+    if model.price is not None and facts.source != "catalogue":
         return model
     return dataclasses.replace(model, price=facts.entry.price)
 

@@ -166,15 +166,13 @@ class SnapSession:
 
     def price_source(self, model: str) -> str:
         """Where ``model``'s price comes from, for the dry run's estimate."""
+        facts = self.facts.get(model)
+        if facts is not None and facts.source == "catalogue" and facts.entry is not None and facts.entry.price:
+            return "the endpoint's catalogue"
         configured = self.registry.models.get(model) if self.registry is not None else None
         if configured is not None and configured.price is not None:
             return "models.yaml"
-        facts = self.facts.get(model)
-        return (
-            "the endpoint's catalogue"
-            if facts is not None and facts.source == "catalogue"
-            else ("the catalogue entry recorded beside its cassettes")
-        )
+        return "the catalogue entry recorded beside its cassettes"
 
     def active_instruments(self) -> list[str]:
         """The instruments this session may run: every registered one (a test module picks its own)."""

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from snap_bench.asking.dialects import encode
 from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
+from snap_bench.asking.dialects import encode
 from snap_bench.asking.llama_server import LlamaServer
 from snap_bench.asking.local_weights import resolve_weights
 from snap_bench.design.models import load_models
@@ -66,7 +66,14 @@ def test_client_against_a_real_server_that_goes_away(tmp_path: Path) -> None:
     model = load_models(REPO / "config").models["smollm2-135m"]
     assert model.weights is not None
     weights = resolve_weights(model.weights, tmp_path / "cache")
-    body = encode({"model": model.provider_id, "messages": [{"role": "user", "content": "Reply with the number 3."}], "temperature": 0.0, "max_tokens": 4})
+    body = encode(
+        {
+            "model": model.provider_id,
+            "messages": [{"role": "user", "content": "Reply with the number 3."}],
+            "temperature": 0.0,
+            "max_tokens": 4,
+        }
+    )
 
     async def ask(url: str, attempts: int) -> ChatReply:
         async with ChatClient(url, None, RetryPolicy(max_attempts=attempts, base_delay_s=0.05)) as client:

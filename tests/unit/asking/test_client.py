@@ -7,11 +7,13 @@ from collections import deque
 
 import pytest
 
-from snap_bench.asking.dialects import encode
 from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy, parse_retry_after
+from snap_bench.asking.dialects import encode
 from tests.fake_openai_server import Failure, FakeOpenAIServer
 
-BODY = encode({"model": "fake/model", "messages": [{"role": "user", "content": "Say 4"}], "temperature": 0.0, "max_tokens": 8})
+BODY = encode(
+    {"model": "fake/model", "messages": [{"role": "user", "content": "Say 4"}], "temperature": 0.0, "max_tokens": 8}
+)
 
 
 class RecordedWaits:
@@ -166,5 +168,7 @@ def test_retry_after_parses_seconds_and_http_dates() -> None:
 
 
 def test_request_body_is_stable() -> None:
-    again = encode({"model": "fake/model", "messages": [{"content": "Say 4", "role": "user"}], "temperature": 0.0, "max_tokens": 8})
+    again = encode(
+        {"model": "fake/model", "messages": [{"content": "Say 4", "role": "user"}], "temperature": 0.0, "max_tokens": 8}
+    )
     assert again == BODY

@@ -96,5 +96,12 @@ def test_shipped_models_resolve_and_unknown_names_are_listed() -> None:
     registry = load_models(CONFIG)
     assert registry.resolve(["gpt-5.2"])[0].provider_id == "openai/gpt-5.2"
     assert set(registry.pilot) <= set(registry.models)
-    with pytest.raises(ConfigError, match=r"unknown model 'gpt-7'.*use one of: .*claude-3-haiku"):
+    with pytest.raises(ConfigError, match=r"unknown model 'gpt-7'.*use one of: .*claude-haiku-4.5"):
         registry.resolve(["gpt-7"])
+
+
+def test_a_retired_seed_model_is_refused_naming_its_successor() -> None:
+    registry = load_models(CONFIG)
+    with pytest.raises(ConfigError, match=r"claude-3-opus .*retired.*2026-01-05.*--model=claude-opus-4.6"):
+        registry.resolve(["claude-3-opus"])
+    assert all(model.retired is None for name in registry.pilot for model in [registry.models[name]])
