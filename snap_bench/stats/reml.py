@@ -1,6 +1,7 @@
 """Restricted maximum likelihood (REML) for a random-effects model reduced to cell means.
 
-The objective, its gradient and expected information, and the fit under non-negativity constraints.
+The terms' indicator matrix, the objective with its gradient and expected information, and the fit
+under non-negativity constraints.
 """
 
 from __future__ import annotations
