@@ -60,7 +60,7 @@ from snap_bench.instruments import registered
 from snap_bench.instruments.compass.analysis import _condition_spread
 from snap_bench.instruments.profile.analysis import STABILITY
 from snap_bench.judging.verdicts import judge, load_thresholds
-from snap_bench.stats.generalizability import decision_study
+from snap_bench.stats.d_study import decision_study
 
 THRESHOLD = 0.60  # thresholds.yaml: dependability minimum
 FACETS = ("paraphrase", "system_prompt", "context")

@@ -19,8 +19,10 @@ import numpy as np
 
 from snap_bench.analysis.metric_tables import Metric
 from snap_bench.stats import UndefinedStatistic
+from snap_bench.stats.d_study import decision_study, smallest_count
 from snap_bench.stats.degenerate import follows_questions, raw_item_signal
-from snap_bench.stats.generalizability import GStudy, GStudyDesign, decision_study, g_study, smallest_count
+from snap_bench.stats.g_study import GStudy, g_study
+from snap_bench.stats.g_study_design import GStudyDesign
 
 # The column naming who served each answer (snap_bench.analysis.metric_tables.observation_table).
 PROVIDER = "provider"

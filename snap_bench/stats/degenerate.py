@@ -17,7 +17,8 @@ from scipy import stats as scipy_stats
 
 from snap_bench.stats._validation import check_confidence
 from snap_bench.stats.errors import UndefinedStatistic
-from snap_bench.stats.generalizability import RESIDUAL_EFFECT, GStudy, GStudyDesign, g_study
+from snap_bench.stats.g_study import RESIDUAL_EFFECT, GStudy, g_study
+from snap_bench.stats.g_study_design import GStudyDesign
 
 __all__ = [
     "ContradictionRate",
@@ -76,7 +77,7 @@ def raw_item_signal(
     raw_scores : array_like, shape (n,)
         The answers as given (never reverse-keyed), NaN where unscored.
     labels, design
-        As for :func:`~snap_bench.stats.generalizability.g_study`; the object of measurement is the item.
+        As for :func:`~snap_bench.stats.g_study.g_study`; the object of measurement is the item.
     fitted : GStudy, optional
         The G study of these scores under ``design`` when the caller has it already (saves one fit).
 

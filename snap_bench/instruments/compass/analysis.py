@@ -44,8 +44,11 @@ from snap_bench.stats import (
     mean_pairwise_r_batch,
     two_way_bootstrap_ci,
 )
-from snap_bench.stats.generalizability import GStudyDesign, decision_study, g_study, spread_interval
+from snap_bench.stats.d_study import decision_study
+from snap_bench.stats.g_study import g_study
+from snap_bench.stats.g_study_design import GStudyDesign
 from snap_bench.stats.position import MAX_ABS_SCORE
+from snap_bench.stats.spread import spread_interval
 
 # Within one temperature (never pooled): the conditions a placement should not depend on.
 PLACEMENT_FACTORS = ("system_prompt", "choice")
@@ -190,7 +193,7 @@ def _condition_spread(rows: Any) -> Metric:
         return Metric(None, n=used, n_left_out=designed - used, undefined=str(error))
     # The spread across the shipped conditions: the observed condition means' variance net of what
     # run noise, paraphrases and condition x item interactions add to each (the relative error of the
-    # condition means), with a non-central chi-square interval (stats.generalizability.spread_interval).
+    # condition means), with a non-central chi-square interval (stats.spread.spread_interval).
     noise = decision_study(study).relative_error_variance
     means = scored.assign(condition=condition).groupby("condition")["keyed"].mean().to_numpy(float)
     try:

@@ -25,7 +25,7 @@ def baseline_table(instrument: Any, observations: Sequence[Observation]) -> Any:
     """One row per baseline answer: its unit, variant, label value, normalised error and unscored flag."""
     import pandas as pd
 
-    from snap_bench.instruments.perturbation.analysis import VARIANT_FACTORS
+    from snap_bench.instruments.perturbation.answers import VARIANT_FACTORS
     from snap_bench.instruments.perturbation.few_shot import EXAMPLES_FACTOR
     from snap_bench.instruments.perturbation.sentiment_data import gold_interval, max_squared_error, read_gold
     from snap_bench.stats.categorical import interval_squared_errors
@@ -61,8 +61,9 @@ def flip_table(instrument: Any, observations: Sequence[Observation]) -> Any:
     many counted (the rule of the analysis's flip rate); long, one row per unit x count."""
     import pandas as pd
 
-    from snap_bench.instruments.perturbation.analysis import VARIANT_FACTORS, _level_pairs, answers_table
+    from snap_bench.instruments.perturbation.answers import VARIANT_FACTORS, answers_table
     from snap_bench.instruments.perturbation.few_shot import EXAMPLES_FACTOR
+    from snap_bench.instruments.perturbation.unit_statistics import level_pairs
 
     baseline = [o for o in observations if EXAMPLES_FACTOR not in o.factors]
     answers = answers_table(baseline)
@@ -73,7 +74,7 @@ def flip_table(instrument: Any, observations: Sequence[Observation]) -> Any:
     for factor in VARIANT_FACTORS:
         if len({levels.get(factor) for levels in answers.variant_levels}) != 2:
             continue
-        _, pairs = _level_pairs(answers, factor)
+        _, pairs = level_pairs(answers, factor)
         changed = np.zeros(len(keys))
         counted = np.zeros(len(keys))
         for first, second in pairs:

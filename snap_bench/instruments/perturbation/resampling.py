@@ -143,7 +143,7 @@ class SampleSums:
         return statistic
 
     def flip_rate(self, pairs: Sequence[tuple[int, int]]) -> CountsStatistic:
-        """Changed over counted variant pairs (see analysis.flip_rate for what counts)."""
+        """Changed over counted variant pairs (see unit_statistics.flip_rate for what counts)."""
         changed, counted = self._flips(pairs)
 
         def statistic(data: FloatArray, counts: FloatArray) -> FloatArray:

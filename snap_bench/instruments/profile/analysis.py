@@ -26,7 +26,7 @@ from snap_bench.analysis.stability import StabilityDesign, level_metrics
 from snap_bench.instruments.profile.factors import FACTORS, PAIR_CONDITION, PARAPHRASE_ROWS
 from snap_bench.observations.observation import Observation
 from snap_bench.stats import cronbach_alpha, cronbach_alpha_batch, mean_pairwise_r_batch
-from snap_bench.stats.generalizability import GStudyDesign
+from snap_bench.stats.g_study_design import GStudyDesign
 
 # The G study of each temperature: items are what is measured; a paraphrase belongs to its item; system
 # prompt and context are crossed with the items, and may move one item more than another; runs replicate

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from snap_bench.analysis.stability import StabilityDesign, fit_level, level_metrics
-from snap_bench.stats.generalizability import GStudyDesign
+from snap_bench.stats.g_study_design import GStudyDesign
 
 DESIGN = StabilityDesign(
     GStudyDesign("item", ("paraphrase",), nested={"paraphrase": ("item",)}, replicate="run"), by="temperature"

@@ -9,7 +9,7 @@ import pytest
 
 from snap_bench.stats.degenerate import contradiction_rate, follows_questions, raw_item_signal
 from snap_bench.stats.errors import UndefinedStatistic
-from snap_bench.stats.generalizability import GStudyDesign
+from snap_bench.stats.g_study_design import GStudyDesign
 
 INDEX = list(itertools.product(range(10), range(4), range(3)))  # item x system prompt x run
 LABELS = {"item": [i for i, _, _ in INDEX], "prompt": [p for _, p, _ in INDEX], "run": [r for _, _, r in INDEX]}

@@ -9,15 +9,10 @@ import math
 import numpy as np
 import pytest
 
+from snap_bench.stats.d_study import decision_study, smallest_count
 from snap_bench.stats.errors import UndefinedStatistic
-from snap_bench.stats.generalizability import (
-    CELL,
-    RESIDUAL_EFFECT,
-    GStudyDesign,
-    decision_study,
-    g_study,
-    smallest_count,
-)
+from snap_bench.stats.g_study import CELL, RESIDUAL_EFFECT, g_study
+from snap_bench.stats.g_study_design import GStudyDesign
 
 # Brennan (2001), *Generalizability Theory*, Table 3.2 (p. 73): Synthetic Data Set No. 4, a p x (r:t)
 # design, 10 persons x 3 tasks x 4 raters per task (raters 1-4 rate task 1, 5-8 task 2, 9-12 task 3).

@@ -13,7 +13,10 @@ import pandas as pd
 import pingouin
 import pytest
 
-from snap_bench.stats.generalizability import GStudyDesign, decision_study, g_study, spread_interval
+from snap_bench.stats.d_study import decision_study
+from snap_bench.stats.g_study import g_study
+from snap_bench.stats.g_study_design import GStudyDesign
+from snap_bench.stats.spread import spread_interval
 
 
 def two_way(seed: int) -> pd.DataFrame:

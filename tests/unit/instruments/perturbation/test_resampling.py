@@ -3,13 +3,12 @@ figures, as calling each statistic on every resample (the way they were computed
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
-import numpy.typing as npt
 import pytest
 
-from snap_bench.instruments.perturbation import analysis as pa
+from snap_bench.instruments.perturbation import unit_statistics as us
+from snap_bench.instruments.perturbation.answers import Answers
+from snap_bench.instruments.perturbation.bootstrap import sample_sums
 from snap_bench.instruments.perturbation.few_shot import ACCURACY_WEIGHT
 from snap_bench.instruments.perturbation.resampling import CountsStatistic
 from snap_bench.instruments.perturbation.sentiment_data import gold_interval
@@ -19,7 +18,7 @@ LABELS = np.array([-3.0, -2.0, 0.0, 2.0, 3.0])
 FACTORS = ("formality", "phrasing", "order", "synonyms")
 
 
-def answers(gold_kind: str, seed: int, unscored: float) -> pa.Answers:
+def answers(gold_kind: str, seed: int, unscored: float) -> Answers:
     """12 samples x 2 occasions x 16 variants, random labels with a share left unscored."""
     rng = np.random.default_rng(seed)
     levels = [("casual", "formal"), ("imp", "q"), ("task", "text"), ("syn1", "syn2")]
@@ -34,7 +33,7 @@ def answers(gold_kind: str, seed: int, unscored: float) -> pa.Answers:
     kinds = ["positive", "negative"] if gold_kind == "polarity" else ["positive", "negative", "neutral"]
     golds = [str(rng.choice(kinds)) for _ in range(12)]
     intervals = [gold_interval(gold_kind, golds[s]) for s in sample_of]
-    return pa.Answers(
+    return Answers(
         samples=samples,
         variants=["-".join(lv.values()) for lv in variant_levels],
         variant_levels=variant_levels,
@@ -48,32 +47,30 @@ def answers(gold_kind: str, seed: int, unscored: float) -> pa.Answers:
 
 
 def statistics(
-    table: pa.Answers,
-) -> dict[str, tuple[Callable[[pa.Answers, npt.NDArray[np.intp]], float], CountsStatistic]]:
-    sums = pa._sample_sums(table)
-    pairs = [pa._level_pairs(table, factor)[1] for factor in FACTORS]
+    table: Answers,
+) -> dict[str, tuple[us.UnitStatistic, CountsStatistic]]:
+    sums = sample_sums(table)
+    pairs = [us.level_pairs(table, factor)[1] for factor in FACTORS]
     found = {
-        "custom_accuracy": (pa.custom_accuracy, sums.custom_accuracy),
-        "polarity_accuracy": (pa.polarity_accuracy, sums.polarity_accuracy),
-        "exact_accuracy": (pa.exact_accuracy, sums.exact_accuracy),
-        "consistency": (pa.consistency, sums.consistency),
-        "weighted_index": (pa.weighted_index, sums.weighted_index(ACCURACY_WEIGHT)),
-        "fleiss_kappa": (pa.kappa, sums.fleiss_kappa),
-        "variant_spread": (pa.variant_spread, sums.variant_spread),
-        "max_flip_rate": (pa.max_flip_rate(FACTORS), sums.max_flip_rate(pairs)),
+        "custom_accuracy": (us.custom_accuracy, sums.custom_accuracy),
+        "polarity_accuracy": (us.polarity_accuracy, sums.polarity_accuracy),
+        "exact_accuracy": (us.exact_accuracy, sums.exact_accuracy),
+        "consistency": (us.consistency, sums.consistency),
+        "weighted_index": (us.weighted_index, sums.weighted_index(ACCURACY_WEIGHT)),
+        "fleiss_kappa": (us.kappa, sums.fleiss_kappa),
+        "variant_spread": (us.variant_spread, sums.variant_spread),
+        "max_flip_rate": (us.max_flip_rate(FACTORS), sums.max_flip_rate(pairs)),
     }
     for factor, factor_pairs in zip(FACTORS, pairs, strict=True):
         found[f"accuracy_effect[{factor}]"] = (
-            pa._effect(factor),
-            sums.accuracy_effect(*pa._level_columns(table, factor)),
+            us.accuracy_effect_of(factor),
+            sums.accuracy_effect(*us.level_columns(table, factor)),
         )
-        found[f"flip_rate[{factor}]"] = (pa._flips(factor), sums.flip_rate(factor_pairs))
+        found[f"flip_rate[{factor}]"] = (us.flip_rate_of(factor), sums.flip_rate(factor_pairs))
     return found
 
 
-def per_resample(
-    table: pa.Answers, statistic: Callable[[pa.Answers, npt.NDArray[np.intp]], float]
-) -> tuple[float, float]:
+def per_resample(table: Answers, statistic: us.UnitStatistic) -> tuple[float, float]:
     """The interval as it was computed before: the statistic called on the units of every resample."""
     samples = np.arange(len(table.samples), dtype=np.float64).reshape(-1, 1)
     interval = bootstrap_ci(
@@ -106,7 +103,7 @@ def test_batched_intervals_equal_per_resample_intervals(gold_kind: str, unscored
 
 def test_an_undefined_resample_is_nan_where_the_statistic_raises() -> None:
     table = answers("polarity", seed=5, unscored=0.0)
-    sums = pa._sample_sums(table)
+    sums = sample_sums(table)
     only_the_empty_unit_sample = np.zeros((1, 12))
     only_the_empty_unit_sample[0, 1] = 1.0  # sample 1 holds units 2 and 3; unit 3 has no answer
     assert not np.isnan(sums.custom_accuracy(np.empty(0), only_the_empty_unit_sample)[0])
