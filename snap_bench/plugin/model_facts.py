@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from snap_bench.asking.asker import Endpoint
 from snap_bench.asking.catalogue import (
     Catalogue,
     CatalogueEntry,
@@ -25,6 +26,7 @@ from snap_bench.asking.catalogue import (
     temperature_ignored,
 )
 from snap_bench.asking.credentials import api_key
+from snap_bench.asking.stops import StopBoard
 from snap_bench.design.models import ModelSpec
 from snap_bench.recordings.atomic import write_atomically
 
@@ -140,3 +142,43 @@ def notices(facts: Mapping[str, ModelFacts], default_everywhere: bool) -> list[s
                 "supported parameters are models.yaml's"
             )
     return lines
+
+
+def price_source(facts: ModelFacts | None, configured: ModelSpec | None) -> str:
+    """Where a model's price comes from (the dry run says it beside its estimate)."""
+    if facts is not None and facts.source == "catalogue" and facts.entry is not None and facts.entry.price:
+        return "the endpoint's catalogue"
+    if configured is not None and configured.price is not None:
+        return "models.yaml"
+    return "the catalogue entry recorded beside its cassettes"
+
+
+def stop_unserved_models(
+    models: list[ModelSpec], facts: Mapping[str, ModelFacts], endpoints: Mapping[str, Endpoint], board: StopBoard
+) -> None:
+    """A live model whose endpoint's catalogue lists no such id is stopped before its first request."""
+    for model in models:
+        fact, endpoint = facts.get(model.name), endpoints.get(model.name)
+        if fact is not None and fact.unknown_id and endpoint is not None and endpoint.live:
+            said = f"the endpoint's catalogue lists no model {model.provider_id!r}"
+            board.stop(endpoint.stop_request(b"{}"), "model", said)
+
+
+def cost_limit_problem(
+    max_cost_usd: float | None, models: list[ModelSpec], endpoints: Mapping[str, Endpoint]
+) -> str | None:
+    """--snap-max-cost holds only where each request's worst case is known: a price for every live model."""
+    if max_cost_usd is None:
+        return None
+    unpriced = [
+        model.name
+        for model in models
+        if model.price is None and not model.is_local and model.name in endpoints and endpoints[model.name].live
+    ]
+    if not unpriced:
+        return None
+    return (
+        f"--snap-max-cost={max_cost_usd:g} cannot be held for {', '.join(unpriced)}: no price in models.yaml and "
+        "none from the endpoint's catalogue. Fix: add price: {input_per_million: X, output_per_million: Y} to "
+        "the entry, or run without --snap-max-cost."
+    )

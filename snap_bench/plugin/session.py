@@ -10,7 +10,6 @@ plugin stays out of the way of any other test suite.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,6 @@ from snap_bench.design.config import ConfigError
 from snap_bench.design.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.design.shards import in_shard
 from snap_bench.design.temperatures import DEFAULT
-from snap_bench.history.store import provenance
 from snap_bench.instruments import Instrument, Selection, load_instrument, registered
 from snap_bench.judging.baseline import BaselineSpec, parse_baseline
 from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, gates
@@ -38,16 +36,25 @@ from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.export import ObservationWriter
 from snap_bench.observations.observation import Condition, Observation, at_provider_default
 from snap_bench.plugin import row_hooks
+from snap_bench.plugin.activation import choose_models, only_looks, runs_benchmarks
 from snap_bench.plugin.artefacts import Artefacts
 from snap_bench.plugin.ask_ahead_setup import ask_ahead_factory, process_shares
 from snap_bench.plugin.case import Case
 from snap_bench.plugin.endpoints import Endpoints
 from snap_bench.plugin.ledger import ConditionLedger
-from snap_bench.plugin.model_facts import WORKER_INPUT_KEY, ModelFacts, gather_facts, notices, with_catalogue_price
+from snap_bench.plugin.model_facts import (
+    WORKER_INPUT_KEY,
+    ModelFacts,
+    cost_limit_problem,
+    gather_facts,
+    price_source,
+    stop_unserved_models,
+    with_catalogue_price,
+)
 from snap_bench.plugin.preload import preload
 from snap_bench.plugin.session_end import SessionOutputs, end_session
+from snap_bench.plugin.session_meta import session_meta, session_notices
 from snap_bench.plugin.session_options import SessionOptions
-from snap_bench.plugin.spend import serving_by_model, serving_notices, spend_by_model
 from snap_bench.plugin.upcoming import upcoming_params
 from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.recordings.state import Recordings
@@ -84,30 +91,12 @@ class SnapSession:
     # -- activation --------------------------------------------------------------------------
 
     def wanted(self) -> bool:
-        if self.options.explicit:
-            return True
-        benchmarks = (self.options.rootdir / self.options.benchmarks_dir).resolve()
-        for argument in self.config.args:
-            path = Path(argument.split("::")[0])
-            path = (path if path.is_absolute() else Path(self.config.invocation_params.dir) / path).resolve()
-            if path == benchmarks or benchmarks in path.parents:
-                return True
-        return False
+        return runs_benchmarks(self.config, self.options)
 
     def runs_tests(self) -> bool:
         """False for the commands that only look (--collect-only, --help, --version, --snap-dry-run):
         they write nothing under the output folder."""
-        option = self.config.option
-        looking = (
-            getattr(option, "collectonly", False)
-            or getattr(option, "help", False)
-            or getattr(option, "version", False)
-            or getattr(option, "snap_dry_run", False)
-            or getattr(option, "showfixtures", False)
-            or getattr(option, "show_fixtures_per_test", False)
-            or getattr(option, "markers", False)
-        )
-        return not looking
+        return not only_looks(self.config)
 
     def activate(self) -> None:
         """Read the config and choose the models; a problem becomes a usage error, not a traceback."""
@@ -115,7 +104,7 @@ class SnapSession:
             return
         try:
             self.registry = load_models(self.options.config_dir)
-            self.models = self._choose_models(self.registry)
+            self.models = choose_models(self.registry, self.options, self.recordings)
             if self.options.top_logprobs:  # --snap-logprobs wins over each entry's `logprobs`
                 self.models = [dataclasses.replace(m, top_logprobs=self.options.top_logprobs) for m in self.models]
             self.facts = self._model_facts()
@@ -166,13 +155,8 @@ class SnapSession:
 
     def price_source(self, model: str) -> str:
         """Where ``model``'s price comes from, for the dry run's estimate."""
-        facts = self.facts.get(model)
-        if facts is not None and facts.source == "catalogue" and facts.entry is not None and facts.entry.price:
-            return "the endpoint's catalogue"
         configured = self.registry.models.get(model) if self.registry is not None else None
-        if configured is not None and configured.price is not None:
-            return "models.yaml"
-        return "the catalogue entry recorded beside its cassettes"
+        return price_source(self.facts.get(model), configured)
 
     def active_instruments(self) -> list[str]:
         """The instruments this session may run: every registered one (a test module picks its own)."""
@@ -192,21 +176,6 @@ class SnapSession:
             instrument.read_options(self.config)
             self._instruments[name] = instrument
         return self._instruments[name]
-
-    def _choose_models(self, registry: ModelRegistry) -> list[ModelSpec]:
-        if self.options.models:
-            return registry.resolve(self.options.models)
-        if self.options.mode == "pilot":
-            if not registry.pilot:
-                raise ConfigError(registry.source, "pilot", "no pilot models", "list model names under pilot:")
-            return registry.resolve(list(registry.pilot))
-        recorded = [name for name in self.recordings.models() if name in registry.models]
-        if not recorded:
-            raise pytest.UsageError(
-                f"no --model given and no recordings under {self.options.cassette_dir}: "
-                f"name a model with --model (known: {', '.join(sorted(registry.models))})"
-            )
-        return registry.resolve(recorded)
 
     def selection(self, instrument: Instrument) -> Selection:
         others = [self.instrument(name) for name in self.active_instruments() if name != instrument.name]
@@ -273,36 +242,10 @@ class SnapSession:
             (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)
             clear_stops(self.options.out_dir)
             clear_claims(self.options.out_dir)
-            self._stop_unserved_models()
-            self._check_cost_limit()
-
-    def _stop_unserved_models(self) -> None:
-        """A model whose endpoint's catalogue lists no such id is stopped before its first request."""
-        for model in self.models:
-            facts = self.facts.get(model.name)
-            endpoint = self.endpoints.get(model.name)
-            if facts is not None and facts.unknown_id and endpoint is not None and endpoint.live:
-                said = f"the endpoint's catalogue lists no model {model.provider_id!r}"
-                self.stop_board().stop(endpoint.stop_request(b"{}"), "model", said)
-
-    def _check_cost_limit(self) -> None:
-        """--snap-max-cost holds only where each request's worst case is known: a price for every live model."""
-        if self.options.max_cost_usd is None:
-            return
-        unpriced = [
-            model.name
-            for model in self.models
-            if model.price is None
-            and not model.is_local
-            and self.endpoints.get(model.name, None) is not None
-            and self.endpoints[model.name].live
-        ]
-        if unpriced:
-            raise pytest.UsageError(
-                f"--snap-max-cost={self.options.max_cost_usd:g} cannot be held for {', '.join(unpriced)}: no price "
-                "in models.yaml and none from the endpoint's catalogue. Fix: add price: {input_per_million: X, "
-                "output_per_million: Y} to the entry, or run without --snap-max-cost."
-            )
+            stop_unserved_models(self.models, self.facts, self.endpoints, self.stop_board())
+            problem = cost_limit_problem(self.options.max_cost_usd, self.models, self.endpoints)
+            if problem is not None:
+                raise pytest.UsageError(problem)
 
     def stop_board(self) -> StopBoard:
         return StopBoard(self.options.out_dir, {model.name: model.api_key_env for model in self.models})
@@ -459,29 +402,12 @@ class SnapSession:
             self.artefacts.save_baselines(self.options.save_baseline, judged, self.observations, versions)
 
     def session_meta(self) -> dict[str, Any]:
-        return {
-            "models": [model.name for model in self.models],
-            "instruments": {name: instrument.version for name, instrument in self._instruments.items()},
-            "record_mode": self.options.record_mode.value if self.options.record_mode else "auto",
-            "observations": len(self.observations),
-            "missing_reports": sorted(self.missing_reports()),
-            "coverage": {model: entry.to_json() for model, entry in self.coverage().items()},
-            "baseline": self.options.baseline,
-            "judge": self.options.judge or "thresholds.yaml",
-            "resamples": self.options.resamples,
-            "seed": self.options.seed,
-            "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            **provenance(self.options.config_dir, self.options.rootdir),
-            "spend": spend_by_model(self.observations),
-            "endpoints": {name: facts.to_json() for name, facts in sorted(self.facts.items()) if facts.source},
-            "notices": self.notices(),
-            "serving": serving_by_model(self.observations),
-        }
+        versions = {name: instrument.version for name, instrument in self._instruments.items()}
+        return session_meta(self.options, self.models, versions, self.ledger, self.coverage(), self.facts)
 
     def notices(self) -> list[str]:
         """What the session says once about how it asked (a temperature left to the provider, ...)."""
-        lines = notices(self.facts, self.options.temperatures == [DEFAULT])
-        return lines + serving_notices(self.observations)
+        return session_notices(self.options, self.facts, self.observations)
 
     @property
     def instruments(self) -> dict[str, Instrument]:
