@@ -75,6 +75,18 @@ def shard(value: str) -> tuple[int, int]:
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("snap-bench", "snap-bench: LLM consistency benchmark")
+    _design_options(group)
+    _asking_options(group)
+    _limit_options(group)
+    _judging_options(group)
+    # Options of an instrument's own (--snap-perturbation-phase2, --snap-compass-per-prompt).
+    for kind in registered().values():
+        kind.add_options(group)
+    _ini_keys(parser)
+
+
+def _design_options(group: pytest.OptionGroup) -> None:
+    """Which models, and which part of the design."""
     group.addoption(
         "--model",
         action="append",
@@ -119,6 +131,10 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="N",
         help="repetitions per cell instead of experiment.yaml's runs. Default: %(default)r.",
     )
+
+
+def _asking_options(group: pytest.OptionGroup) -> None:
+    """How the conditions are asked: the dry run, recordings, where things are read and written."""
     group.addoption(
         "--snap-dry-run",
         action="store_true",
@@ -152,6 +168,10 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="folder of recordings. Default: ini snap_cassettes or cassettes/.",
     )
+
+
+def _limit_options(group: pytest.OptionGroup) -> None:
+    """How hard the endpoints are asked: attempts, rate, concurrency, shards, budgets, log-probabilities."""
     group.addoption(
         "--snap-max-attempts",
         type=positive_int,
@@ -206,6 +226,10 @@ def add_options(parser: pytest.Parser) -> None:
         "endpoint gives them; it changes the request, so recordings made without it are re-asked. "
         "Default: each entry's `logprobs` in models.yaml (off unless set).",
     )
+
+
+def _judging_options(group: pytest.OptionGroup) -> None:
+    """What is judged and against what: the baseline, the gate, thresholds, the bootstrap, the outputs."""
     group.addoption(
         "--baseline",
         default=None,
@@ -285,9 +309,9 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="N",
         help="seed of the bootstrap, for reproducible intervals. Default: ini snap_seed.",
     )
-    # Options of an instrument's own (--snap-perturbation-phase2, --snap-compass-per-prompt).
-    for kind in registered().values():
-        kind.add_options(group)
+
+
+def _ini_keys(parser: pytest.Parser) -> None:
     parser.addini("snap_thresholds", "threshold overrides, one METRIC=MIN:TARGET per line", type="linelist", default=[])
     parser.addini("snap_resamples", "bootstrap resamples per interval", default="1000")
     parser.addini("snap_seed", "seed of the bootstrap", default="20261122")

@@ -208,27 +208,8 @@ def agreement_chart(points: Sequence[AgreementPoint]) -> str:
                 parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.6"/>')
             for p in drawn:
                 cx, cy = x(p.temperature), y(p.agree or 0)
-                if p.ci_low is not None and p.ci_high is not None:
-                    parts.append(
-                        f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{y(p.ci_low):.1f}" y2="{y(p.ci_high):.1f}" '
-                        f'stroke="{colour}" stroke-width="1.2"/>'
-                    )
-                title = (
-                    f"{model}, {instrument}, temperature {p.temperature:g}: "
-                    f"{p.agree:.2f} [{p.ci_low or 0:.2f}, {p.ci_high or 0:.2f}] on {p.used} of {p.designed} cells"
-                )
-                if p.thin:
-                    parts.append(
-                        f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="url(#snap-hatch)" stroke="#8c959f" '
-                        f'class="snap-thin-point"><title>{text(title)} (under half the design)</title></circle>'
-                        f'<text x="{cx + 7:.1f}" y="{cy + 3:.1f}" font-size="8" fill="#6e7781">'
-                        f"{p.used}/{p.designed}</text>"
-                    )
-                else:
-                    parts.append(
-                        f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="{colour}">'
-                        f"<title>{text(title)}</title></circle>"
-                    )
+                interval = None if p.ci_low is None or p.ci_high is None else (y(p.ci_low), y(p.ci_high))
+                parts.append(_point_mark(p, colour, cx, cy, interval))
         parts.append(
             f'<text transform="translate(11,{top + plot_h / 2}) rotate(-90)" font-size="10" text-anchor="middle">'
             "cells whose runs agree</text></g>"
@@ -254,6 +235,29 @@ def agreement_chart(points: Sequence[AgreementPoint]) -> str:
         "interval. Cells with an unscored run are not used; a hollow hatched point rests on under half of its "
         "design (used/designed beside it).</figcaption></figure>"
     )
+
+
+def _point_mark(p: AgreementPoint, colour: str, cx: float, cy: float, interval: tuple[float, float] | None) -> str:
+    """One model's point at one temperature: its interval, and a full dot, or a hollow hatched one with its
+    coverage when it rests on under half of its design."""
+    mark = ""
+    if interval is not None:
+        mark += (
+            f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{interval[0]:.1f}" y2="{interval[1]:.1f}" '
+            f'stroke="{colour}" stroke-width="1.2"/>'
+        )
+    title = (
+        f"{p.model}, {p.instrument}, temperature {p.temperature:g}: "
+        f"{p.agree:.2f} [{p.ci_low or 0:.2f}, {p.ci_high or 0:.2f}] on {p.used} of {p.designed} cells"
+    )
+    if p.thin:
+        return mark + (
+            f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="url(#snap-hatch)" stroke="#8c959f" '
+            f'class="snap-thin-point"><title>{text(title)} (under half the design)</title></circle>'
+            f'<text x="{cx + 7:.1f}" y="{cy + 3:.1f}" font-size="8" fill="#6e7781">'
+            f"{p.used}/{p.designed}</text>"
+        )
+    return mark + f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="{colour}"><title>{text(title)}</title></circle>'
 
 
 STYLE = """<style>
