@@ -58,11 +58,14 @@ def conditions_data(observations: Sequence[Observation]) -> dict[str, Any]:
     """
     strings = _Strings()
     factors = factor_names(observations)
-    columns = [*FIXED_COLUMNS, *factors, *TAIL_COLUMNS]
+    # Who served each answer, where an endpoint said (a filter: one provider's answers at a time).
+    served = ["provider"] if any(o.provider for o in observations) else []
+    columns = [*FIXED_COLUMNS, *factors, *served, *TAIL_COLUMNS]
     rows: list[list[Any]] = []
     for o in observations:
         code = "" if o.code is None else f"{o.code} {ANSWER_CODES.get(o.code, 'unknown code')}"
         texts = [o.model, o.instrument, o.item, *(o.factors.get(name, "") for name in factors)]
+        texts += [o.provider or "" for _ in served]
         row: list[Any] = [strings(value) for value in texts]
         row += [o.run, o.score if o.code is None else None, strings(code), strings(o.reason or "")]
         row.append(strings("passed" if o.code is None else "unscored"))
@@ -70,7 +73,7 @@ def conditions_data(observations: Sequence[Observation]) -> dict[str, Any]:
         row.append(strings("(no answer)" if o.raw_answer is None else o.raw_answer))
         row.append([[strings(str(m.get("role", "?"))), strings(str(m.get("content", "")))] for m in o.messages])
         rows.append(row)
-    filtered = [c for c in columns if c in FILTERED or c in factors]
+    filtered = [c for c in columns if c in FILTERED or c in factors or c in served]
     return {"columns": columns, "filtered": filtered, "strings": strings.values, "rows": rows}
 
 

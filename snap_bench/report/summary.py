@@ -254,6 +254,9 @@ def _run_facts(
     partial = incomplete_models(mapping(session.get("coverage")))
     if partial:
         facts.append(("INCOMPLETE (checks not judged)", "; ".join(f"{c.model}: {c.describe()}" for c in partial)))
+    for model, spent in sorted(mapping(session.get("spend")).items()):
+        facts.append((f"spent on {model}", f"${spent.get('cost_usd', 0):.6f} on {spent.get('requests', 0)} request(s)"))
+    facts += [("notice", str(line)) for line in session.get("notices") or []]
     missing = session.get("missing_reports") or []
     if missing:
         facts.append(("conditions without a report", f"{len(missing)} (listed in analysis.json)"))

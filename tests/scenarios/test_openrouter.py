@@ -143,6 +143,8 @@ def test_answers_from_several_providers_are_a_facet_of_their_own_not_run_noise(
     serving = session_json(project)["serving"]["llama"]
     assert set(serving) == {"DeepInfra", "Together", "Fireworks"}
     assert serving["Together"]["mean_score"] == 2.0
+    report = (project.out / "report.html").read_text(encoding="utf-8")
+    assert "llama: answered by 3 providers" in report  # the report's run facts carry the notice
     details = json.dumps(project.analysis()["instruments"]["profile"]["models"]["llama"])
     assert '"provider"' in details  # the G study's components name the provider facet
 
