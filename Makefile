@@ -18,14 +18,15 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Each stamp is remade (packages reinstalled) whenever pyproject.toml changes.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(PIP) -e .
+# Each stamp is remade (packages reinstalled) whenever pyproject.toml or constraints.txt changes.
+# pyproject.toml declares ranges; constraints.txt holds the exact versions that reproduce the shipped figures.
+$(VENV)/.installed: pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) -c constraints.txt -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-dev: pyproject.toml constraints.txt | $(BIN)/python
 	# --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS and could hand back a native build.
-	$(PIP) --no-cache-dir -e '.[test,local]'
+	$(PIP) --no-cache-dir -c constraints.txt -e '.[test,local]'
 	touch $@ $(VENV)/.installed
 
 setup: $(VENV)/.installed
