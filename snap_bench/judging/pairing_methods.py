@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from snap_bench.analysis.pairings import BootstrapPairing, JackknifePairing, ProportionPairing
 from snap_bench.observations.observation import Observation
 
 if TYPE_CHECKING:
-    from snap_bench.analysis.metric_specs import Pairing
-    from snap_bench.analysis.metric_tables import AnalysisSettings, FloatArray
+    import numpy.typing as npt
+
+    from snap_bench.analysis.metric_tables import AnalysisSettings, FloatArray, ModelAnalysis
+    from snap_bench.analysis.pairings import Batch, Estimate, Pairing, Refit
     from snap_bench.instruments import Instrument
 
 # pandas is imported by the table makers only, on the controller at session end.
@@ -62,21 +65,20 @@ class Sides:
             and self.shared == self.designed
             and all(answers[o.condition_id] == (o.score, o.keyed_score, o.code) for o in self.new)
         )
-        self._tables: dict[Any, tuple[Any, Any, Any]] = {}
+        # table maker ("module:function") -> (new table, old table, baseline's whole table)
+        self._tables: dict[str, tuple[Any, Any, Any]] = {}
 
     def tables(self, pairing: Pairing) -> tuple[Any, Any, Any]:
         """(new table, old table, baseline's whole table), made once per table maker."""
-        from snap_bench.analysis.metric_tables import pairing_table
-
-        maker = pairing.table() if pairing.table is not None else pairing_table
-        if maker not in self._tables:
+        if pairing.table not in self._tables:
+            maker = pairing.load_table()
             # What is designed is what the baseline was asked: a narrowed run covers part of it.
-            self._tables[maker] = (
+            self._tables[pairing.table] = (
                 maker(self.instrument, self.new),
                 maker(self.instrument, self.old),
                 maker(self.instrument, self.all_old),
             )
-        return self._tables[maker]
+        return self._tables[pairing.table]
 
     def compare(self, pairing: Pairing, settings: AnalysisSettings, level: str | None = None) -> Result:
         if not self.shared:
@@ -90,10 +92,9 @@ class Sides:
             new, old, everything = (table[table[pairing.by] == level] for table in (new, old, everything))
             if everything.empty:
                 raise NotCompared(f"the baseline was not asked at {level}", 0, 0)
-        if pairing.method in ("independent", "jackknife"):
-            level_sides = _Refitted(self.instrument, pairing, new, old, len(everything), self.identical)
-            return level_sides.independent() if pairing.method == "independent" else level_sides.jackknife(settings)
-        if pairing.method == "proportion":
+        if isinstance(pairing, BootstrapPairing):
+            return _paired_bootstrap(pairing, new, old, everything, settings)
+        if isinstance(pairing, ProportionPairing):
             result = _paired_proportion(pairing, new, old, len(everything), settings)
             if self.identical:
                 # Every designed condition answered alike (a replay of the baseline's own answers): the rate
@@ -101,10 +102,23 @@ class Sides:
                 # Newcombe's interval would still allow for discordant pairs no data hint at.
                 return dataclasses.replace(result, difference=(0.0, 0.0, 0.0), method="identical answers")
             return result
-        return _paired_bootstrap(pairing, new, old, everything, settings)
+        refitted = _Refitted(
+            instrument=self.instrument,
+            values=pairing.values,
+            method=pairing.describe(),
+            new=new,
+            old=old,
+            designed=len(everything),
+            identical=self.identical,
+        )
+        if isinstance(pairing, JackknifePairing):
+            return refitted.jackknife(pairing.load_refit(), pairing.cluster, settings)
+        return refitted.independent(pairing.load_estimate())
 
 
-def _paired_proportion(pairing: Pairing, new: Any, old: Any, designed: int, settings: AnalysisSettings) -> Result:
+def _paired_proportion(
+    pairing: ProportionPairing, new: Any, old: Any, designed: int, settings: AnalysisSettings
+) -> Result:
     """A rate on the pairs both were asked, by Newcombe's interval of the paired difference."""
     from snap_bench.stats.paired import newcombe_paired_ci
 
@@ -134,12 +148,14 @@ def _paired_proportion(pairing: Pairing, new: Any, old: Any, designed: int, sett
     )
 
 
-def _wide(table: Any, index: list[str], pairing: Pairing) -> Any:
+def _wide(table: Any, index: list[str], pairing: BootstrapPairing) -> Any:
     grouped = table.groupby([*index, pairing.columns], sort=True)[pairing.values]
     return (grouped.mean() if pairing.aggregate == "mean" else grouped.first()).unstack(pairing.columns)
 
 
-def _paired_bootstrap(pairing: Pairing, new: Any, old: Any, everything: Any, settings: AnalysisSettings) -> Result:
+def _paired_bootstrap(
+    pairing: BootstrapPairing, new: Any, old: Any, everything: Any, settings: AnalysisSettings
+) -> Result:
     """The statistic of both models on the rows both have, the difference resampled by cluster."""
     from snap_bench.stats import UndefinedStatistic
     from snap_bench.stats.paired import cluster_bootstrap_ci
@@ -163,7 +179,7 @@ def _paired_bootstrap(pairing: Pairing, new: Any, old: Any, everything: Any, set
         raise NotCompared(f"no {unit[:-1]} answered by both models", rows, designed, unit)
     clusters = _codes(joined.index.get_level_values(pairing.cluster)) if pairing.cluster else np.arange(rows)
     groups = _codes(joined.index.get_level_values(pairing.within)) if pairing.within else np.zeros(rows, np.intp)
-    statistic = _grouped(pairing.statistic(), groups)
+    statistic = _grouped(pairing.load_statistic(), groups)
 
     def difference(data: FloatArray, counts: FloatArray) -> FloatArray:
         result: FloatArray = statistic(data[:, :k], counts) - statistic(data[:, k:], counts)
@@ -202,11 +218,12 @@ def _paired_bootstrap(pairing: Pairing, new: Any, old: Any, everything: Any, set
 @dataclass(frozen=True)
 class _Refitted:
     """Both models' long tables of one level, for a figure refitted on each side rather than computed
-    from a matrix: ``compared`` counts the conditions both answered with a score, ``designed`` the
-    baseline's conditions at that level."""
+    from a matrix: ``compared`` counts the conditions both answered with a score (a ``values`` that is not
+    NaN), ``designed`` the baseline's conditions at that level; ``method`` names the pairing's method."""
 
     instrument: Instrument
-    pairing: Pairing
+    values: str
+    method: str
     new: Any
     old: Any
     designed: int
@@ -216,8 +233,7 @@ class _Refitted:
     @property
     def compared(self) -> int:
         """The conditions both models answered with a score (what both refits rest on)."""
-        values = self.pairing.values
-        scored = [set(table.loc[table[values].notna(), "condition_id"]) for table in (self.new, self.old)]
+        scored = [set(table.loc[table[self.values].notna(), "condition_id"]) for table in (self.new, self.old)]
         return len(scored[0] & scored[1])
 
     def not_compared(self, reason: str) -> NotCompared:
@@ -228,23 +244,19 @@ class _Refitted:
             new_value=new_value,
             old_value=old_value,
             difference=difference,
-            method="identical answers" if self.identical else self.pairing.describe(),
+            method="identical answers" if self.identical else self.method,
             n=n,
             compared=self.compared,
             designed=self.designed,
             unit=self.unit,
         )
 
-    def jackknife(self, settings: AnalysisSettings) -> Result:
+    def jackknife(self, refit: Refit, clustered_by: str, settings: AnalysisSettings) -> Result:
         """A refitted figure (a G study's coefficient) of both models on the answers both gave, the paired
-        difference's interval from refits with one cluster (item) left out at a time."""
+        difference's interval from refits with one cluster (``clustered_by``: item) left out at a time."""
         from snap_bench.stats import UndefinedStatistic
         from snap_bench.stats.paired import jackknife_ci
 
-        key = self.pairing.cluster
-        if self.pairing.refit is None or key is None:
-            raise TypeError("a jackknife pairing needs refit and cluster")
-        refit = self.pairing.refit()
         new_value, new_start = refit(self.instrument, self.new, None)
         if math.isnan(new_value):
             raise self.not_compared("undefined for the new model on the answers both gave")
@@ -254,11 +266,11 @@ class _Refitted:
         old_value, old_start = refit(self.instrument, self.old, None)
         if math.isnan(old_value):
             raise self.not_compared("undefined for the baseline on the answers both gave")
-        clusters = sorted(set(self.old[key]) & set(self.new[key]))
+        clusters = sorted(set(self.old[clustered_by]) & set(self.new[clustered_by]))
         # Each leave-one-out refit starts from its side's full fit: it lies close, so it converges quickly.
         left_out = [
-            refit(self.instrument, self.new[self.new[key] != cluster], new_start)[0]
-            - refit(self.instrument, self.old[self.old[key] != cluster], old_start)[0]
+            refit(self.instrument, self.new[self.new[clustered_by] != cluster], new_start)[0]
+            - refit(self.instrument, self.old[self.old[clustered_by] != cluster], old_start)[0]
             for cluster in clusters
         ]
         try:
@@ -267,13 +279,10 @@ class _Refitted:
             raise self.not_compared(f"no interval on the answers both gave: {error}") from None
         return self.result(new_value, old_value, (interval.estimate, interval.low, interval.high), len(clusters))
 
-    def independent(self) -> Result:
+    def independent(self, estimate: Estimate) -> Result:
         """Each model's figure with its own interval on the answers both gave, combined (MOVER)."""
         from snap_bench.stats.paired import mover_ci
 
-        if self.pairing.estimate is None:
-            raise TypeError("an independent pairing needs estimate")
-        estimate = self.pairing.estimate()
         first = estimate(self.instrument, self.new)
         if math.isnan(first[0]):
             raise self.not_compared("undefined for the new model on the answers both gave")
@@ -285,12 +294,12 @@ class _Refitted:
         return self.result(first[0], second[0], mover_ci(first, second), self.compared)
 
 
-def _codes(labels: Any) -> Any:
+def _codes(labels: Any) -> npt.NDArray[np.intp]:
     _, codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
     return codes.astype(np.intp)
 
 
-def _grouped(batch: Callable[[FloatArray, FloatArray], FloatArray], groups: Any) -> Callable[..., FloatArray]:
+def _grouped(batch: Batch, groups: npt.NDArray[np.intp]) -> Batch:
     """The statistic within each group of rows, the largest kept (one group: the statistic itself)."""
     masks = [groups == group for group in np.unique(groups)]
     if len(masks) == 1:
@@ -305,7 +314,7 @@ def _grouped(batch: Callable[[FloatArray, FloatArray], FloatArray], groups: Any)
     return largest
 
 
-def against_saved(metric: str, analysis: Any, saved: Mapping[str, Any]) -> Result:
+def against_saved(metric: str, analysis: ModelAnalysis, saved: Mapping[str, Any]) -> Result:
     """Against a saved analysis.json (no per-condition results): unpaired and conservative. The interval
     of the difference joins both intervals end to end (new low - old high, new high - old low), wider than
     any paired or independent interval; a saved value without an interval is taken as wide as the new one's."""
