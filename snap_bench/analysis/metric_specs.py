@@ -9,93 +9,17 @@ label from the same entry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-    from snap_bench.observations.observation import Observation
-
-    FloatArray = npt.NDArray[np.float64]
-    Batch = Callable[[FloatArray, FloatArray], FloatArray]
-    # (the instrument, one model's observations) -> a long pandas table, one row per observation
-    TableMaker = Callable[[Any, Sequence[Observation]], Any]
-    # (the instrument, one level's long table, a warm start or None) -> the figure refitted on it (NaN when
-    # undefined) and the warm start for refits of similar data (the jackknife's leave-one-out refits)
-    Refit = Callable[[Any, Any, Any], tuple[float, Any]]
-    # (the instrument, one level's long table) -> (value, low, high), NaN when undefined
-    Estimate = Callable[[Any, Any], tuple[float, float, float]]
+from snap_bench.analysis.pairings import BootstrapPairing, JackknifePairing, Pairing, ProportionPairing
 
 Better = Literal["higher", "lower"]
 Unit = Literal["coefficient", "share", "percent", "points"]
 ALPHA = "\N{GREEK SMALL LETTER ALPHA}"
 PHI = "\N{GREEK CAPITAL LETTER PHI}"
 RHO = "\N{GREEK SMALL LETTER RHO}"
-
-
-PairingMethod = Literal["bootstrap", "proportion", "jackknife", "independent"]
-
-
-@dataclass(frozen=True)
-class Pairing:
-    """How two models' observations are lined up for a paired comparison of this metric.
-
-    ``method="bootstrap"``: the metric is computed on a matrix of ``values`` with one row per combination
-    of ``rows`` and one column per level of ``columns``; the gate joins both models' matrices on their rows
-    (and columns) and resamples the design's random unit, ``cluster`` (a field of the table: every row of
-    one item is drawn together, since cells cluster in items), or each row when ``cluster`` is None.
-    ``statistic`` returns the vectorised statistic (imported on use: numpy and the stats are loaded at
-    session end on the controller only). ``complete``: only rows without a missing value on either side
-    enter (correlations); otherwise NaN is passed to the statistic, which decides. ``aggregate``: how
-    several observations of one row and column combine ("first", or "mean"). ``within``: the statistic is
-    computed within each level of this row field and the largest kept (the compass's larger axis).
-
-    ``method="proportion"``: a rate, the share of the rows whose ``values`` is 1, compared by Newcombe's
-    interval for a paired difference of proportions (rows: the conditions both models were asked; a row
-    whose value is missing on either side is left out).
-
-    ``method="jackknife"``: a figure refitted on the long table (a G study's coefficient), ``refit``
-    returning it; both models' figure is refitted with one ``cluster`` (item) left out at a time, and the
-    paired difference's jackknife standard error gives its interval (``stats.paired.jackknife_ci``).
-
-    ``method="independent"``: a figure whose interval is conditional on the shipped design (the compass's
-    spread net of run noise), so two models' estimates are independent: ``estimate`` returns each side's
-    (value, low, high) and the difference's interval is recovered from both (``stats.paired.mover_ci``).
-
-    ``by``: the metric is one figure per level of this field (``dependability[t0]``: temperature), each
-    compared on that level's rows alone and named with its level.
-
-    ``table`` returns the function making the long table of one model's observations (default:
-    ``analysis.pairing_table``, the shared table with an ``unscored`` column); an instrument whose metric
-    needs other columns (a variant, an error against the gold) gives its own.
-    """
-
-    rows: tuple[str, ...]
-    columns: str
-    values: str
-    statistic: Callable[[], Batch]
-    cluster: str | None = None
-    method: PairingMethod = "bootstrap"
-    complete: bool = True
-    aggregate: Literal["first", "mean"] = "first"
-    within: str | None = None
-    table: Callable[[], TableMaker] | None = None
-    refit: Callable[[], Refit] | None = None
-    estimate: Callable[[], Estimate] | None = None
-    by: str | None = None
-
-    def describe(self) -> str:
-        if self.method == "proportion":
-            return "Newcombe paired"
-        if self.method == "jackknife":
-            return f"paired jackknife over {self.cluster}s"
-        if self.method == "independent":
-            return "each side's own interval, combined (MOVER)"
-        return f"paired bootstrap over {self.cluster + 's' if self.cluster else ' x '.join(self.rows)}"
 
 
 @dataclass(frozen=True)
@@ -117,31 +41,17 @@ class MetricSpec:
         return clipped if self.better == "higher" else 1 - clipped
 
 
-def mean_pairwise_r() -> Batch:
-    """The vectorised mean pairwise Pearson r (Fisher z), the statistic of every correlation pairing."""
-    from snap_bench.stats import mean_pairwise_r_batch
-
-    return mean_pairwise_r_batch
+# The vectorised mean pairwise Pearson r (Fisher z), the statistic of every correlation pairing.
+MEAN_PAIRWISE_R = "snap_bench.stats:mean_pairwise_r_batch"
 
 
-def _icc21() -> Batch:
-    from snap_bench.stats import icc_batch
-
-    return partial(icc_batch, form="2,1")
-
-
-def no_statistic() -> Batch:
-    """The ``statistic`` of a pairing compared by its own method (a rate, a refit)."""
-    raise TypeError("this metric is compared by its own method (a rate, a refit), not by a batch statistic")
-
-
-def run_pairing(statistic: Callable[[], Batch], values: str = "keyed") -> Pairing:
+def run_pairing(statistic: str, values: str = "keyed") -> BootstrapPairing:
     """Cells as rows, runs as columns: the matrix of every run-to-run figure, resampled by item."""
-    return Pairing(("cell",), "run", values, statistic, cluster="item")
+    return BootstrapPairing(rows=("cell",), columns="run", values=values, statistic=statistic, cluster="item")
 
 
 # Each condition asked of both models is a pair; the rate is the share of them without a score.
-RATE_PAIRING = Pairing(("condition_id",), "", "unscored", no_statistic, method="proportion")
+RATE_PAIRING = ProportionPairing(rows=("condition_id",), values="unscored")
 
 
 def rate(label: str, description: str, pairing: Pairing | None = None) -> MetricSpec:
@@ -150,45 +60,23 @@ def rate(label: str, description: str, pairing: Pairing | None = None) -> Metric
     )
 
 
-def _dependability() -> Refit:
-    from snap_bench.analysis.stability import single_answer_phi
-
-    return lambda instrument, table, start: single_answer_phi(table, instrument.stability, start)
-
-
 # Per temperature, the single-answer dependability refitted with one item left out at a time: the
 # gate's interval treats the items as a sample (the verdict's is conditional on them), so it is the
 # wider of the two readings; an unchanged model's refits move together, which is what pairing buys.
-DEPENDABILITY_PAIRING = Pairing(
-    ("condition_id",),
-    "",
-    "score",
-    no_statistic,
+DEPENDABILITY_PAIRING = JackknifePairing(
+    values="score",
     cluster="item",
-    method="jackknife",
-    refit=_dependability,
+    refit="snap_bench.analysis.stability:dependability_refit",
     by="temperature",
 )
 
 
-def contradiction_pairing(condition: Sequence[str], table: Callable[[], TableMaker]) -> Pairing:
+def contradiction_pairing(condition: Sequence[str], table: str) -> ProportionPairing:
     """Each (statement, reverse) pair under one condition that both models answered is a pair: Newcombe's
     paired interval of the contradiction rates, per temperature (``table``: the instrument's pair table)."""
-    return Pairing(
-        ("pair", "temperature", *condition),
-        "",
-        "contradiction",
-        no_statistic,
-        method="proportion",
-        table=table,
-        by="temperature",
+    return ProportionPairing(
+        rows=("pair", "temperature", *condition), values="contradiction", table=table, by="temperature"
     )
-
-
-def _all_runs_agree() -> Batch:
-    from snap_bench.stats import all_runs_agree_share_batch
-
-    return all_runs_agree_share_batch
 
 
 # The metrics of the shared analysis helpers (snap_bench.analysis.metric_tables): answer rates and run-to-run agreement.
@@ -221,13 +109,13 @@ SHARED_METRICS: Mapping[str, MetricSpec] = {
     ),
     "test_retest_r": MetricSpec(
         "test-retest r (original design)",
-        pairing=run_pairing(mean_pairwise_r),
+        pairing=run_pairing(MEAN_PAIRWISE_R),
         description="the original design's figure, reported, not judged: mean Pearson r between the runs of "
         "each complete cell, all temperatures pooled",
     ),
     "icc2_1": MetricSpec(
         "ICC(2,1) (original design)",
-        pairing=run_pairing(_icc21),
+        pairing=run_pairing("snap_bench.analysis.metric_tables:icc21_batch"),
         description="the original design's figure, reported, not judged: two-way random, absolute agreement, "
         "single-run intraclass correlation over complete cells x runs, all temperatures pooled",
     ),
@@ -237,7 +125,7 @@ SHARED_METRICS: Mapping[str, MetricSpec] = {
     "tara_all_runs": MetricSpec(
         "all runs agree (original design)",
         unit="share",
-        pairing=run_pairing(_all_runs_agree, values="score"),
+        pairing=run_pairing("snap_bench.stats:all_runs_agree_share_batch", values="score"),
         description="share of cells whose runs all agree",
     ),
     "mean_score": MetricSpec("mean keyed score", unit="points", composite_scale=None),

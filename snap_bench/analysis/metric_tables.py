@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -148,7 +147,7 @@ def retest_metrics(table: Any, settings: AnalysisSettings, *, with_cv: bool) -> 
     raw_runs = wide(table, index=["cell"], columns="run", values="score")
     metrics = {
         "test_retest_r": interval_metric(runs, mean_pairwise_r_value, mean_pairwise_r_batch, settings, min_columns=2),
-        "icc2_1": interval_metric(runs, icc21_value, partial(icc_batch, form="2,1"), settings, min_columns=2),
+        "icc2_1": interval_metric(runs, icc21_value, icc21_batch, settings, min_columns=2),
     }
     if with_cv:
         metrics["cv_mean"] = interval_metric(runs, _cv_mean, coefficient_of_variation_batch, settings, min_columns=2)
@@ -188,7 +187,7 @@ def observation_table(observations: Sequence[Observation], factors: Sequence[str
 def pairing_table(instrument: Any, observations: Sequence[Observation]) -> Any:
     """The long table the upgrade gate pairs two models on by default: :func:`observation_table` with
     ``unscored`` (1: the answer has no score) for the rates. ``instrument`` is for the table makers of
-    instruments that need it (a MetricSpec's ``Pairing.table``); this one does not."""
+    instruments that need it (a pairing's ``table``); this one does not."""
     table = observation_table(observations)
     table["unscored"] = (table["code"] != 0).astype(float)
     return table
@@ -229,6 +228,11 @@ def mean_pairwise_r_value(matrix: FloatArray) -> float:
 
 def icc21_value(matrix: FloatArray) -> float:
     return icc(matrix, "2,1").value
+
+
+def icc21_batch(matrix: FloatArray, counts: FloatArray) -> FloatArray:
+    """ICC(2,1) of many row-resamples at once: the statistic of the gate's ``icc2_1`` pairing."""
+    return icc_batch(matrix, counts, form="2,1")
 
 
 def _cv_mean(matrix: FloatArray) -> float:

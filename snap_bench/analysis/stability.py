@@ -189,6 +189,12 @@ def single_answer_phi(
     return decision_study(study, single_answer(study.design)).phi.value, shares
 
 
+def dependability_refit(instrument: Any, rows: Any, start: Sequence[float] | None) -> tuple[float, list[float] | None]:
+    """:func:`single_answer_phi` under the instrument's own stability design: the refit of the gate's
+    ``dependability`` pairing (``instrument`` is Any: its type would close an import cycle here)."""
+    return single_answer_phi(rows, instrument.stability, start)
+
+
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 

@@ -1,43 +1,33 @@
-"""Is NEW non-inferior to the BASELINE on every judged metric of every instrument?
-
-Each metric is compared the way its :class:`~snap_bench.analysis.metric_specs.Pairing` says: both models'
-observations are lined up on the conditions both were asked, the metric is computed for each on those,
-and the interval of the difference comes from a paired method (a bootstrap over the design's random
-units, or Newcombe's interval for a rate). A metric that cannot be compared (no margin, no pairing, no
-shared condition, undefined on one side) is its own outcome, ``not compared``: it never passes, and the
-gate is then incomplete.
-
-One rule across the checks: intersection-union. The gate passes only when *every* check shows
-non-inferiority, each with its own 95 % interval (one-sided 2.5 %): the claim "no worse on any metric"
-is the intersection of the per-metric claims, so wrongly passing a regressed model is bounded by the
-largest per-check error (2.5 %) without splitting alpha (Berger 1982). What the rule does not bound,
-failing an unchanged model, is held down by the margins, chosen from the noise of a replayed model and
-measured over all checks together by ``python -m bench.gate``.
-
-pandas is imported here, on the controller at session end only.
-"""
+"""The upgrade gate's decision rule: is NEW non-inferior to the BASELINE on every judged metric of every
+instrument? Each difference and its interval come from :mod:`snap_bench.judging.pairing_methods`."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from snap_bench.judging.pairing_methods import NotCompared, Result, Sides, against_saved
 from snap_bench.observations.observation import Observation
 
 if TYPE_CHECKING:
-    from snap_bench.analysis.metric_specs import Pairing
-    from snap_bench.analysis.metric_tables import AnalysisSettings, FloatArray
+    from snap_bench.analysis.metric_tables import AnalysisSettings
     from snap_bench.instruments import Instrument
     from snap_bench.judging.baseline import BaselineSpec
+    from snap_bench.judging.verdicts import ThresholdConfig
 
+# One rule across the checks: intersection-union. The gate passes only when *every* check shows
+# non-inferiority, each with its own 95 % interval (one-sided 2.5 %): the claim "no worse on any metric"
+# is the intersection of the per-metric claims, so wrongly passing a regressed model is bounded by the
+# largest per-check error (2.5 %) without splitting alpha (Berger 1982). What the rule does not bound,
+# failing an unchanged model, is held down by the margins, chosen from the noise of a replayed model and
+# measured over all checks together by ``python -m bench.gate``.
 NON_INFERIOR = "non-inferior"
 INCONCLUSIVE = "inconclusive"
 REGRESSION = "REGRESSION"
+# A metric that cannot be compared (no margin, no pairing, no shared condition, undefined on one side) is
+# an outcome of its own: it never passes, and the gate is then incomplete.
 NOT_COMPARED = "not compared"
 
 
@@ -92,29 +82,7 @@ class Question:
     better: str
 
 
-@dataclass(frozen=True)
-class Result:
-    """What a method found: both values, the difference with its interval, and what it rests on."""
-
-    new_value: float
-    old_value: float
-    difference: tuple[float, float, float]
-    method: str
-    n: int
-    compared: int
-    designed: int
-    unit: str
-
-
-class NotCompared(Exception):
-    """Why a metric could not be compared; carries the coverage reached so far."""
-
-    def __init__(self, reason: str, compared: int = 0, designed: int = 0, unit: str = "conditions") -> None:
-        super().__init__(reason)
-        self.reason, self.compared, self.designed, self.unit = reason, compared, designed, unit
-
-
-def compared_metrics(config: Any) -> list[str]:
+def compared_metrics(config: ThresholdConfig) -> list[str]:
     """Every judged metric (thresholds.yaml ``metrics``), then any other metric given a margin."""
     return [*config.metrics, *(name for name in config.non_inferiority if name not in config.metrics)]
 
@@ -124,7 +92,7 @@ def compare_with_baseline(
     baseline: BaselineSpec,
     instruments: Mapping[str, Instrument],
     settings: AnalysisSettings,
-    thresholds: Any,
+    thresholds: Callable[[str], ThresholdConfig],
 ) -> list[Comparison]:
     """Every judged metric of every instrument the new model was asked, against the baseline."""
     from snap_bench.analysis.metric_specs import spec_in
@@ -138,7 +106,7 @@ def compare_with_baseline(
             continue
         config = thresholds(instrument)
         kind = instruments[instrument]
-        sides = _Sides(kind, rows, by_model.get((baseline.model, instrument), []))
+        sides = Sides(kind, rows, by_model.get((baseline.model, instrument), []))
         saved = None if baseline.saved is None else baseline.saved.get(instrument, {})
         new_analysis = None
         for metric in compared_metrics(config):
@@ -157,7 +125,7 @@ def compare_with_baseline(
                     if saved is not None:
                         if new_analysis is None:
                             new_analysis = kind.analyse(model, rows, settings)
-                        result = _against_saved(name, new_analysis, saved)
+                        result = against_saved(name, new_analysis, saved)
                     elif spec is None or spec.pairing is None:
                         raise NotCompared(
                             f"no paired method: {instrument}'s MetricSpec for {metric} declares no pairing"
@@ -178,7 +146,7 @@ def compare_with_baseline(
     return comparisons
 
 
-def _named_levels(metric: str, by: str | None, config: Any, sides: _Sides) -> list[tuple[str, str | None]]:
+def _named_levels(metric: str, by: str | None, config: ThresholdConfig, sides: Sides) -> list[tuple[str, str | None]]:
     """``[(metric, None)]``, or for a per-level metric (``by``: temperature) one ``(metric[level], level)``
     per judged level: thresholds.yaml's temperatures, else every level the baseline was asked at."""
     if by is None:
@@ -197,273 +165,6 @@ def _level_key(level: str) -> tuple[float, str]:
         return float(level.removeprefix("t")), level
     except ValueError:
         return math.inf, level
-
-
-class _Sides:
-    """Both models' observations of one instrument, restricted to the conditions both were asked."""
-
-    def __init__(self, instrument: Instrument, new_rows: list[Observation], old_rows: list[Observation]) -> None:
-        self.instrument = instrument
-        old_ids = {o.condition_id for o in old_rows}
-        shared = old_ids & {o.condition_id for o in new_rows}
-        self.designed = len(old_ids)
-        self.shared = len(shared)
-        self.new = [o for o in new_rows if o.condition_id in shared]
-        self.old = [o for o in old_rows if o.condition_id in shared]
-        self.all_old = old_rows
-        answers = {o.condition_id: (o.score, o.keyed_score, o.code) for o in self.old}
-        self.identical = (
-            bool(old_rows)
-            and self.shared == self.designed
-            and all(answers[o.condition_id] == (o.score, o.keyed_score, o.code) for o in self.new)
-        )
-        self._tables: dict[Any, tuple[Any, Any, Any]] = {}
-
-    def tables(self, pairing: Pairing) -> tuple[Any, Any, Any]:
-        """(new table, old table, baseline's whole table), made once per table maker."""
-        from snap_bench.analysis.metric_tables import pairing_table
-
-        maker = pairing.table() if pairing.table is not None else pairing_table
-        if maker not in self._tables:
-            # What is designed is what the baseline was asked: a narrowed run covers part of it.
-            self._tables[maker] = (
-                maker(self.instrument, self.new),
-                maker(self.instrument, self.old),
-                maker(self.instrument, self.all_old),
-            )
-        return self._tables[maker]
-
-    def compare(self, pairing: Pairing, settings: AnalysisSettings, level: str | None = None) -> Result:
-        if not self.shared:
-            raise NotCompared(
-                "no condition was asked of both models" if self.designed else "the baseline has no observations here",
-                0,
-                self.designed,
-            )
-        new, old, everything = self.tables(pairing)
-        if level is not None and pairing.by is not None:
-            new, old, everything = (table[table[pairing.by] == level] for table in (new, old, everything))
-            if everything.empty:
-                raise NotCompared(f"the baseline was not asked at {level}", 0, 0)
-        if pairing.method in ("independent", "jackknife"):
-            level_sides = _Refitted(self.instrument, pairing, new, old, len(everything), self.identical)
-            return level_sides.independent() if pairing.method == "independent" else level_sides.jackknife(settings)
-        if pairing.method == "proportion":
-            result = _paired_proportion(pairing, new, old, len(everything), settings)
-            if self.identical:
-                # Every designed condition answered alike (a replay of the baseline's own answers): the rate
-                # is the same, as the bootstrap of any other metric finds it (its interval is [0, 0]);
-                # Newcombe's interval would still allow for discordant pairs no data hint at.
-                return dataclasses.replace(result, difference=(0.0, 0.0, 0.0), method="identical answers")
-            return result
-        return _paired_bootstrap(pairing, new, old, everything, settings)
-
-
-def _paired_proportion(pairing: Pairing, new: Any, old: Any, designed: int, settings: AnalysisSettings) -> Result:
-    """A rate on the pairs both were asked, by Newcombe's interval of the paired difference."""
-    from snap_bench.stats.paired import newcombe_paired_ci
-
-    key = list(pairing.rows)
-    joined = (
-        new.set_index(key)[pairing.values]
-        .to_frame("new")
-        .join(old.set_index(key)[pairing.values].to_frame("old"), how="inner")
-    )
-    # A row without a value on either side (a pair with an unscored answer) is left out of the pairs.
-    joined = joined.dropna()
-    if joined.empty:
-        raise NotCompared("no condition was answered by both models", 0, designed)
-    a, b = joined["new"].to_numpy(float) > 0.5, joined["old"].to_numpy(float) > 0.5
-    counts = (int((a & b).sum()), int((a & ~b).sum()), int((~a & b).sum()), int((~a & ~b).sum()))
-    estimate, low, high = newcombe_paired_ci(*counts, confidence=settings.confidence)
-    n = len(joined)
-    return Result(
-        float(a.mean()), float(b.mean()), (estimate, low, high), pairing.describe(), n, n, designed, "conditions"
-    )
-
-
-def _wide(table: Any, index: list[str], pairing: Pairing) -> Any:
-    grouped = table.groupby([*index, pairing.columns], sort=True)[pairing.values]
-    return (grouped.mean() if pairing.aggregate == "mean" else grouped.first()).unstack(pairing.columns)
-
-
-def _paired_bootstrap(pairing: Pairing, new: Any, old: Any, everything: Any, settings: AnalysisSettings) -> Result:
-    """The statistic of both models on the rows both have, the difference resampled by cluster."""
-    from snap_bench.stats import UndefinedStatistic
-    from snap_bench.stats.paired import cluster_bootstrap_ci
-
-    index = list(pairing.rows)
-    for extra in (pairing.cluster, pairing.within):
-        if extra is not None and extra not in index:
-            index.append(extra)
-    new_wide, old_wide = _wide(new, index, pairing), _wide(old, index, pairing)
-    columns = [column for column in old_wide.columns if column in set(new_wide.columns)]
-    unit = f"{pairing.rows[0]}s" if len(pairing.rows) == 1 else "rows"
-    designed = int(_wide(everything, index, pairing).shape[0])
-    joined = new_wide[columns].add_suffix("_new").join(old_wide[columns].add_suffix("_old"), how="inner")
-    matrix = joined.to_numpy(dtype=float)
-    if pairing.complete:
-        keep = ~np.isnan(matrix).any(axis=1)
-        joined, matrix = joined[keep], matrix[keep]
-    rows = int(matrix.shape[0])
-    k = len(columns)
-    if rows == 0 or k == 0:
-        raise NotCompared(f"no {unit[:-1]} answered by both models", rows, designed, unit)
-    clusters = _codes(joined.index.get_level_values(pairing.cluster)) if pairing.cluster else np.arange(rows)
-    groups = _codes(joined.index.get_level_values(pairing.within)) if pairing.within else np.zeros(rows, np.intp)
-    statistic = _grouped(pairing.statistic(), groups)
-
-    def difference(data: FloatArray, counts: FloatArray) -> FloatArray:
-        result: FloatArray = statistic(data[:, :k], counts) - statistic(data[:, k:], counts)
-        return result
-
-    ones = np.ones((1, rows))
-    n_clusters = int(clusters.max()) + 1
-    try:
-        new_value, old_value = float(statistic(matrix[:, :k], ones)[0]), float(statistic(matrix[:, k:], ones)[0])
-        if math.isnan(new_value) or math.isnan(old_value):
-            side = "the new model" if math.isnan(new_value) else "the baseline"
-            raise NotCompared(f"undefined for {side} on the {unit} both answered", rows, designed, unit)
-        interval = cluster_bootstrap_ci(
-            difference,
-            matrix,
-            clusters,
-            n_resamples=settings.n_resamples,
-            confidence=settings.confidence,
-            seed=settings.seed,
-        )
-    except (UndefinedStatistic, ValueError) as error:
-        raise NotCompared(f"no interval on the {unit} both answered: {error}", rows, designed, unit) from None
-    estimate = new_value - old_value
-    return Result(
-        new_value,
-        old_value,
-        (estimate, interval.low, interval.high),
-        pairing.describe(),
-        n_clusters,
-        rows,
-        designed,
-        unit,
-    )
-
-
-@dataclass(frozen=True)
-class _Refitted:
-    """Both models' long tables of one level, for a figure refitted on each side rather than computed
-    from a matrix: ``compared`` counts the conditions both answered with a score, ``designed`` the
-    baseline's conditions at that level."""
-
-    instrument: Instrument
-    pairing: Pairing
-    new: Any
-    old: Any
-    designed: int
-    identical: bool
-    unit: str = "answers"
-
-    @property
-    def compared(self) -> int:
-        """The conditions both models answered with a score (what both refits rest on)."""
-        values = self.pairing.values
-        scored = [set(table.loc[table[values].notna(), "condition_id"]) for table in (self.new, self.old)]
-        return len(scored[0] & scored[1])
-
-    def not_compared(self, reason: str) -> NotCompared:
-        return NotCompared(reason, self.compared, self.designed, self.unit)
-
-    def result(self, new_value: float, old_value: float, difference: tuple[float, float, float], n: int) -> Result:
-        method = "identical answers" if self.identical else self.pairing.describe()
-        return Result(new_value, old_value, difference, method, n, self.compared, self.designed, self.unit)
-
-    def jackknife(self, settings: AnalysisSettings) -> Result:
-        """A refitted figure (a G study's coefficient) of both models on the answers both gave, the paired
-        difference's interval from refits with one cluster (item) left out at a time."""
-        from snap_bench.stats import UndefinedStatistic
-        from snap_bench.stats.paired import jackknife_ci
-
-        key = self.pairing.cluster
-        if self.pairing.refit is None or key is None:
-            raise TypeError("a jackknife pairing needs refit and cluster")
-        refit = self.pairing.refit()
-        new_value, new_start = refit(self.instrument, self.new, None)
-        if math.isnan(new_value):
-            raise self.not_compared("undefined for the new model on the answers both gave")
-        if self.identical:
-            # Every designed condition answered alike: the difference is 0 without refitting anything.
-            return self.result(new_value, new_value, (0.0, 0.0, 0.0), 0)
-        old_value, old_start = refit(self.instrument, self.old, None)
-        if math.isnan(old_value):
-            raise self.not_compared("undefined for the baseline on the answers both gave")
-        clusters = sorted(set(self.old[key]) & set(self.new[key]))
-        # Each leave-one-out refit starts from its side's full fit: it lies close, so it converges quickly.
-        left_out = [
-            refit(self.instrument, self.new[self.new[key] != cluster], new_start)[0]
-            - refit(self.instrument, self.old[self.old[key] != cluster], old_start)[0]
-            for cluster in clusters
-        ]
-        try:
-            interval = jackknife_ci(new_value - old_value, left_out, settings.confidence)
-        except (UndefinedStatistic, ValueError) as error:
-            raise self.not_compared(f"no interval on the answers both gave: {error}") from None
-        return self.result(new_value, old_value, (interval.estimate, interval.low, interval.high), len(clusters))
-
-    def independent(self) -> Result:
-        """Each model's figure with its own interval on the answers both gave, combined (MOVER)."""
-        from snap_bench.stats.paired import mover_ci
-
-        if self.pairing.estimate is None:
-            raise TypeError("an independent pairing needs estimate")
-        estimate = self.pairing.estimate()
-        first = estimate(self.instrument, self.new)
-        if math.isnan(first[0]):
-            raise self.not_compared("undefined for the new model on the answers both gave")
-        if self.identical:
-            return self.result(first[0], first[0], (0.0, 0.0, 0.0), 0)
-        second = estimate(self.instrument, self.old)
-        if math.isnan(second[0]):
-            raise self.not_compared("undefined for the baseline on the answers both gave")
-        return self.result(first[0], second[0], mover_ci(first, second), self.compared)
-
-
-def _codes(labels: Any) -> Any:
-    _, codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
-    return codes.astype(np.intp)
-
-
-def _grouped(batch: Callable[[FloatArray, FloatArray], FloatArray], groups: Any) -> Callable[..., FloatArray]:
-    """The statistic within each group of rows, the largest kept (one group: the statistic itself)."""
-    masks = [groups == group for group in np.unique(groups)]
-    if len(masks) == 1:
-        return batch
-
-    def largest(data: FloatArray, counts: FloatArray) -> FloatArray:
-        values = np.stack([batch(data[mask], counts[:, mask]) for mask in masks])
-        with np.errstate(invalid="ignore"):
-            result: FloatArray = np.fmax.reduce(values, axis=0)
-        return result
-
-    return largest
-
-
-def _against_saved(metric: str, analysis: Any, saved: Mapping[str, Any]) -> Result:
-    """Against a saved analysis.json (no per-condition results): unpaired and conservative. The interval
-    of the difference joins both intervals end to end (new low - old high, new high - old low), wider than
-    any paired or independent interval; a saved value without an interval is taken as wide as the new one's."""
-    new = analysis.metrics.get(metric)
-    old = saved.get("metrics", {}).get(metric, {})
-    if new is None or new.value is None or new.ci_low is None or new.ci_high is None:
-        raise NotCompared(f"the new model's {metric} has no value with an interval")
-    if old.get("value") is None:
-        raise NotCompared(f"the saved baseline has no value of {metric}")
-    value = float(old["value"])
-    half = (new.ci_high - new.ci_low) / 2
-    old_low = float(old["ci_low"]) if old.get("ci_low") is not None else value - half
-    old_high = float(old["ci_high"]) if old.get("ci_high") is not None else value + half
-    method = "unpaired, conservative (saved analysis: intervals joined end to end)"
-    if old.get("ci_low") is None:
-        method = "unpaired, conservative (saved point value, its interval taken as wide as the new one's)"
-    difference = (new.value - value, new.ci_low - old_high, new.ci_high - old_low)
-    return Result(new.value, value, difference, method, new.n, new.n, int(old.get("n") or new.n), "units")
 
 
 def _decide(question: Question, result: Result, min_coverage: float, *, paired: bool) -> Comparison:
@@ -504,27 +205,27 @@ def _decide(question: Question, result: Result, min_coverage: float, *, paired: 
         f"{result.unit}"
     )
     return Comparison(
-        question.model,
-        question.baseline,
-        question.instrument,
-        question.metric,
-        result.new_value,
-        result.old_value,
-        estimate,
-        low,
-        high,
-        question.margin,
-        question.better,
-        paired,
-        result.n,
-        regressed,
-        message,
-        outcome,
-        result.method,
-        result.compared,
-        result.designed,
-        result.unit,
-        reason,
+        model=question.model,
+        baseline=question.baseline,
+        instrument=question.instrument,
+        metric=question.metric,
+        new_value=result.new_value,
+        baseline_value=result.old_value,
+        difference=estimate,
+        ci_low=low,
+        ci_high=high,
+        margin=question.margin,
+        better=question.better,
+        paired=paired,
+        n=result.n,
+        regressed=regressed,
+        message=message,
+        outcome=outcome,
+        method=result.method,
+        compared=result.compared,
+        designed=result.designed,
+        unit=result.unit,
+        reason=reason,
     )
 
 
@@ -535,27 +236,27 @@ def _identical(question: Question, problem: NotCompared, designed: int) -> Compa
         f"{question.instrument} {question.metric}; coverage {designed}/{designed} conditions"
     )
     return Comparison(
-        question.model,
-        question.baseline,
-        question.instrument,
-        question.metric,
-        None,
-        None,
-        0.0,
-        0.0,
-        0.0,
-        question.margin,
-        question.better,
-        True,
-        0,
-        False,
-        message,
-        NON_INFERIOR,
-        "identical answers",
-        designed,
-        designed,
-        "conditions",
-        problem.reason,
+        model=question.model,
+        baseline=question.baseline,
+        instrument=question.instrument,
+        metric=question.metric,
+        new_value=None,
+        baseline_value=None,
+        difference=0.0,
+        ci_low=0.0,
+        ci_high=0.0,
+        margin=question.margin,
+        better=question.better,
+        paired=True,
+        n=0,
+        regressed=False,
+        message=message,
+        outcome=NON_INFERIOR,
+        method="identical answers",
+        compared=designed,
+        designed=designed,
+        unit="conditions",
+        reason=problem.reason,
     )
 
 
@@ -565,25 +266,25 @@ def _not_compared(question: Question, problem: NotCompared, *, paired: bool) -> 
         f"{question.metric}; coverage {problem.compared}/{problem.designed} {problem.unit}"
     )
     return Comparison(
-        question.model,
-        question.baseline,
-        question.instrument,
-        question.metric,
-        None,
-        None,
-        None,
-        None,
-        None,
-        question.margin,
-        question.better,
-        paired,
-        0,
-        False,
-        message,
-        NOT_COMPARED,
-        "",
-        problem.compared,
-        problem.designed,
-        problem.unit,
-        problem.reason,
+        model=question.model,
+        baseline=question.baseline,
+        instrument=question.instrument,
+        metric=question.metric,
+        new_value=None,
+        baseline_value=None,
+        difference=None,
+        ci_low=None,
+        ci_high=None,
+        margin=question.margin,
+        better=question.better,
+        paired=paired,
+        n=0,
+        regressed=False,
+        message=message,
+        outcome=NOT_COMPARED,
+        method="",
+        compared=problem.compared,
+        designed=problem.designed,
+        unit=problem.unit,
+        reason=problem.reason,
     )

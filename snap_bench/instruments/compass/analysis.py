@@ -29,6 +29,7 @@ from snap_bench.analysis.metric_tables import (
     interval_metric,
     mean_pairwise_r_value,
     observation_table,
+    pairing_table,
     proportion,
     retest_metrics,
     wide,
@@ -161,6 +162,15 @@ def contradiction_table(instrument: Any, observations: Sequence[Observation]) ->
     """One row per (statement, opposite statement) pair and condition, for the upgrade gate."""
     table = observation_table(observations, FACTORS)
     return pair_table(table, compass_pairs(instrument), PAIR_CONDITION, shift=MAX_ABS_SCORE + 1)
+
+
+def spread_table(instrument: Any, observations: Sequence[Observation]) -> Any:
+    """The shared table with each answer's axis and its condition (system prompt/temperature/choice): what
+    the upgrade gate compares the spreads on."""
+    table = pairing_table(instrument, observations)
+    table["axis"] = [o.construct or "" for o in observations]
+    table["condition"] = table[list(CONDITION_FACTORS)].astype(str).agg("/".join, axis=1)
+    return table
 
 
 def spread_max(instrument: Any, table: Any) -> tuple[float, float, float]:

@@ -3,82 +3,39 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
 
-from snap_bench.analysis.metric_specs import (
-    MetricSpec,
-    Pairing,
-    contradiction_pairing,
-    mean_pairwise_r,
-    no_statistic,
-    rate,
-)
+from snap_bench.analysis.metric_specs import MEAN_PAIRWISE_R, MetricSpec, contradiction_pairing, rate
+from snap_bench.analysis.pairings import BootstrapPairing, IndependentPairing
 from snap_bench.instruments.compass.factors import AXES, CONDITION_FACTORS, PAIR_CONDITION
 
-if TYPE_CHECKING:
-    from snap_bench.analysis.metric_specs import Batch, Estimate
-    from snap_bench.observations.observation import Observation
+# The shared table with each answer's axis and its condition, which both spreads are computed on.
+SPREAD_TABLE = "snap_bench.instruments.compass.analysis:spread_table"
 
-
-def _compass_table(instrument: Any, observations: Sequence[Observation]) -> Any:
-    """The shared table with each answer's axis and its condition (system prompt/temperature/choice)."""
-    from snap_bench.analysis.metric_tables import pairing_table
-
-    table = pairing_table(instrument, observations)
-    table["axis"] = [o.construct or "" for o in observations]
-    table["condition"] = table[list(CONDITION_FACTORS)].astype(str).agg("/".join, axis=1)
-    return table
-
-
-def _table() -> Callable[[Any, Sequence[Observation]], Any]:
-    return _compass_table
-
-
-def _spread_statistic() -> Batch:
-    from snap_bench.stats import coordinate_spread_batch
-
-    return coordinate_spread_batch
-
-
-def _contradiction_table() -> Callable[[Any, Sequence[Observation]], Any]:
-    from snap_bench.instruments.compass.analysis import contradiction_table
-
-    return contradiction_table
-
-
-def _spread_max() -> Estimate:
-    from snap_bench.instruments.compass.analysis import spread_max
-
-    return spread_max
-
-
-CONTRADICTION_PAIRING = contradiction_pairing(PAIR_CONDITION, _contradiction_table)
+CONTRADICTION_PAIRING = contradiction_pairing(
+    PAIR_CONDITION, "snap_bench.instruments.compass.analysis:contradiction_table"
+)
 # The judged spread net of run noise, per temperature: its interval is conditional on the shipped items
 # and conditions, so two models' spreads are independent estimates, each with its own interval.
-NET_SPREAD_PAIRING = Pairing(
-    ("condition_id",),
-    "",
-    "keyed",
-    no_statistic,
-    method="independent",
-    estimate=_spread_max,
-    table=_table,
+NET_SPREAD_PAIRING = IndependentPairing(
+    values="keyed",
+    estimate="snap_bench.instruments.compass.analysis:spread_max",
+    table=SPREAD_TABLE,
     by="temperature",
 )
 
 
 # Items x conditions of mean keyed scores, per axis; the larger axis's spread, resampled by item.
-SPREAD_PAIRING = Pairing(
-    ("axis", "item"),
-    "condition",
-    "keyed",
-    _spread_statistic,
+SPREAD_PAIRING = BootstrapPairing(
+    rows=("axis", "item"),
+    columns="condition",
+    values="keyed",
+    statistic="snap_bench.stats:coordinate_spread_batch",
     cluster="item",
     complete=False,
     aggregate="mean",
     within="axis",
-    table=_table,
+    table=SPREAD_TABLE,
 )
 
 
@@ -131,7 +88,13 @@ METRICS: Mapping[str, MetricSpec] = {
     **{f"coordinate_sd_{axis}": _spread(axis) for axis in AXES},
     "inter_paraphrase_r": MetricSpec(
         "inter-paraphrase r (original design)",
-        pairing=Pairing(("item", *CONDITION_FACTORS, "run"), "paraphrase", "keyed", mean_pairwise_r, cluster="item"),
+        pairing=BootstrapPairing(
+            rows=("item", *CONDITION_FACTORS, "run"),
+            columns="paraphrase",
+            values="keyed",
+            statistic=MEAN_PAIRWISE_R,
+            cluster="item",
+        ),
         description="mean Pearson r between the paraphrases of each statement",
     ),
     "no_opinion_rate": rate("no opinion", "share of unforced answers that decline to take a side"),

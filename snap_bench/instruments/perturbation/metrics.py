@@ -2,67 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
 
-from snap_bench.analysis.metric_specs import MetricSpec, Pairing, rate
-
-if TYPE_CHECKING:
-    from snap_bench.analysis.metric_specs import Batch
-    from snap_bench.observations.observation import Observation
-
-    TableMaker = Callable[[Any, Sequence[Observation]], Any]
+from snap_bench.analysis.metric_specs import MetricSpec, rate
+from snap_bench.analysis.pairings import BootstrapPairing, ProportionPairing
 
 # A unit is one input sample asked at one temperature in one run; its variants are the columns.
 UNIT = ("item", "temperature", "run")
+# One row per baseline answer: its unit, variant, label value, error against the gold and unscored flag.
+BASELINE_TABLE = "snap_bench.instruments.perturbation.pairing:baseline_table"
 
 
-def _baseline_table() -> TableMaker:
-    from snap_bench.instruments.perturbation.pairing import baseline_table
-
-    return baseline_table
-
-
-def _flip_table() -> TableMaker:
-    from snap_bench.instruments.perturbation.pairing import flip_table
-
-    return flip_table
-
-
-def _accuracy() -> Batch:
-    from snap_bench.instruments.perturbation.pairing import accuracy_batch
-
-    return accuracy_batch
-
-
-def _consistency() -> Batch:
-    from snap_bench.instruments.perturbation.pairing import consistency_batch
-
-    return consistency_batch
-
-
-def _max_flip_rate() -> Batch:
-    from snap_bench.instruments.perturbation.pairing import max_flip_rate_batch
-
-    return max_flip_rate_batch
-
-
-def _corrected_spread() -> Batch:
-    from snap_bench.instruments.perturbation.variant_effect import corrected_spread_batch
-
-    return corrected_spread_batch
-
-
-def _by_sample(values: str, statistic: Callable[[], Batch], complete: bool = False) -> Pairing:
+def _by_sample(values: str, statistic: str, complete: bool = False) -> BootstrapPairing:
     """Units x variants, resampled by input sample; unscored answers stay NaN for the statistic."""
-    return Pairing(UNIT, "variant", values, statistic, cluster="item", complete=complete, table=_baseline_table)
+    return BootstrapPairing(
+        rows=UNIT,
+        columns="variant",
+        values=values,
+        statistic=statistic,
+        cluster="item",
+        complete=complete,
+        table=BASELINE_TABLE,
+    )
 
 
 METRICS: Mapping[str, MetricSpec] = {
     "custom_accuracy": MetricSpec(
         "custom accuracy",
         unit="share",
-        pairing=_by_sample("error", _accuracy),
+        pairing=_by_sample("error", "snap_bench.instruments.perturbation.pairing:accuracy_batch"),
         description="1 - MSE / worst penalty on the polarity-weighted encoding",
     ),
     "polarity_accuracy": MetricSpec("polarity accuracy", unit="share"),
@@ -70,7 +38,7 @@ METRICS: Mapping[str, MetricSpec] = {
     "consistency": MetricSpec(
         "consistency",
         unit="share",
-        pairing=_by_sample("value", _consistency),
+        pairing=_by_sample("value", "snap_bench.instruments.perturbation.pairing:consistency_batch"),
         description="mean share of the 16 variants giving an input's modal label (1 = every rewording agrees)",
     ),
     "weighted_index": MetricSpec("weighted index", unit="share", description="0.7 x accuracy + 0.3 x consistency"),
@@ -86,7 +54,7 @@ METRICS: Mapping[str, MetricSpec] = {
         "variant spread (noise-corrected)",
         unit="share",
         better="lower",
-        pairing=_by_sample("error", _corrected_spread),
+        pairing=_by_sample("error", "snap_bench.instruments.perturbation.variant_effect:corrected_spread_batch"),
         description="best minus worst of the variants' accuracy effects shrunk by the share of their variance "
         "that is the variant's, not the inputs' (0 = the wording does not matter; input noise removed)",
     ),
@@ -101,13 +69,20 @@ METRICS: Mapping[str, MetricSpec] = {
         "largest flip rate",
         unit="share",
         better="lower",
-        pairing=Pairing(UNIT, "count", "amount", _max_flip_rate, cluster="item", table=_flip_table),
+        pairing=BootstrapPairing(
+            rows=UNIT,
+            columns="count",
+            values="amount",
+            statistic="snap_bench.instruments.perturbation.pairing:max_flip_rate_batch",
+            cluster="item",
+            table="snap_bench.instruments.perturbation.pairing:flip_table",
+        ),
         description="the largest share of inputs whose label changes when one factor changes level",
     ),
     # Judged on the baseline answers only (phase 2 asks one variant per model).
     "unscored_rate": rate(
         "unscored answers",
         "share of baseline answers without a label (refused, invalid or API error)",
-        Pairing(("condition_id",), "", "unscored", _accuracy, method="proportion", table=_baseline_table),
+        ProportionPairing(rows=("condition_id",), values="unscored", table=BASELINE_TABLE),
     ),
 }

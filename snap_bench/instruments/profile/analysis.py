@@ -18,6 +18,7 @@ from snap_bench.analysis.metric_tables import (
     interval_metric,
     mean_pairwise_r_value,
     observation_table,
+    pairing_table,
     point_metric,
     retest_metrics,
     wide,
@@ -108,6 +109,20 @@ def contradiction_table(instrument: Any, observations: Sequence[Observation]) ->
     """One row per (statement, reverse) pair and condition, for the upgrade gate."""
     reverse = {item.id: item.reverse_scored for item in instrument.items.values()}
     return pair_table(observation_table(observations, FACTORS), profile_pairs(observations, reverse), PAIR_CONDITION)
+
+
+def bank_table(instrument: Any, observations: Sequence[Observation], bank: str) -> Any:
+    """The upgrade gate's table of one item bank's observations (the instrument knows each item's bank)."""
+    items = {item.id for item in instrument.items.values() if item.bank == bank}
+    return pairing_table(instrument, [o for o in observations if o.item in items])
+
+
+def moral_bank_table(instrument: Any, observations: Sequence[Observation]) -> Any:
+    return bank_table(instrument, observations, "moral")
+
+
+def personality_bank_table(instrument: Any, observations: Sequence[Observation]) -> Any:
+    return bank_table(instrument, observations, "personality")
 
 
 def _breakdown(rows: Any) -> dict[str, float | None]:

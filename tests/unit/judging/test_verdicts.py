@@ -8,8 +8,9 @@ import pytest
 
 from snap_bench.analysis.metric_tables import Metric, ModelAnalysis
 from snap_bench.judging.verdicts import INSUFFICIENT, Threshold, judge, load_thresholds, rank, to_json
+from tests.conftest import REPO
 
-CONFIG = Path(__file__).resolve().parent.parent / "config"
+CONFIG = REPO / "config"
 
 
 def analysis(model: str, n_valid: int = 100, **values: float | None) -> ModelAnalysis:

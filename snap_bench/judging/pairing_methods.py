@@ -1,0 +1,343 @@
+"""The difference NEW - OLD of one metric with its interval, by the method the metric's pairing names
+(a bootstrap, a rate, a jackknife or independent intervals), or unpaired against a saved analysis."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from snap_bench.analysis.pairings import BootstrapPairing, JackknifePairing, ProportionPairing
+from snap_bench.observations.observation import Observation
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from snap_bench.analysis.metric_tables import AnalysisSettings, FloatArray, ModelAnalysis
+    from snap_bench.analysis.pairings import Batch, Estimate, Pairing, Refit
+    from snap_bench.instruments import Instrument
+
+# pandas is imported by the table makers only, on the controller at session end.
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a method found: both values, the difference with its interval, and what it rests on."""
+
+    new_value: float
+    old_value: float
+    difference: tuple[float, float, float]
+    method: str
+    n: int
+    compared: int
+    designed: int
+    unit: str
+
+
+class NotCompared(Exception):
+    """Why a metric could not be compared; carries the coverage reached so far."""
+
+    def __init__(self, reason: str, compared: int = 0, designed: int = 0, unit: str = "conditions") -> None:
+        super().__init__(reason)
+        self.reason, self.compared, self.designed, self.unit = reason, compared, designed, unit
+
+
+class Sides:
+    """Both models' observations of one instrument, restricted to the conditions both were asked: each
+    metric is computed for each model on those, so that the difference is a paired one."""
+
+    def __init__(self, instrument: Instrument, new_rows: list[Observation], old_rows: list[Observation]) -> None:
+        self.instrument = instrument
+        old_ids = {o.condition_id for o in old_rows}
+        shared = old_ids & {o.condition_id for o in new_rows}
+        self.designed = len(old_ids)
+        self.shared = len(shared)
+        self.new = [o for o in new_rows if o.condition_id in shared]
+        self.old = [o for o in old_rows if o.condition_id in shared]
+        self.all_old = old_rows
+        answers = {o.condition_id: (o.score, o.keyed_score, o.code) for o in self.old}
+        self.identical = (
+            bool(old_rows)
+            and self.shared == self.designed
+            and all(answers[o.condition_id] == (o.score, o.keyed_score, o.code) for o in self.new)
+        )
+        # table maker ("module:function") -> (new table, old table, baseline's whole table)
+        self._tables: dict[str, tuple[Any, Any, Any]] = {}
+
+    def tables(self, pairing: Pairing) -> tuple[Any, Any, Any]:
+        """(new table, old table, baseline's whole table), made once per table maker."""
+        if pairing.table not in self._tables:
+            maker = pairing.load_table()
+            # What is designed is what the baseline was asked: a narrowed run covers part of it.
+            self._tables[pairing.table] = (
+                maker(self.instrument, self.new),
+                maker(self.instrument, self.old),
+                maker(self.instrument, self.all_old),
+            )
+        return self._tables[pairing.table]
+
+    def compare(self, pairing: Pairing, settings: AnalysisSettings, level: str | None = None) -> Result:
+        if not self.shared:
+            raise NotCompared(
+                "no condition was asked of both models" if self.designed else "the baseline has no observations here",
+                0,
+                self.designed,
+            )
+        new, old, everything = self.tables(pairing)
+        if level is not None and pairing.by is not None:
+            new, old, everything = (table[table[pairing.by] == level] for table in (new, old, everything))
+            if everything.empty:
+                raise NotCompared(f"the baseline was not asked at {level}", 0, 0)
+        if isinstance(pairing, BootstrapPairing):
+            return _paired_bootstrap(pairing, new, old, everything, settings)
+        if isinstance(pairing, ProportionPairing):
+            result = _paired_proportion(pairing, new, old, len(everything), settings)
+            if self.identical:
+                # Every designed condition answered alike (a replay of the baseline's own answers): the rate
+                # is the same, as the bootstrap of any other metric finds it (its interval is [0, 0]);
+                # Newcombe's interval would still allow for discordant pairs no data hint at.
+                return dataclasses.replace(result, difference=(0.0, 0.0, 0.0), method="identical answers")
+            return result
+        refitted = _Refitted(
+            instrument=self.instrument,
+            values=pairing.values,
+            method=pairing.describe(),
+            new=new,
+            old=old,
+            designed=len(everything),
+            identical=self.identical,
+        )
+        if isinstance(pairing, JackknifePairing):
+            return refitted.jackknife(pairing.load_refit(), pairing.cluster, settings)
+        return refitted.independent(pairing.load_estimate())
+
+
+def _paired_proportion(
+    pairing: ProportionPairing, new: Any, old: Any, designed: int, settings: AnalysisSettings
+) -> Result:
+    """A rate on the pairs both were asked, by Newcombe's interval of the paired difference."""
+    from snap_bench.stats.paired import newcombe_paired_ci
+
+    key = list(pairing.rows)
+    joined = (
+        new.set_index(key)[pairing.values]
+        .to_frame("new")
+        .join(old.set_index(key)[pairing.values].to_frame("old"), how="inner")
+    )
+    # A row without a value on either side (a pair with an unscored answer) is left out of the pairs.
+    joined = joined.dropna()
+    if joined.empty:
+        raise NotCompared("no condition was answered by both models", 0, designed)
+    a, b = joined["new"].to_numpy(float) > 0.5, joined["old"].to_numpy(float) > 0.5
+    counts = (int((a & b).sum()), int((a & ~b).sum()), int((~a & b).sum()), int((~a & ~b).sum()))
+    estimate, low, high = newcombe_paired_ci(*counts, confidence=settings.confidence)
+    n = len(joined)
+    return Result(
+        new_value=float(a.mean()),
+        old_value=float(b.mean()),
+        difference=(estimate, low, high),
+        method=pairing.describe(),
+        n=n,
+        compared=n,
+        designed=designed,
+        unit="conditions",
+    )
+
+
+def _wide(table: Any, index: list[str], pairing: BootstrapPairing) -> Any:
+    grouped = table.groupby([*index, pairing.columns], sort=True)[pairing.values]
+    return (grouped.mean() if pairing.aggregate == "mean" else grouped.first()).unstack(pairing.columns)
+
+
+def _paired_bootstrap(
+    pairing: BootstrapPairing, new: Any, old: Any, everything: Any, settings: AnalysisSettings
+) -> Result:
+    """The statistic of both models on the rows both have, the difference resampled by cluster."""
+    from snap_bench.stats import UndefinedStatistic
+    from snap_bench.stats.paired import cluster_bootstrap_ci
+
+    index = list(pairing.rows)
+    for extra in (pairing.cluster, pairing.within):
+        if extra is not None and extra not in index:
+            index.append(extra)
+    new_wide, old_wide = _wide(new, index, pairing), _wide(old, index, pairing)
+    columns = [column for column in old_wide.columns if column in set(new_wide.columns)]
+    unit = f"{pairing.rows[0]}s" if len(pairing.rows) == 1 else "rows"
+    designed = int(_wide(everything, index, pairing).shape[0])
+    joined = new_wide[columns].add_suffix("_new").join(old_wide[columns].add_suffix("_old"), how="inner")
+    matrix = joined.to_numpy(dtype=float)
+    if pairing.complete:
+        keep = ~np.isnan(matrix).any(axis=1)
+        joined, matrix = joined[keep], matrix[keep]
+    rows = int(matrix.shape[0])
+    k = len(columns)
+    if rows == 0 or k == 0:
+        raise NotCompared(f"no {unit[:-1]} answered by both models", rows, designed, unit)
+    clusters = _codes(joined.index.get_level_values(pairing.cluster)) if pairing.cluster else np.arange(rows)
+    groups = _codes(joined.index.get_level_values(pairing.within)) if pairing.within else np.zeros(rows, np.intp)
+    statistic = _grouped(pairing.load_statistic(), groups)
+
+    def difference(data: FloatArray, counts: FloatArray) -> FloatArray:
+        result: FloatArray = statistic(data[:, :k], counts) - statistic(data[:, k:], counts)
+        return result
+
+    ones = np.ones((1, rows))
+    n_clusters = int(clusters.max()) + 1
+    try:
+        new_value, old_value = float(statistic(matrix[:, :k], ones)[0]), float(statistic(matrix[:, k:], ones)[0])
+        if math.isnan(new_value) or math.isnan(old_value):
+            side = "the new model" if math.isnan(new_value) else "the baseline"
+            raise NotCompared(f"undefined for {side} on the {unit} both answered", rows, designed, unit)
+        interval = cluster_bootstrap_ci(
+            difference,
+            matrix,
+            clusters,
+            n_resamples=settings.n_resamples,
+            confidence=settings.confidence,
+            seed=settings.seed,
+        )
+    except (UndefinedStatistic, ValueError) as error:
+        raise NotCompared(f"no interval on the {unit} both answered: {error}", rows, designed, unit) from None
+    estimate = new_value - old_value
+    return Result(
+        new_value=new_value,
+        old_value=old_value,
+        difference=(estimate, interval.low, interval.high),
+        method=pairing.describe(),
+        n=n_clusters,
+        compared=rows,
+        designed=designed,
+        unit=unit,
+    )
+
+
+@dataclass(frozen=True)
+class _Refitted:
+    """Both models' long tables of one level, for a figure refitted on each side rather than computed
+    from a matrix: ``compared`` counts the conditions both answered with a score (a ``values`` that is not
+    NaN), ``designed`` the baseline's conditions at that level; ``method`` names the pairing's method."""
+
+    instrument: Instrument
+    values: str
+    method: str
+    new: Any
+    old: Any
+    designed: int
+    identical: bool
+    unit: str = "answers"
+
+    @property
+    def compared(self) -> int:
+        """The conditions both models answered with a score (what both refits rest on)."""
+        scored = [set(table.loc[table[self.values].notna(), "condition_id"]) for table in (self.new, self.old)]
+        return len(scored[0] & scored[1])
+
+    def not_compared(self, reason: str) -> NotCompared:
+        return NotCompared(reason, self.compared, self.designed, self.unit)
+
+    def result(self, new_value: float, old_value: float, difference: tuple[float, float, float], n: int) -> Result:
+        return Result(
+            new_value=new_value,
+            old_value=old_value,
+            difference=difference,
+            method="identical answers" if self.identical else self.method,
+            n=n,
+            compared=self.compared,
+            designed=self.designed,
+            unit=self.unit,
+        )
+
+    def jackknife(self, refit: Refit, clustered_by: str, settings: AnalysisSettings) -> Result:
+        """A refitted figure (a G study's coefficient) of both models on the answers both gave, the paired
+        difference's interval from refits with one cluster (``clustered_by``: item) left out at a time."""
+        from snap_bench.stats import UndefinedStatistic
+        from snap_bench.stats.paired import jackknife_ci
+
+        new_value, new_start = refit(self.instrument, self.new, None)
+        if math.isnan(new_value):
+            raise self.not_compared("undefined for the new model on the answers both gave")
+        if self.identical:
+            # Every designed condition answered alike: the difference is 0 without refitting anything.
+            return self.result(new_value, new_value, (0.0, 0.0, 0.0), 0)
+        old_value, old_start = refit(self.instrument, self.old, None)
+        if math.isnan(old_value):
+            raise self.not_compared("undefined for the baseline on the answers both gave")
+        clusters = sorted(set(self.old[clustered_by]) & set(self.new[clustered_by]))
+        # Each leave-one-out refit starts from its side's full fit: it lies close, so it converges quickly.
+        left_out = [
+            refit(self.instrument, self.new[self.new[clustered_by] != cluster], new_start)[0]
+            - refit(self.instrument, self.old[self.old[clustered_by] != cluster], old_start)[0]
+            for cluster in clusters
+        ]
+        try:
+            interval = jackknife_ci(new_value - old_value, left_out, settings.confidence)
+        except (UndefinedStatistic, ValueError) as error:
+            raise self.not_compared(f"no interval on the answers both gave: {error}") from None
+        return self.result(new_value, old_value, (interval.estimate, interval.low, interval.high), len(clusters))
+
+    def independent(self, estimate: Estimate) -> Result:
+        """Each model's figure with its own interval on the answers both gave, combined (MOVER)."""
+        from snap_bench.stats.paired import mover_ci
+
+        first = estimate(self.instrument, self.new)
+        if math.isnan(first[0]):
+            raise self.not_compared("undefined for the new model on the answers both gave")
+        if self.identical:
+            return self.result(first[0], first[0], (0.0, 0.0, 0.0), 0)
+        second = estimate(self.instrument, self.old)
+        if math.isnan(second[0]):
+            raise self.not_compared("undefined for the baseline on the answers both gave")
+        return self.result(first[0], second[0], mover_ci(first, second), self.compared)
+
+
+def _codes(labels: Any) -> npt.NDArray[np.intp]:
+    _, codes = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
+    return codes.astype(np.intp)
+
+
+def _grouped(batch: Batch, groups: npt.NDArray[np.intp]) -> Batch:
+    """The statistic within each group of rows, the largest kept (one group: the statistic itself)."""
+    masks = [groups == group for group in np.unique(groups)]
+    if len(masks) == 1:
+        return batch
+
+    def largest(data: FloatArray, counts: FloatArray) -> FloatArray:
+        values = np.stack([batch(data[mask], counts[:, mask]) for mask in masks])
+        with np.errstate(invalid="ignore"):
+            result: FloatArray = np.fmax.reduce(values, axis=0)
+        return result
+
+    return largest
+
+
+def against_saved(metric: str, analysis: ModelAnalysis, saved: Mapping[str, Any]) -> Result:
+    """Against a saved analysis.json (no per-condition results): unpaired and conservative. The interval
+    of the difference joins both intervals end to end (new low - old high, new high - old low), wider than
+    any paired or independent interval; a saved value without an interval is taken as wide as the new one's."""
+    new = analysis.metrics.get(metric)
+    old = saved.get("metrics", {}).get(metric, {})
+    if new is None or new.value is None or new.ci_low is None or new.ci_high is None:
+        raise NotCompared(f"the new model's {metric} has no value with an interval")
+    if old.get("value") is None:
+        raise NotCompared(f"the saved baseline has no value of {metric}")
+    value = float(old["value"])
+    half = (new.ci_high - new.ci_low) / 2
+    old_low = float(old["ci_low"]) if old.get("ci_low") is not None else value - half
+    old_high = float(old["ci_high"]) if old.get("ci_high") is not None else value + half
+    method = "unpaired, conservative (saved analysis: intervals joined end to end)"
+    if old.get("ci_low") is None:
+        method = "unpaired, conservative (saved point value, its interval taken as wide as the new one's)"
+    return Result(
+        new_value=new.value,
+        old_value=value,
+        difference=(new.value - value, new.ci_low - old_high, new.ci_high - old_low),
+        method=method,
+        n=new.n,
+        compared=new.n,
+        designed=int(old.get("n") or new.n),
+        unit="units",
+    )
