@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from snap_bench.analysis.metric_specs import MetricSpec, metric_spec
 from snap_bench.design.config import ConfigError, Node, load_yaml
-from snap_bench.design.temperatures import temperature_level
+from snap_bench.design.temperatures import DEFAULT_LEVEL, temperature_level
 
 if TYPE_CHECKING:
     from snap_bench.analysis.metric_tables import Metric, ModelAnalysis
@@ -190,6 +190,9 @@ def judged_names(name: str, analysis: ModelAnalysis, config: ThresholdConfig) ->
         (key for key in analysis.metrics if key.startswith(f"{name}[") and key.endswith("]")), key=_level_order
     )
     if not members or config.temperatures is None:
+        return members
+    if members == [f"{name}[{DEFAULT_LEVEL}]"]:
+        # A model asked at its provider's default temperature has that one level: judged like any other.
         return members
     return [f"{name}[{temperature_level(t)}]" for t in config.temperatures]
 

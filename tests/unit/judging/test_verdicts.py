@@ -122,3 +122,17 @@ def test_ci_rule_judges_the_pessimistic_bound() -> None:
     checks = {check.metric: check for check in judge(result, config).checks}
     assert checks["dependability[t0]"].status == "below"
     assert "judged on the interval bound 0.550" in checks["dependability[t0]"].message
+
+
+def test_a_model_asked_at_its_providers_default_is_judged_at_that_level(tmp_path: Path) -> None:
+    """A model that takes no temperature has one level, tdefault: judged like any other level, whether the
+    thresholds judge every temperature or list some."""
+    default_only = {"dependability[tdefault]": 0.9, "unscored_rate": 0.0}
+    for listed in ("all", "[0.0, 1.0]"):
+        config_dir = tmp_path / listed.strip("[]").replace(", ", "-")
+        config_dir.mkdir()
+        text = (CONFIG / "thresholds.yaml").read_text(encoding="utf-8")
+        (config_dir / "thresholds.yaml").write_text(text.replace("temperatures: all", f"temperatures: {listed}", 1))
+        result = judge(analysis("m", **default_only), load_thresholds(config_dir, "profile", {}, None))
+        assert {check.metric for check in result.checks} == {"dependability[tdefault]", "unscored_rate"}
+        assert result.verdict == "PASS"
