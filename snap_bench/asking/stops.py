@@ -97,8 +97,9 @@ def stop_message(request: Request, kind: str, said: str) -> str:
         "(it must start with http:// or https://) and that the server is running",
         "temperature": "the model does not take the design's temperature (reasoning models often take only 1): "
         "run it with --snap-temperatures=1 or --snap-temperatures=default, or choose another model",
-        "parameter": f"no provider of the model takes every parameter sent ({parameters}): change the model's "
-        "entry in config/models.yaml (its reasoning, logprobs or token limit) or choose another model",
+        "parameter": f"the provider refused a parameter of the request (sent: {parameters}; on OpenRouter, no "
+        "provider of the model takes them all): change the model's entry in config/models.yaml (its reasoning, "
+        "logprobs or token limit) or choose another model",
         "model": f"the endpoint serves no model {request.model_id!r} (retired, or never an id there): "
         + (f"current ids nearest to it: {closest}; " if closest else "")
         + "change its id in config/models.yaml",
