@@ -205,17 +205,12 @@ def _decide(question: Question, result: Result, min_coverage: float, *, paired: 
         f"{result.unit}"
     )
     return Comparison(
-        model=question.model,
-        baseline=question.baseline,
-        instrument=question.instrument,
-        metric=question.metric,
+        **_asked(question),
         new_value=result.new_value,
         baseline_value=result.old_value,
         difference=estimate,
         ci_low=low,
         ci_high=high,
-        margin=question.margin,
-        better=question.better,
         paired=paired,
         n=result.n,
         regressed=regressed,
@@ -229,6 +224,18 @@ def _decide(question: Question, result: Result, min_coverage: float, *, paired: 
     )
 
 
+def _asked(question: Question) -> dict[str, Any]:
+    """The fields of a comparison that restate its question: which models, which figure, its margin."""
+    return {
+        "model": question.model,
+        "baseline": question.baseline,
+        "instrument": question.instrument,
+        "metric": question.metric,
+        "margin": question.margin,
+        "better": question.better,
+    }
+
+
 def _identical(question: Question, problem: NotCompared, designed: int) -> Comparison:
     message = (
         f"{NON_INFERIOR}: identical answers to all {designed} conditions, so no difference, although it could "
@@ -236,17 +243,12 @@ def _identical(question: Question, problem: NotCompared, designed: int) -> Compa
         f"{question.instrument} {question.metric}; coverage {designed}/{designed} conditions"
     )
     return Comparison(
-        model=question.model,
-        baseline=question.baseline,
-        instrument=question.instrument,
-        metric=question.metric,
+        **_asked(question),
         new_value=None,
         baseline_value=None,
         difference=0.0,
         ci_low=0.0,
         ci_high=0.0,
-        margin=question.margin,
-        better=question.better,
         paired=True,
         n=0,
         regressed=False,
@@ -266,17 +268,12 @@ def _not_compared(question: Question, problem: NotCompared, *, paired: bool) -> 
         f"{question.metric}; coverage {problem.compared}/{problem.designed} {problem.unit}"
     )
     return Comparison(
-        model=question.model,
-        baseline=question.baseline,
-        instrument=question.instrument,
-        metric=question.metric,
+        **_asked(question),
         new_value=None,
         baseline_value=None,
         difference=None,
         ci_low=None,
         ci_high=None,
-        margin=question.margin,
-        better=question.better,
         paired=paired,
         n=0,
         regressed=False,
