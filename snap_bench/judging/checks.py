@@ -24,7 +24,7 @@ DECISIONS = ("pass", "fail", "ungated", "not judged", "not compared")
 @dataclass(frozen=True)
 class CheckRecord:
     name: str  # the check's test name, e.g. ``qwen2.5-coder-1.5b-compass-icc2_1``
-    kind: str  # "threshold" or "baseline"
+    kind: str  # "threshold", "baseline" or "drift"
     model: str
     instrument: str
     metric: str
@@ -117,6 +117,31 @@ def comparison_record(name: str, comparison: Any, gated: bool) -> CheckRecord:
         decision=decision,
         message=comparison.message,
         status="not compared" if not_compared else "regressed" if comparison.regressed else "non-inferior",
+    )
+
+
+def drift_record(drift: Any, gated: bool) -> CheckRecord:
+    """A :class:`snap_bench.judging.drift.Drift` (the new model's mean position minus the baseline's) as a record."""
+    margin = None
+    if drift.ci_low is not None and drift.ci_high is not None and drift.margin is not None:
+        # Equivalent when both ends stay within the margin: how far the farther end is inside it.
+        margin = drift.margin - max(abs(drift.ci_low), abs(drift.ci_high))
+    return CheckRecord(
+        name=drift.name,
+        kind="drift",
+        model=drift.model,
+        instrument=drift.instrument,
+        metric=f"drift[{drift.construct}]",
+        value=drift.difference,
+        ci_low=drift.ci_low,
+        ci_high=drift.ci_high,
+        n=drift.n_conditions,
+        n_designed=drift.n_conditions,
+        threshold="no margin" if drift.margin is None else f"within +-{drift.margin:g} of {drift.baseline}",
+        margin=margin,
+        decision="pass" if not drift.moved else "fail" if gated else "ungated",
+        message=drift.message,
+        status=drift.outcome,
     )
 
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 GATE_MODES = ("thresholds", "baseline", "both")
+# Added to a mode (``--snap-gate=baseline,drift``): a construct whose position moved fails the run too.
+DRIFT = "drift"
 
 
 class BenchExit(IntEnum):
@@ -37,6 +39,8 @@ class ExitFindings:
     # reason -> how many conditions (e.g. "no recording" -> 3)
     not_measured: dict[str, int] = field(default_factory=dict)
     other_failures: int = 0
+    # drift checks whose equivalence was not shown (counted only where the exit status follows drift)
+    moved: list[str] = field(default_factory=list)
     judged: bool = True  # False under --snap-no-analysis: nothing was judged
 
 
@@ -47,8 +51,23 @@ class ExitDecision:
 
 
 def gates(mode: str) -> tuple[bool, bool]:
-    """(thresholds gated, baseline gated) for a --snap-gate value."""
-    return mode in ("thresholds", "both"), mode in ("baseline", "both")
+    """(thresholds gated, baseline gated) for a --snap-gate value (``both``, or ``baseline,drift``)."""
+    parts = set(mode.split(","))
+    return bool(parts & {"thresholds", "both"}), bool(parts & {"baseline", "both"})
+
+
+def drift_gated(mode: str) -> bool:
+    return DRIFT in mode.split(",")
+
+
+def gate_mode(value: str) -> str:
+    """A --snap-gate value: one of GATE_MODES, or drift, or one of them with ``,drift``."""
+    parts = [part.strip() for part in value.split(",") if part.strip()]
+    modes = [part for part in parts if part != DRIFT]
+    if len(modes) > 1 or any(part not in GATE_MODES for part in modes) or not parts:
+        legal = ", ".join([*GATE_MODES, DRIFT, "baseline,drift", "both,drift"])
+        raise ValueError(f"{value!r} is not what the exit status can follow; use one of: {legal}")
+    return ",".join([*modes, *([DRIFT] if DRIFT in parts else [])])
 
 
 def decide(findings: ExitFindings) -> ExitDecision:
@@ -66,6 +85,8 @@ def decide(findings: ExitFindings) -> ExitDecision:
         failed.append(f"{len(findings.failed_thresholds)} threshold check(s) failed")
     if findings.failed_comparisons:
         failed.append(f"{len(findings.failed_comparisons)} baseline comparison(s) failed")
+    if findings.moved:
+        failed.append(f"{len(findings.moved)} position(s) drifted from the baseline (or drift was not ruled out)")
     if findings.other_failures:
         failed.append(f"{findings.other_failures} other test(s) failed")
     if failed:

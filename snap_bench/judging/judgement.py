@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.analysis.coverage import NOT_JUDGED, Coverage, judge_coverage
-from snap_bench.judging.checks import CheckRecord, comparison_record, threshold_record
+from snap_bench.judging.changes import ChangeSummary, changed_conditions
+from snap_bench.judging.checks import CheckRecord, comparison_record, drift_record, threshold_record
+from snap_bench.judging.drift import Drift, position_drift
 from snap_bench.observations.logprobs import logprob_summaries
 from snap_bench.observations.observation import Observation
 
@@ -39,6 +41,11 @@ class Judgement:
     logprobs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     # Every check with its figures, for the JUnit properties and the report's table of checks.
     checks: list[CheckRecord] = field(default_factory=list)
+    # Against a baseline with per-condition answers: which conditions changed, and whether positions moved.
+    changes: list[ChangeSummary] = field(default_factory=list)
+    drift: list[Drift] = field(default_factory=list)
+    # Drift checks whose equivalence was not shown (they fail the run only where --snap-gate names drift).
+    moved: list[str] = field(default_factory=list)
 
 
 def check_name(model: str, instrument: str, metric: str) -> str:
@@ -59,6 +66,7 @@ def judge_session(
     *,
     gated: tuple[bool, bool] = (True, True),
     coverage: Mapping[str, Coverage] | None = None,
+    drift_gated: bool = False,
 ) -> Judgement:
     """Analyse every (model, instrument), judge it, rank each instrument's models and compare with the
     baseline; ``gated`` says which kinds of check (thresholds, comparisons) may fail the run."""
@@ -82,7 +90,15 @@ def judge_session(
         rank(verdicts)
     if baseline is not None:
         result.baseline = compare_with_baseline(observations, baseline, instruments, settings, thresholds)
+        if any(o.model == baseline.model for o in observations):  # per-condition answers (not a saved analysis)
+            result.changes = changed_conditions(observations, baseline.model)
+            asked = sorted({o.instrument for o in observations})
+            result.drift = position_drift(observations, baseline.model, {i: thresholds(i).drift_margin for i in asked})
     _record_checks(result, gated)
+    for drift in result.drift:
+        result.checks.append(drift_record(drift, drift_gated))
+        if drift.moved:
+            result.moved.append(drift.name)
     return result
 
 

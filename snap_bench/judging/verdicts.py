@@ -65,6 +65,8 @@ class ThresholdConfig:
     temperatures: tuple[float, ...] | None = None
     # A metric is judged only when it uses at least this share of its designed data (n / (n + n_left_out)).
     min_coverage: float = 0.5
+    # Against a baseline: the largest move of a construct's mean position (scale points) that is no drift.
+    drift_margin: float | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,7 @@ def load_thresholds(
         non_inferiority={k: v.number(0, 1000, "margin") for k, v in section.get("non_inferiority", {}).items()},
         temperatures=_judged_temperatures(section.get("temperatures", "all")),
         min_coverage=section.get("min_coverage", 0.5).number(0, 1, "share"),
+        drift_margin=section.get("drift_margin").number(0, 1000, "margin") if section.has("drift_margin") else None,
     )
 
 

@@ -13,7 +13,7 @@ import math
 import pytest
 
 from snap_bench.instruments import registered
-from snap_bench.judging.exit_status import GATE_MODES
+from snap_bench.judging.exit_status import gate_mode
 from snap_bench.recordings.cassettes import RecordMode
 
 MODES = ("full", "pilot")
@@ -71,6 +71,13 @@ def shard(value: str) -> tuple[int, int]:
     if not 1 <= k <= n:
         raise argparse.ArgumentTypeError(f"{value!r} is not a part K/N with 1 <= K <= N; give e.g. 1/4")
     return k, n
+
+
+def _gate_mode(value: str) -> str:
+    try:
+        return gate_mode(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -240,11 +247,12 @@ def _judging_options(group: pytest.OptionGroup) -> None:
     )
     group.addoption(
         "--snap-gate",
-        choices=GATE_MODES,
+        type=_gate_mode,
         default=None,
         metavar="WHAT",
         help="what the exit status follows: thresholds (thresholds.yaml), baseline (the comparison with "
-        "--baseline) or both; checks outside it are reported as 'ungated'. Default: thresholds, "
+        "--baseline) or both, and with ',drift' (e.g. baseline,drift) also whether a construct's position "
+        "moved from the baseline's; checks outside it are reported as 'ungated'. Default: thresholds, "
         "both when --baseline is given.",
     )
     group.addoption(

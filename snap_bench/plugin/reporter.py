@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from snap_bench.judging.changes import changed_keys
+from snap_bench.plugin.ci_outputs import ci_annotations
 from snap_bench.plugin.terminal import summary_lines, verdict_block
 
 if TYPE_CHECKING:
@@ -58,6 +60,7 @@ class SessionReporter:
                 self.session.instruments,
                 checks=self.session.judgement.checks,
                 trend=trend,
+                changed=changed_keys(self.session.judgement.changes) if self.session.judgement.changes else None,
             )
         )
 
@@ -83,3 +86,6 @@ class SessionReporter:
             if shown:
                 for line, markup in verdict_block(self.session):
                     terminalreporter.write_line(line, **markup)
+                # GitHub Actions reads a workflow command from the start of a log line, wherever it stands.
+                for command in ci_annotations(self.session.judgement):
+                    terminalreporter.write_line(command)

@@ -30,7 +30,7 @@ from snap_bench.design.shards import in_shard
 from snap_bench.design.temperatures import DEFAULT
 from snap_bench.instruments import Instrument, Selection, load_instrument, registered
 from snap_bench.judging.baseline import BaselineSpec, parse_baseline
-from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, gates
+from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, drift_gated, gates
 from snap_bench.judging.judgement import Judgement
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.export import ObservationWriter
@@ -40,6 +40,7 @@ from snap_bench.plugin.activation import choose_models, only_looks, runs_benchma
 from snap_bench.plugin.artefacts import Artefacts
 from snap_bench.plugin.ask_ahead_setup import ask_ahead_factory, process_shares
 from snap_bench.plugin.case import Case
+from snap_bench.plugin.ci_outputs import write_ci_summary
 from snap_bench.plugin.endpoints import Endpoints
 from snap_bench.plugin.ledger import ConditionLedger
 from snap_bench.plugin.model_facts import (
@@ -352,6 +353,7 @@ class SnapSession:
                 self.baseline,
                 outputs,
                 gated=gates(self.options.gate),
+                drift_gated=drift_gated(self.options.gate),
                 session=session,
                 coverage=self.coverage(),
             )
@@ -380,6 +382,8 @@ class SnapSession:
         if self.is_worker or not self.active or self.collect_only:
             return
         self.exit_decision = decide(self.exit_findings())
+        if self.judgement is not None:
+            write_ci_summary(self.options.out_dir, self.judgement, self.exit_decision)
         if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             # pytest's own codes (interrupted, internal or usage error) keep their meaning; otherwise
             # the status follows the judgement, read by pytest from here (as pytest-cov does).
@@ -404,6 +408,9 @@ class SnapSession:
     def session_meta(self) -> dict[str, Any]:
         versions = {name: instrument.version for name, instrument in self._instruments.items()}
         return session_meta(self.options, self.models, versions, self.ledger, self.coverage(), self.facts)
+
+    def verbosity(self) -> int:
+        return int(self.config.getoption("verbose") or 0)
 
     def notices(self) -> list[str]:
         """What the session says once about how it asked (a temperature left to the provider, ...)."""
@@ -435,6 +442,7 @@ class SnapSession:
                 self.options.out_dir, {model.name: model.api_key_env for model in self.models}
             ),
             other_failures=self.ledger.other_failures,
+            moved=list(judgement.moved) if judgement is not None and drift_gated(self.options.gate) else [],
             judged=self.options.analyse,
         )
 

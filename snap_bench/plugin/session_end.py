@@ -22,6 +22,7 @@ from snap_bench.observations.observation import Observation
 from snap_bench.plugin.ledger import CHECKS_LOCATION
 from snap_bench.plugin.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_COMPARED, NOT_GATED
 from snap_bench.report.analysis_document import analysis_document, write_analysis_document
+from snap_bench.report.changes_file import CHANGES_FILE, write_changes
 
 if TYPE_CHECKING:
     from snap_bench.analysis.coverage import Coverage
@@ -43,10 +44,20 @@ def end_session(
     gated: tuple[bool, bool] = (True, True),
     session: pytest.Session | None = None,
     coverage: Mapping[str, Coverage] | None = None,
+    drift_gated: bool = False,
 ) -> Judgement:
     """Judge, keep the history, emit every check as a test outcome and write analysis.json; ``gated``
     says which kinds (thresholds, baseline comparisons) may fail the run: the others are ``ungated``."""
-    result = judge_session(observations, instruments, settings, thresholds, baseline, gated=gated, coverage=coverage)
+    result = judge_session(
+        observations,
+        instruments,
+        settings,
+        thresholds,
+        baseline,
+        gated=gated,
+        coverage=coverage,
+        drift_gated=drift_gated,
+    )
     result.json_path = outputs.json_path
     if outputs.history_path is not None:
         _keep_history(outputs.history_path, result, observations, instruments, outputs.session_meta)
@@ -55,6 +66,8 @@ def end_session(
         recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         stored = keep_headlines(outputs.history_path, result, outputs.session_meta, recorded_at)
         result.notes += [stored] if stored else []
+    if result.changes:
+        write_changes(outputs.json_path.parent / CHANGES_FILE, result.changes)
     result.document = analysis_document(result, instruments, outputs.session_meta, coverage)
     write_analysis_document(outputs.json_path, result.document)
     return result
@@ -105,6 +118,9 @@ def _emit_checks(
             _emit(config, record.name, True, comparison.message, gate_baseline, record, category=NOT_COMPARED)
         else:
             _emit(config, record.name, not comparison.regressed, comparison.message, gate_baseline, record)
+    for drift in result.drift:
+        record = next(records)
+        _emit(config, record.name, not drift.moved, drift.message, record.decision != "ungated", record)
 
 
 def _emit(

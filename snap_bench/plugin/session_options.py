@@ -190,7 +190,7 @@ def _gate(config: pytest.Config) -> str:
     baseline = config.getoption("baseline")
     if mode is None:
         return "both" if baseline else "thresholds"
-    if mode != "thresholds" and not baseline:
+    if mode != "thresholds" and not baseline:  # baseline, both or drift: a comparison with a baseline
         raise pytest.UsageError(
             f"--snap-gate={mode}: the exit status would follow a comparison with a baseline, but no --baseline "
             "was given. Fix: add --baseline=MODEL or --baseline=PATH, or use --snap-gate=thresholds."

@@ -6,10 +6,14 @@ from collections import Counter, defaultdict
 from statistics import fmean
 from typing import TYPE_CHECKING, Any, Protocol
 
+from snap_bench.judging.comparison import INCONCLUSIVE, NON_INFERIOR, NOT_COMPARED, REGRESSION
+from snap_bench.judging.drift import DRIFT, Drift
 from snap_bench.observations.logprobs import logprob_summaries
 from snap_bench.observations.observation import at_provider_default
 from snap_bench.observations.parsing import AnswerCode
 from snap_bench.plugin.spend import spend_by_model
+from snap_bench.report.ci_summary import TOP_CHANGED
+from snap_bench.report.ci_summary import worst_first as _worst_first
 
 if TYPE_CHECKING:
     from snap_bench.analysis.coverage import Coverage
@@ -50,6 +54,8 @@ class SessionView(Protocol):
     def price_source(self, model: str) -> str: ...
 
     def notices(self) -> list[str]: ...
+
+    def verbosity(self) -> int: ...
 
     def coverage(self) -> dict[str, Coverage]: ...
 
@@ -257,23 +263,69 @@ def verdict_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
     for note in gate.notes:
         lines.append((f"warning: {note}", {"yellow": True}))
     if gate.baseline:
-        lines.extend(comparison_lines(gate.baseline))
+        lines.extend(comparison_lines(gate, session.verbosity()))
     return lines
 
 
-def comparison_lines(comparisons: list[Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The baseline gate per instrument: the decision and its reason first, red for a failed check,
-    yellow for one not compared (the gate is then incomplete)."""
+def comparison_lines(gate: Judgement, verbosity: int) -> list[tuple[str, dict[str, Any]]]:
+    """The baseline gate, to fit on a screen: one line per instrument with the counts, then the regressions
+    (worst first), the inconclusive comparisons and the drifts; non-inferior and not-compared lines with -v;
+    then the items whose answers changed most."""
+    comparisons = gate.baseline
     lines: list[tuple[str, dict[str, Any]]] = [
-        ("baseline comparison (new - baseline, 95% paired interval, non-inferiority margin, coverage):", {"bold": True})
+        ("baseline comparison (new - baseline, 95% paired interval, margin; -v lists every check):", {"bold": True})
     ]
     for instrument in sorted({c.instrument for c in comparisons}):
         own = [c for c in comparisons if c.instrument == instrument]
-        failed = sum(c.regressed for c in own)
-        missing = sum(c.not_compared for c in own)
-        state = f"{failed} failed, {missing} not compared, {len(own) - failed - missing} non-inferior"
-        lines.append((f" {instrument}: {state}", {"bold": True}))
-        for comparison in own:
-            colour = "red" if comparison.regressed else "yellow" if comparison.not_compared else "green"
-            lines.append((f"  {comparison.message}", {colour: True}))
+        counts = Counter(c.outcome for c in own)
+        moved = sum(d.moved for d in gate.drift if d.instrument == instrument)
+        state = ", ".join(
+            f"{counts[o]} {name}"
+            for o, name in (
+                (REGRESSION, "regression(s)"),
+                (INCONCLUSIVE, "inconclusive"),
+                (NON_INFERIOR, "non-inferior"),
+                (NOT_COMPARED, "not compared"),
+            )
+        )
+        lines.append(
+            (f" {instrument}: {state}; position: {moved} construct(s) moved or not shown still", {"bold": True})
+        )
+    shown = [REGRESSION, INCONCLUSIVE, *([NON_INFERIOR, NOT_COMPARED] if verbosity > 0 else [])]
+    colours = {REGRESSION: "red", INCONCLUSIVE: "yellow", NON_INFERIOR: "green", NOT_COMPARED: "yellow"}
+    for outcome in shown:
+        for c in _worst_first([c for c in comparisons if c.outcome == outcome]):
+            lines.append((f"  {_short_comparison(c)}", {colours[outcome]: True}))
+    for drift in gate.drift:
+        if drift.outcome == DRIFT or verbosity > 0:
+            lines.append((f"  {_short_drift(drift)}", {"yellow": True} if drift.moved else {}))
+    for summary in gate.changes:
+        top = ", ".join(f"{item} {count}" for _, item, count in summary.by_item()[:TOP_CHANGED])
+        lines.append(
+            (
+                f" {summary.model}: {len(summary.changes):,} of {summary.shared:,} conditions changed their answer "
+                f"(reports/changes.csv); most changed items: {top or 'none'}",
+                {},
+            )
+        )
     return lines
+
+
+def _short_drift(d: Drift) -> str:
+    interval = "no interval" if d.ci_low is None or d.ci_high is None else f"[{d.ci_low:+.3f}, {d.ci_high:+.3f}]"
+    margin = "no margin" if d.margin is None else f"margin +-{d.margin:g}"
+    return (
+        f"{d.outcome} {d.model} {d.instrument} {d.construct}: {d.new_mean:.2f} vs {d.baseline_mean:.2f}, "
+        f"{d.difference:+.3f} {interval}, {margin}"
+    )
+
+
+def _short_comparison(c: Any) -> str:
+    if c.difference is None or c.ci_low is None or c.ci_high is None:
+        return f"{c.outcome} {c.model} {c.instrument} {c.metric}: {c.reason or c.message}"
+    margin = "no margin" if c.margin is None else f"margin {c.margin:g}"
+    values = "" if c.new_value is None else f"{c.new_value:.3f} vs {c.baseline_value:.3f}, "
+    return (
+        f"{c.outcome} {c.model} {c.instrument} {c.metric}: {values}{c.difference:+.3f} "
+        f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}], {margin}, {c.coverage()}"
+    )

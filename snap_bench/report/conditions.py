@@ -13,7 +13,7 @@ close the script element), and the script puts every text on the page through ``
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from snap_bench.observations.observation import Observation
@@ -50,7 +50,9 @@ def factor_names(observations: Sequence[Observation]) -> list[str]:
     return list(names)
 
 
-def conditions_data(observations: Sequence[Observation]) -> dict[str, Any]:
+def conditions_data(
+    observations: Sequence[Observation], changed: Collection[tuple[str, str, str]] | None = None
+) -> dict[str, Any]:
     """The table's data: column names, the string table and one row of numbers per observation.
 
     A row holds string indexes for its text columns, the score as a number (``null`` when unscored), and
@@ -60,12 +62,15 @@ def conditions_data(observations: Sequence[Observation]) -> dict[str, Any]:
     factors = factor_names(observations)
     # Who served each answer, where an endpoint said (a filter: one provider's answers at a time).
     served = ["provider"] if any(o.provider for o in observations) else []
-    columns = [*FIXED_COLUMNS, *factors, *served, *TAIL_COLUMNS]
+    # Against a baseline: whether a condition's answer differs from the baseline's (a filter: "changed").
+    compared = ["changed"] if changed is not None else []
+    columns = [*FIXED_COLUMNS, *factors, *served, *compared, *TAIL_COLUMNS]
     rows: list[list[Any]] = []
     for o in observations:
         code = "" if o.code is None else f"{o.code} {ANSWER_CODES.get(o.code, 'unknown code')}"
         texts = [o.model, o.instrument, o.item, *(o.factors.get(name, "") for name in factors)]
         texts += [o.provider or "" for _ in served]
+        texts += [_changed(o, changed) for _ in compared]
         row: list[Any] = [strings(value) for value in texts]
         row += [o.run, o.score if o.code is None else None, strings(code), strings(o.reason or "")]
         row.append(strings("passed" if o.code is None else "unscored"))
@@ -73,7 +78,7 @@ def conditions_data(observations: Sequence[Observation]) -> dict[str, Any]:
         row.append(strings("(no answer)" if o.raw_answer is None else o.raw_answer))
         row.append([[strings(str(m.get("role", "?"))), strings(str(m.get("content", "")))] for m in o.messages])
         rows.append(row)
-    filtered = [c for c in columns if c in FILTERED or c in factors or c in served]
+    filtered = [c for c in columns if c in FILTERED or c in factors or c in served or c in compared]
     return {"columns": columns, "filtered": filtered, "strings": strings.values, "rows": rows}
 
 
@@ -239,7 +244,14 @@ SCRIPT = """<script id="snap-conditions-script">
 </script>"""
 
 
-def conditions_section(observations: Sequence[Observation]) -> tuple[str, str]:
+def _changed(observation: Observation, changed: Collection[tuple[str, str, str]] | None) -> str:
+    key = (observation.model, observation.instrument, observation.condition_id)
+    return "changed" if changed is not None and key in changed else "same"
+
+
+def conditions_section(
+    observations: Sequence[Observation], changed: Collection[tuple[str, str, str]] | None = None
+) -> tuple[str, str]:
     """The section's markup (inside the report's section) and its data and script (outside it)."""
     if not observations:
         return "", ""
@@ -256,7 +268,9 @@ def conditions_section(observations: Sequence[Observation]) -> tuple[str, str]:
         "<table><thead><tr></tr></thead><tbody></tbody></table></div>"
         '<div class="snap-cond-detail" hidden></div></div>'
     )
-    data = f'<script type="application/json" id="{DATA_ID}">{script_json(conditions_data(observations))}</script>'
+    data = (
+        f'<script type="application/json" id="{DATA_ID}">{script_json(conditions_data(observations, changed))}</script>'
+    )
     return STYLE + markup, data + SCRIPT % {"data_id": DATA_ID}
 
 

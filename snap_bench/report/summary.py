@@ -9,7 +9,7 @@ matplotlib's SVG, inlined.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import snap_bench.report.charts as charts
@@ -85,6 +85,7 @@ def summary_html(
     csv_gzip_over: int = CSV_GZIP_OVER,
     checks: Sequence[CheckRecord] = (),
     trend: StoredTrend | None = None,
+    changed: Collection[tuple[str, str, str]] | None = None,
 ) -> str:
     """The report's summary section as an HTML fragment.
 
@@ -125,7 +126,7 @@ def summary_html(
         sections += ['<h3 id="snap-baseline">Comparison with the baseline</h3>', _baseline(comparisons)]
     if trend is not None:
         sections.append(trend_section(trend, report_models(entries)))
-    conditions, conditions_script = conditions_section(observations)
+    conditions, conditions_script = conditions_section(observations, changed)
     sections += [conditions, _prompts(observations), glossary_html(thresholds, instruments)]
     sections += [
         '<h3 id="snap-downloads">Downloads</h3><ul>',

@@ -1,0 +1,47 @@
+"""reports/changes.csv: every condition whose answer changed between the baseline and a new model, with both
+answers (the baseline's as parsed; the new model's parsed and as it said it)."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+
+from snap_bench.judging.changes import ChangeSummary
+
+CHANGES_FILE = "changes.csv"
+
+
+def write_changes(path: Path, summaries: Sequence[ChangeSummary]) -> None:
+    changes = [change for summary in summaries for change in summary.changes]
+    factors = sorted({factor for change in changes for factor in change.factors})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            [
+                "model",
+                "baseline",
+                "instrument",
+                "condition_id",
+                "item",
+                *factors,
+                "baseline_answer",
+                "new_answer",
+                "new_answer_text",
+            ]
+        )
+        for change in changes:
+            writer.writerow(
+                [
+                    change.model,
+                    change.baseline,
+                    change.instrument,
+                    change.condition_id,
+                    change.item,
+                    *(change.factors.get(factor, "") for factor in factors),
+                    change.baseline_answer,
+                    change.new_parsed,
+                    change.new_answer or "",
+                ]
+            )

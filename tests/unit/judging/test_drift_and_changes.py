@@ -1,0 +1,103 @@
+"""Drift of a construct's position against the baseline, the conditions that changed, and the gate mode that
+names drift (snap_bench.judging.drift, changes, exit_status)."""
+
+from __future__ import annotations
+
+import pytest
+
+from snap_bench.judging.changes import changed_conditions
+from snap_bench.judging.checks import CheckRecord
+from snap_bench.judging.drift import DRIFT, INCONCLUSIVE, NO_DRIFT, position_drift
+from snap_bench.judging.exit_status import ExitFindings, decide, drift_gated, gate_mode, gates
+from snap_bench.judging.judgement import Judgement
+from snap_bench.observations.observation import Observation
+from snap_bench.report.ci_summary import workflow_commands
+
+
+def answer(model: str, item: str, condition: str, score: int, construct: str = "care") -> Observation:
+    return Observation(
+        model=model,
+        instrument="profile",
+        condition_id=f"{item}-{condition}",
+        cell=f"{item}-{condition}",
+        item=item,
+        factors={"system_prompt": condition},
+        temperature=0.0,
+        run=1,
+        messages=[],
+        raw_answer=str(score),
+        score=score,
+        keyed_score=float(score),
+        code=None,
+        reason="",
+        construct=construct,
+    )
+
+
+def design(model: str, shift: int, noise: tuple[int, ...] = (0, 0, 0, 0)) -> list[Observation]:
+    return [
+        answer(model, item, prompt, 3 + shift + noise[(i + j) % len(noise)])
+        for i, item in enumerate(("M01", "M02", "M03", "M04"))
+        for j, prompt in enumerate(("NEU", "DIR", "PER"))
+    ]
+
+
+def test_an_unchanged_model_shows_no_drift_and_no_change() -> None:
+    rows = [*design("old", 0, (0, 1, -1, 0)), *design("new", 0, (0, 1, -1, 0))]
+    (drift,) = position_drift(rows, "old", {"profile": 0.5})
+    assert (drift.outcome, drift.difference, drift.ci_low, drift.ci_high) == (NO_DRIFT, 0.0, 0.0, 0.0)
+    (summary,) = changed_conditions(rows, "old")
+    assert (summary.shared, summary.changes) == (12, ())
+
+
+def test_a_model_whose_position_moved_by_a_point_drifts() -> None:
+    """Consistent answers that moved: no regression of consistency would catch it."""
+    rows = [*design("old", 0, (0, 1, -1, 0)), *design("new", 1, (0, 1, -1, 0))]
+    (drift,) = position_drift(rows, "old", {"profile": 0.5})
+    assert drift.outcome == DRIFT
+    assert drift.difference == pytest.approx(1.0)
+    (summary,) = changed_conditions(rows, "old")
+    assert len(summary.changes) == 12
+    assert summary.by_item()[0][2] == 3
+    assert {level for _, level, _ in summary.by_level()} == {"NEU", "DIR", "PER"}
+
+
+def test_a_move_the_noise_cannot_place_is_inconclusive_never_no_drift() -> None:
+    old = design("old", 0)
+    new = [answer("new", o.item, o.factors["system_prompt"], 3 + (1 if o.item in ("M01", "M02") else -1)) for o in old]
+    (drift,) = position_drift([*old, *new], "old", {"profile": 0.5})
+    assert drift.outcome == INCONCLUSIVE  # items moved apart: the interval straddles the margin
+    (without_margin,) = position_drift([*old, *design("new", 0)], "old", {})
+    assert without_margin.outcome == INCONCLUSIVE  # no margin in thresholds.yaml: never "no drift"
+
+
+def test_drift_fails_the_run_only_where_the_gate_names_it() -> None:
+    assert gate_mode("baseline, drift") == "baseline,drift"
+    assert gates("both,drift") == (True, True)
+    assert drift_gated("baseline,drift")
+    assert not drift_gated("both")
+    with pytest.raises(ValueError, match="use one of"):
+        gate_mode("baseline,both")
+    assert decide(ExitFindings(moved=["m-vs-b-profile-drift[care]"])).code == 1
+    assert decide(ExitFindings()).code == 0
+
+
+def test_workflow_commands_escape_what_would_end_them() -> None:
+    record = CheckRecord(
+        name="n",
+        kind="threshold",
+        model="m",
+        instrument="profile",
+        metric="x",
+        value=None,
+        ci_low=None,
+        ci_high=None,
+        n=0,
+        n_designed=0,
+        threshold="",
+        margin=None,
+        decision="fail",
+        message="50% off\nnext: line",
+    )
+    (command,) = workflow_commands(Judgement(checks=[record]))
+    assert command == "::error title=m profile x::50%25 off%0Anext: line"
