@@ -1,4 +1,5 @@
-"""How many requests each process may keep in flight per model (``--snap-concurrency`` / ``concurrency:``)."""
+"""The limits of asking shared by the processes of a session: requests in flight per model (``--snap-concurrency``
+/ ``concurrency:``), the request rate and the budget."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from snap_bench.asking.claims import ClaimBoard
 from snap_bench.asking.client import RetryPolicy
 from snap_bench.asking.scrub import Scrubber
 from snap_bench.asking.stops import StopBoard
-from snap_bench.asking.throttle import Budget, RateLimiter
+from snap_bench.asking.throttle import Budget, BudgetLimits, RateLimiter, SharedState
 from snap_bench.design.models import ModelSpec
 from snap_bench.plugin.session_options import SessionOptions
 
@@ -47,3 +48,21 @@ def ask_ahead_factory(
         return AskAhead(shares, policy, budget, rate_limits, scrub, stops, ClaimBoard(options.out_dir))
 
     return build
+
+
+def rate_limits(options: SessionOptions, models: list[ModelSpec]) -> dict[str, RateLimiter]:
+    """Each model's request rate, shared by every process of the session (--snap-rate-limit or its entry's)."""
+    limits: dict[str, RateLimiter] = {}
+    for model in models:
+        per_minute = options.rate_limit_per_minute or model.rate_limit_per_minute
+        if per_minute:
+            limits[model.name] = RateLimiter(
+                SharedState(options.out_dir / ".state" / f"rate-{model.name}.json"), per_minute
+            )
+    return limits
+
+
+def session_budget(options: SessionOptions) -> Budget:
+    """The session's request and cost budget, shared by every process (--snap-max-requests, --snap-max-cost)."""
+    limits = BudgetLimits(options.max_requests, options.max_cost_usd)
+    return Budget(SharedState(options.out_dir / ".state" / "budget.json"), limits)

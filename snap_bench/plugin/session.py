@@ -23,7 +23,6 @@ from snap_bench.asking.claims import clear_claims
 from snap_bench.asking.client import RetryPolicy
 from snap_bench.asking.scrub import Scrubber
 from snap_bench.asking.stops import StopBoard, clear_stops
-from snap_bench.asking.throttle import Budget, BudgetLimits, RateLimiter, SharedState
 from snap_bench.design.config import ConfigError
 from snap_bench.design.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.design.shards import in_shard
@@ -38,7 +37,7 @@ from snap_bench.observations.observation import Condition, Observation, at_provi
 from snap_bench.plugin import row_hooks
 from snap_bench.plugin.activation import choose_models, only_looks, runs_benchmarks
 from snap_bench.plugin.artefacts import Artefacts
-from snap_bench.plugin.ask_ahead_setup import ask_ahead_factory, process_shares
+from snap_bench.plugin.ask_ahead_setup import ask_ahead_factory, process_shares, rate_limits, session_budget
 from snap_bench.plugin.case import Case
 from snap_bench.plugin.ci_outputs import write_ci_summary
 from snap_bench.plugin.endpoints import Endpoints
@@ -267,11 +266,18 @@ class SnapSession:
                 self.options.record_mode,
                 policy,
                 self.endpoints,
-                self._rate_limits(),
-                self.budget(),
+                rate_limits(self.options, self.models),
+                session_budget(self.options),
                 Scrubber.configured([model.api_key_env for model in self.models], self.options.rootdir / ".env"),
                 self.stop_board(),
-                ask_ahead_factory(self.config, self.options, self.models, self._rate_limits(), self.budget(), policy),
+                ask_ahead_factory(
+                    self.config,
+                    self.options,
+                    self.models,
+                    rate_limits(self.options, self.models),
+                    session_budget(self.options),
+                    policy,
+                ),
             )
         return self._asker
 
@@ -289,19 +295,6 @@ class SnapSession:
         if runs_tests_here and process_shares(self.config, self.options, self.models):
             first = session.items[0]
             self.asker().look_ahead(lambda: self.upcoming(upcoming_params(first, "case", including=True)))
-
-    def _rate_limits(self) -> dict[str, RateLimiter]:
-        limits: dict[str, RateLimiter] = {}
-        for model in self.models:
-            per_minute = self.options.rate_limit_per_minute or model.rate_limit_per_minute
-            if per_minute:
-                state = SharedState(self.options.out_dir / ".state" / f"rate-{model.name}.json")
-                limits[model.name] = RateLimiter(state, per_minute)
-        return limits
-
-    def budget(self) -> Budget:
-        limits = BudgetLimits(self.options.max_requests, self.options.max_cost_usd)
-        return Budget(SharedState(self.options.out_dir / ".state" / "budget.json"), limits)
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         for item in items:

@@ -3,7 +3,7 @@
 The asker (replay or record), the local-server start-up (is anything left to record?), an instrument
 stage that depends on earlier answers (the perturbation's phase 2) and the tests all ask here, so that the
 rule that decides whether a recording still answers a condition (same endpoint, same request body, a
-usable reply) is written once, in :func:`snap_bench.recordings.cassettes.cassette_state`.
+usable reply) is written once, in :func:`snap_bench.recordings.cassettes.examine`.
 """
 
 from __future__ import annotations
