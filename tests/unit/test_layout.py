@@ -165,3 +165,23 @@ def test_the_cycle_check_finds_a_lazy_cycle(tmp_path: Path) -> None:
         "pkg.second": imported_modules(second, "pkg.second") & {"pkg.first"},
     }
     assert import_cycles(graph) == ["pkg.first -> pkg.second -> pkg.first", "pkg.second -> pkg.first -> pkg.second"]
+
+
+# A module is read whole: past this many lines it holds more than one job (split it along its seams).
+MODULE_LINES = 450
+
+
+def test_no_module_is_longer_than_a_reader_can_hold() -> None:
+    long = {
+        str(path.relative_to(REPO)): n
+        for path in PACKAGE.rglob("*.py")
+        if (n := len(path.read_text().splitlines())) > MODULE_LINES
+    }
+    assert long == {}
+
+
+def test_the_top_of_the_package_is_its_stages() -> None:
+    """`ls snap_bench` reads as the data flow: stage folders, and at most the package's door and its command."""
+    assert sorted(path.name for path in PACKAGE.glob("*.py")) == ["__init__.py", "cli.py"]
+    stages = {"design", "asking", "recordings", "observations", "analysis", "judging", "report", "history", "plugin"}
+    assert stages <= {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
