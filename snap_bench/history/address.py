@@ -136,7 +136,7 @@ def _scheme_fix(name: str) -> str:
     if name.lower().startswith("postgresql+"):
         return f"Fix: drop the driver suffix, {URL_FORM} (the driver is psycopg)"
     close = difflib.get_close_matches(name.lower(), SCHEMES, n=1, cutoff=0.5)
-    guess = f"unknown scheme {name!r}, did you mean {close[0]}://? " if close else f"unknown scheme {name!r}. "
+    guess = f"unknown scheme {name!r}, did you mean postgresql://? " if close else f"unknown scheme {name!r}. "
     return f"{guess[0].upper()}{guess[1:]}Fix: write {URL_FORM}, or give a file path for SQLite"
 
 

@@ -98,6 +98,9 @@ class _Postgres:
 
         conninfo, arguments = address.connection_arguments()
         self.connection = psycopg.connect(make_conninfo(conninfo, **arguments), autocommit=True)
+        # Each statement sees what was committed before it began, so the read after taking the lock sees the
+        # rows of the writer that held it last (a server defaulting to REPEATABLE READ would hide them).
+        self.connection.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
 
     @staticmethod
     def _sql(sql: str) -> str:
