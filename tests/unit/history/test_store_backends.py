@@ -62,3 +62,9 @@ def test_an_unwritable_store_is_a_store_error_and_fails_at_once_after(tmp_path: 
         append_new(store, session("model-b", when(1)))
     assert again.value is first.value
     assert read_headlines(store) == []  # nothing there to read
+
+
+def test_a_postgresql_store_without_its_driver_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("snap_bench.history.database.postgres_driver_installed", lambda: False)
+    with pytest.raises(StoreError, match=r"driver is not installed\. Fix: pip install 'snap-bench\[postgres\]'"):
+        Store("postgresql://snap@127.0.0.1:1/history").version()
