@@ -60,12 +60,23 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         server.stop()
 
 
+class Databases:
+    """A test's own database, made when the test asks for it: a server that could not start fails the test
+    itself (not its setup), naming the fix."""
+
+    def __init__(self, cluster: Cluster, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.cluster, self.name, self.monkeypatch = cluster, name, monkeypatch
+
+    def new(self) -> str:
+        url = self.cluster.database(self.name)
+        assert self.cluster.server is not None
+        self.monkeypatch.setenv("PGPASSWORD", self.cluster.server.password)  # as a CI job's secret would be
+        return url
+
+
 @pytest.fixture
-def database(cluster: Cluster, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    url = cluster.database(request.node.name.lower().replace("[", "_").replace("]", "")[:60])
-    assert cluster.server is not None
-    monkeypatch.setenv("PGPASSWORD", cluster.server.password)  # as a CI job's secret would be
-    return url
+def postgres(cluster: Cluster, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Databases:
+    return Databases(cluster, request.node.name.lower().replace("[", "_").replace("]", "")[:60], monkeypatch)
 
 
 def raw_postgres(url: str) -> Any:
@@ -108,9 +119,10 @@ def test_sessions_writing_at_once_keep_one_set_per_identical_result_and_every_di
     pytester: pytest.Pytester,
     fake_server: FakeOpenAIServer,
     monkeypatch: pytest.MonkeyPatch,
-    database: str,
+    postgres: Databases,
     cluster: Cluster,
 ) -> None:
+    database = postgres.new()
     assert cluster.server is not None
     password = cluster.server.password
     monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
@@ -178,19 +190,21 @@ def test_sessions_writing_at_once_keep_one_set_per_identical_result_and_every_di
     assert password not in shown.stdout + shown.stderr + recorded.stdout.str() + recorded.stderr.str()
 
 
-def test_writers_at_once_on_postgresql_lose_nothing_and_duplicate_nothing(database: str) -> None:
-    check_concurrent_writers(database)
+def test_writers_at_once_on_postgresql_lose_nothing_and_duplicate_nothing(postgres: Databases) -> None:
+    check_concurrent_writers(postgres.new())
 
 
 def test_a_postgresql_store_of_the_version_before_is_upgraded_in_place_and_a_newer_one_refused(
-    database: str,
+    postgres: Databases,
 ) -> None:
+    database = postgres.new()
     check_migration(database, "postgresql", raw_postgres(database))
 
 
 def test_a_sqlite_history_is_copied_into_postgresql_and_back_idempotently(
-    database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    postgres: Databases, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    database = postgres.new()
     check_copy(tmp_path / "history.sqlite", database)
     assert main(["history", "--copy", str(tmp_path / "history.sqlite"), database]) == 0
     out = capsys.readouterr().out
@@ -199,8 +213,9 @@ def test_a_sqlite_history_is_copied_into_postgresql_and_back_idempotently(
 
 
 def test_a_wrong_password_is_an_error_that_does_not_repeat_it(
-    database: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    postgres: Databases, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    database = postgres.new()
     monkeypatch.setenv("PGPASSWORD", "wrong-password-123")
     with pytest.raises(StoreError, match="password authentication failed") as error:
         Store(database).version()
