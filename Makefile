@@ -26,7 +26,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt | $(BIN)/python
 
 $(VENV)/.installed-dev: pyproject.toml constraints.txt | $(BIN)/python
 	# --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS and could hand back a native build.
-	$(PIP) --no-cache-dir -c constraints.txt -e '.[test,local]'
+	$(PIP) --no-cache-dir -c constraints.txt -e '.[test,local,postgres]'
 	touch $@ $(VENV)/.installed
 
 setup: $(VENV)/.installed

@@ -1,7 +1,11 @@
-"""The ``snap-bench`` console command: look at the results store, print the glossary.
+"""The ``snap-bench`` console command: look at the results store, copy it, print the glossary.
 
-snap-bench history [--store reports/history.sqlite] [--model NAME] [--instrument NAME] [--chart trend.svg]
+snap-bench history [--store PATH_OR_URL] [--model NAME] [--instrument NAME] [--chart trend.svg]
+snap-bench history --copy FROM TO
 snap-bench glossary
+
+A store is a SQLite file's path or a PostgreSQL URL (``postgresql://USER@HOST:PORT/DATABASE``, its password
+from the environment: :mod:`snap_bench.history.address`).
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from snap_bench.history.address import StoreAddress, StoreAddressError, store_address
+from snap_bench.history.database import Store, StoreError
 from snap_bench.history.store import Headline, read_headlines
 
 DEFAULT_STORE = Path("reports") / "history.sqlite"
@@ -22,11 +28,12 @@ def history_tables(rows: Sequence[Headline]) -> str:
     for key in sorted({(r.model, r.instrument) for r in rows}):
         own = [r for r in rows if (r.model, r.instrument) == key]
         metrics = sorted({r.metric for r in own})
-        sessions = sorted({(r.recorded_at, r.result_digest) for r in own})
+        sessions = sorted({(r.recorded_at, r.session, r.result_digest) for r in own})
         header = ["recorded", "code", "config", "verdict", "composite", *metrics]
         lines = []
-        for recorded_at, digest in sessions:
-            figures = {r.metric: r for r in own if (r.recorded_at, r.result_digest) == (recorded_at, digest)}
+        for session in sessions:
+            recorded_at = session[0]
+            figures = {r.metric: r for r in own if (r.recorded_at, r.session, r.result_digest) == session}
             first = next(iter(figures.values()))
             composite = "" if first.composite is None else f"{first.composite:.3f}"
             values = [_figure(figures.get(metric)) for metric in metrics]
@@ -51,10 +58,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="snap-bench", description="Look at snap-bench's stored results.")
     commands = parser.add_subparsers(dest="command", required=True)
     history = commands.add_parser("history", help="each model's headline figures per instrument, session by session")
-    history.add_argument("--store", type=Path, default=DEFAULT_STORE, help="Default: %(default)s")
+    history.add_argument(
+        "--store",
+        default=str(DEFAULT_STORE),
+        metavar="PATH_OR_URL",
+        help="a SQLite file or postgresql://USER@HOST:PORT/DATABASE. Default: %(default)s",
+    )
     history.add_argument("--model", action="append", default=[], help="only this model (repeatable)")
     history.add_argument("--instrument", action="append", default=[], help="only this instrument (repeatable)")
     history.add_argument("--chart", type=Path, metavar="PATH", help="also write a trend chart (.svg or .png)")
+    history.add_argument(
+        "--copy",
+        nargs=2,
+        metavar=("FROM", "TO"),
+        help="copy every row of one store into another (a SQLite file into PostgreSQL, or back); "
+        "rows the target holds already are not copied again",
+    )
     commands.add_parser("glossary", help="what each figure means (docs/glossary.md)")
     options = parser.parse_args(argv)
     if options.command == "glossary":
@@ -63,24 +82,46 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(glossary_markdown(registered()))
         return 0
-    if not options.store.is_file():
-        print(
-            f"snap-bench history: no results store at {options.store}; run the benchmarks first "
-            "(pytest benchmarks) or give --store PATH",
-            file=sys.stderr,
-        )
+    try:
+        if options.copy:
+            return _copy(*(store_address(value, source="--copy") for value in options.copy))
+        address = store_address(options.store, source="--store")
+        return _history(address, options.model, options.instrument, options.chart)
+    except (StoreAddressError, StoreError) as error:  # (no message holds a password)
+        print(f"snap-bench history: {error}", file=sys.stderr)
         return 2
-    rows = read_headlines(options.store, options.model, options.instrument)
+
+
+def _copy(source: StoreAddress, target: StoreAddress) -> int:
+    from snap_bench.history.copy import copy_store
+
+    copied = copy_store(source, target)
+    print(f"copied {source} into {target}:")
+    for table in copied:
+        print(f"  {table.table}: {table.added} row(s) added, {table.present} already there")
+    return 0
+
+
+def _history(address: StoreAddress, models: list[str], instruments: list[str], chart: Path | None) -> int:
+    with Store(address) as store:
+        if not store.exists():
+            print(
+                f"snap-bench history: no results store at {address}; run the benchmarks first "
+                "(pytest benchmarks) or give --store PATH_OR_URL",
+                file=sys.stderr,
+            )
+            return 2
+        rows = read_headlines(store, models, instruments)
     if not rows:
-        print(f"snap-bench history: no headline figures in {options.store} for that selection", file=sys.stderr)
+        print(f"snap-bench history: no headline figures in {address} for that selection", file=sys.stderr)
         return 1
     print(history_tables(rows))
     print("\n* rests on under half of its design")
-    if options.chart is not None:
+    if chart is not None:
         from snap_bench.report.trend import write_trend_chart  # matplotlib: only when a chart is asked for
 
-        write_trend_chart(rows, options.chart)
-        print(f"trend chart: {options.chart}")
+        write_trend_chart(rows, chart)
+        print(f"trend chart: {chart}")
     return 0
 
 

@@ -1,46 +1,26 @@
 """Each session's headline figures per model and instrument, kept across runs to follow a model over time.
 
-Same SQLite file as the compass placements (``reports/history.sqlite`` by default, ``--snap-history``), a
-table of its own: one row per (session, model, instrument, metric) with the value, interval, coverage,
-the verdict and composite, the code version and a digest of the config. A replay that repeats the latest
-stored result of a model and instrument exactly (same figures, same code, same config) adds nothing, so
-re-running the shipped recordings does not flood the trend with copies.
+The same store as the compass placements (``reports/history.sqlite`` by default, or a PostgreSQL database:
+``--snap-history``, :mod:`snap_bench.history.database`), a table of its own: one row per (session, model,
+instrument, metric) with the value, interval, coverage, the verdict and composite, the code version and a
+digest of the config. A replay that repeats the latest stored result of a model and instrument exactly (same
+figures, same code, same config) adds nothing, so re-running the shipped recordings does not flood the trend
+with copies. The comparison with the latest result and the insert are one transaction under the store's write
+lock, so this holds for sessions writing at once too: of two identical replays, one adds its rows.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import closing
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from snap_bench.history.database import Store, StoreError, StoreLike, insert, opened
 from snap_bench.judging.checks import CheckRecord
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS headlines (
-    id INTEGER PRIMARY KEY,
-    recorded_at TEXT NOT NULL,
-    model TEXT NOT NULL,
-    instrument TEXT NOT NULL,
-    metric TEXT NOT NULL,
-    value REAL,
-    ci_low REAL,
-    ci_high REAL,
-    n INTEGER NOT NULL,
-    n_designed INTEGER NOT NULL,
-    verdict TEXT NOT NULL,
-    composite REAL,
-    code_version TEXT NOT NULL,
-    config_digest TEXT NOT NULL,
-    result_digest TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS headlines_by_model ON headlines (model, instrument, recorded_at);
-"""
 
 
 @dataclass(frozen=True)
@@ -61,6 +41,7 @@ class Headline:
     code_version: str
     config_digest: str
     result_digest: str
+    session: str = ""  # the id shared by one session's rows ('' before the store kept one)
 
 
 COLUMNS = tuple(field.name for field in fields(Headline))
@@ -102,6 +83,7 @@ def headlines_of(
     recorded_at: str,
     code: str,
     config: str,
+    session: str = "",
 ) -> list[Headline]:
     """The rows of one session: each model and instrument's judged figures, sharing a digest of them all."""
     rows: list[Headline] = []
@@ -129,6 +111,7 @@ def headlines_of(
                 code,
                 config,
                 digest,
+                session,
             )
             for metric, value, low, high, n, designed in figures
         ]
@@ -149,52 +132,46 @@ def headlines_of(
                     code,
                     config,
                     digest,
+                    session,
                 )
             )
     return rows
 
 
-def append_new(path: Path, rows: Iterable[Headline]) -> int:
-    """Store the rows whose model and instrument's latest stored result differs; how many were written."""
+def append_new(store: StoreLike, rows: Iterable[Headline]) -> int:
+    """Store the rows whose model and instrument's latest stored result differs; how many were written.
+
+    One transaction under the store's write lock: a session writing at the same time waits, then compares
+    with what this one stored."""
     by_key: dict[tuple[str, str], list[Headline]] = {}
     for row in rows:
         by_key.setdefault((row.model, row.instrument), []).append(row)
-    path.parent.mkdir(parents=True, exist_ok=True)
     written = 0
-    with closing(sqlite3.connect(path, timeout=30)) as connection, connection:
-        connection.executescript(SCHEMA)
+    with opened(store) as open_store, open_store.writing() as database:
         for (model, instrument), own in by_key.items():
-            latest = connection.execute(
+            latest = database.execute(
                 "SELECT result_digest FROM headlines WHERE model = ? AND instrument = ? "
                 "ORDER BY recorded_at DESC, id DESC LIMIT 1",
                 (model, instrument),
-            ).fetchone()
-            if latest is not None and latest[0] == own[0].result_digest:
-                continue  # the same result again (a replay): nothing new to follow
-            connection.executemany(
-                f"INSERT INTO headlines ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-                [astuple(row) for row in own],
             )
+            if latest and latest[0][0] == own[0].result_digest:
+                continue  # the same result again (a replay): nothing new to follow
+            database.executemany(insert("headlines", COLUMNS), [astuple(row) for row in own])
             written += len(own)
     return written
 
 
-def read_headlines(path: Path, models: Sequence[str] = (), instruments: Sequence[str] = ()) -> list[Headline]:
+def read_headlines(store: StoreLike, models: Sequence[str] = (), instruments: Sequence[str] = ()) -> list[Headline]:
     """Every stored row (optionally of some models and instruments), oldest first; [] without a store."""
-    if not path.is_file():
-        return []
-    with closing(sqlite3.connect(path, timeout=30)) as connection:
-        connection.executescript(SCHEMA)
+    with opened(store) as open_store:
         rows = [
             Headline(*row)
-            for row in connection.execute(
-                f"SELECT {', '.join(COLUMNS)} FROM headlines ORDER BY recorded_at, id"
-            ).fetchall()
+            for row in open_store.read(f"SELECT {', '.join(COLUMNS)} FROM headlines ORDER BY recorded_at, id")
         ]
     return [r for r in rows if (not models or r.model in models) and (not instruments or r.instrument in instruments)]
 
 
-def keep_headlines(path: Path, gate_result: Any, session_meta: Mapping[str, Any], recorded_at: str) -> str | None:
+def keep_headlines(store: Store, gate_result: Any, session_meta: Mapping[str, Any], recorded_at: str) -> str | None:
     """Append a session's headlines (called at the end of the gate); an error message instead of raising."""
     verdicts = {key: (v.verdict, v.composite) for key, v in gate_result.verdicts.items()}
     rows = headlines_of(
@@ -203,9 +180,10 @@ def keep_headlines(path: Path, gate_result: Any, session_meta: Mapping[str, Any]
         recorded_at,
         str(session_meta.get("code_version", "unknown")),
         str(session_meta.get("config_digest", "unknown")),
+        store.session,
     )
     try:
-        append_new(path, rows)
-    except (sqlite3.Error, OSError) as error:
-        return f"results store {path} not updated: {error}"
+        append_new(store, rows)
+    except StoreError as error:
+        return f"results store not updated: {error}"
     return None

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from snap_bench.analysis.metric_tables import AnalysisSettings, ModelAnalysis
     from snap_bench.analysis.stability import StabilityDesign
+    from snap_bench.history.database import Store
     from snap_bench.recordings.state import Recordings
 
 EXPERIMENT_FILE = "experiment.yaml"
@@ -115,9 +116,14 @@ class Instrument(ABC):
         return []
 
     def keep_history(
-        self, store: Path, analysis: ModelAnalysis, observations: Sequence[Observation], session_meta: Mapping[str, Any]
+        self,
+        store: Store,
+        analysis: ModelAnalysis,
+        observations: Sequence[Observation],
+        session_meta: Mapping[str, Any],
     ) -> str | None:
-        """Append the analysis to the instrument's results store; a problem is returned, not raised."""
+        """Append the analysis to the results store (SQLite or PostgreSQL, ``store.session`` the session's id);
+        a problem (:class:`~snap_bench.history.database.StoreError`) is returned as a line, not raised."""
         return None
 
     @abstractmethod

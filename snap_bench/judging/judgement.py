@@ -33,6 +33,8 @@ class Judgement:
     document: dict[str, Any] = field(default_factory=dict)
     # Problems the session should hear of that cost no answer (e.g. the results store was not written).
     notes: list[str] = field(default_factory=list)
+    # Why the results store could not be written ('' when it was): the report then reads it no more.
+    store_problem: str = ""
     failed_thresholds: list[str] = field(default_factory=list)
     failed_comparisons: list[str] = field(default_factory=list)
     # Comparisons that could not be made: the comparison with the baseline is incomplete (never a pass).

@@ -284,8 +284,10 @@ def _judging_options(group: pytest.OptionGroup) -> None:
     group.addoption(
         "--snap-history",
         default=None,
-        metavar="PATH",
-        help="SQLite results store to which every session appends the results an instrument keeps over time. "
+        metavar="PATH_OR_URL",
+        help="the results store every session appends its judged figures to: a SQLite file, or a PostgreSQL "
+        "database as postgresql://USER@HOST:PORT/DATABASE (the password from PGPASSWORD, ~/.pgpass or "
+        "?password_env=VARIABLE, never in the URL; pip install 'snap-bench[postgres]'). "
         "Default: ini snap_history or <snap-out>/history.sqlite.",
     )
     group.addoption(
@@ -326,7 +328,11 @@ def _ini_keys(parser: pytest.Parser) -> None:
     parser.addini("snap_config", "folder holding the YAML config (relative to rootdir)", default="config")
     parser.addini("snap_cassettes", "folder of recordings (relative to rootdir)", default="cassettes")
     parser.addini("snap_out", "folder for session outputs (relative to rootdir)", default="reports")
-    parser.addini("snap_history", "SQLite results store kept across sessions (relative to rootdir)", default="")
+    parser.addini(
+        "snap_history",
+        "results store kept across sessions: a SQLite file (relative to rootdir) or a postgresql:// URL",
+        default="",
+    )
     parser.addini(
         "snap_benchmarks", "folder of the benchmark tests; running it activates snap-bench", default="benchmarks"
     )

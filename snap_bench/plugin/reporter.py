@@ -47,9 +47,10 @@ class SessionReporter:
         }
         # The store already holds this session's figures (the gate wrote them): the trend ends with them.
         trend = stored_trend(
-            self.session.options.history_path,
+            self.session.options.history,
             sorted({model for model, _ in self.session.judgement.analyses}),
             sorted({instrument for _, instrument in self.session.judgement.analyses}),
+            problem=self.session.judgement.store_problem,
         )
         # `summary`, not `prefix`: pytest-html puts the prefix in a narrow column.
         summary.append(

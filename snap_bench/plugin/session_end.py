@@ -9,12 +9,15 @@ HTML report all show it, and a failed one makes the exit status non-zero the ord
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from snap_bench.history.address import StoreAddress
+from snap_bench.history.database import Store
 from snap_bench.history.store import keep_headlines
 from snap_bench.judging.checks import CheckRecord
 from snap_bench.judging.judgement import Judgement, is_judged, judge_session
@@ -59,13 +62,23 @@ def end_session(
         drift_gated=drift_gated,
     )
     result.json_path = outputs.json_path
-    if outputs.history_path is not None:
-        _keep_history(outputs.history_path, result, observations, instruments, outputs.session_meta)
-    _emit_checks(config, result, gated, session)
-    if outputs.history_path is not None:  # each model's headline figures, beside what the instruments keep
-        recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        stored = keep_headlines(outputs.history_path, result, outputs.session_meta, recorded_at)
-        result.notes += [stored] if stored else []
+    # One connection for the session's writes; one that cannot be opened fails each later write at once.
+    store = Store(outputs.history, session=uuid.uuid4().hex[:12]) if outputs.history is not None else None
+    problems: list[str] = []
+    try:
+        if store is not None:
+            problems += _keep_history(store, result, observations, instruments, outputs.session_meta)
+        _emit_checks(config, result, gated, session)
+        if store is not None:  # each model's headline figures, beside what the instruments keep
+            recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+            stored = keep_headlines(store, result, outputs.session_meta, recorded_at)
+            problems += [stored] if stored else []
+    finally:
+        if store is not None:
+            store.close()
+    # An unreachable or unwritable store is one warning line, however many writes it refused.
+    result.notes += problems[:1]
+    result.store_problem = problems[0] if problems else ""
     if result.changes:
         write_changes(outputs.json_path.parent / CHANGES_FILE, result.changes)
     result.document = analysis_document(result, instruments, outputs.session_meta, coverage)
@@ -76,25 +89,27 @@ def end_session(
 class SessionOutputs:
     """Where the end of a session writes: analysis.json, the results history, and what it says of itself."""
 
-    def __init__(self, json_path: Path, session_meta: dict[str, Any], history_path: Path | None) -> None:
+    def __init__(self, json_path: Path, session_meta: dict[str, Any], history: StoreAddress | None) -> None:
         self.json_path = json_path
         self.session_meta = session_meta
-        self.history_path = history_path
+        self.history = history
 
 
 def _keep_history(
-    path: Path,
+    store: Store,
     result: Judgement,
     observations: list[Observation],
     instruments: Mapping[str, Instrument],
     session_meta: dict[str, Any],
-) -> None:
-    """Let each instrument append its analyses to its results store (the compass keeps its placements)."""
+) -> list[str]:
+    """Let each instrument append its analyses to the results store (the compass keeps its placements)."""
+    problems = []
     for (model, instrument), analysis in result.analyses.items():
         own = [o for o in observations if o.model == model and o.instrument == instrument]
-        problem = instruments[instrument].keep_history(path, analysis, own, session_meta)
+        problem = instruments[instrument].keep_history(store, analysis, own, session_meta)
         if problem is not None:
-            result.notes.append(problem)
+            problems.append(problem)
+    return problems
 
 
 def _emit_checks(

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from snap_bench.design.temperatures import DEFAULT
+from snap_bench.history.address import StoreAddress, StoreAddressError, store_address
+from snap_bench.history.database import INSTALL_DRIVER, postgres_driver_installed
 from snap_bench.instruments import registered
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.plugin.options import comma_list, positive_float, positive_int
@@ -54,7 +56,8 @@ class SessionOptions:
     save_baseline: str | None
     show_unscored: bool
     json_path: Path
-    history_path: Path
+    # The results store: a SQLite file or a PostgreSQL URL (holding no password).
+    history: StoreAddress
     threshold_overrides: dict[str, tuple[float, float]]
     judge: str | None
     resamples: int
@@ -114,7 +117,7 @@ class SessionOptions:
             save_baseline=config.getoption("snap_save_baseline"),
             show_unscored=bool(config.getoption("snap_show_unscored")),
             json_path=_json_path(config, folder("snap_out", "snap_out")),
-            history_path=_history_path(config, rootdir, folder("snap_out", "snap_out")),
+            history=_history(config, rootdir, folder("snap_out", "snap_out")),
             # Precedence: the command line wins over the ini file, which wins over thresholds.yaml.
             threshold_overrides={
                 **_threshold_overrides(config.getini("snap_thresholds"), "ini snap_thresholds"),
@@ -198,13 +201,24 @@ def _gate(config: pytest.Config) -> str:
     return mode
 
 
-def _history_path(config: pytest.Config, rootdir: Path, out_dir: Path) -> Path:
-    """--snap-history, then ini snap_history (relative to rootdir), then <snap-out>/history.sqlite."""
-    value = config.getoption("snap_history")
-    if value:
-        return Path(value).resolve()
-    ini = str(config.getini("snap_history"))
-    return (rootdir / ini).resolve() if ini else out_dir / "history.sqlite"
+def _history(config: pytest.Config, rootdir: Path, out_dir: Path) -> StoreAddress:
+    """--snap-history, then ini snap_history (a path relative to rootdir), then <snap-out>/history.sqlite; a
+    path or a postgresql:// URL. A misspelt scheme or a password in the URL is a usage error naming the fix."""
+    value, source, base = config.getoption("snap_history"), "--snap-history", Path.cwd()
+    if not value:
+        value, source, base = str(config.getini("snap_history")), "ini snap_history", rootdir
+    if not value:
+        return StoreAddress(path=out_dir / "history.sqlite")
+    try:
+        address = store_address(value, base, source)
+    except StoreAddressError as error:
+        raise pytest.UsageError(str(error)) from None
+    if address.is_postgres and not postgres_driver_installed():
+        raise pytest.UsageError(
+            f"{source}: {address} is a PostgreSQL store, and its driver (psycopg) is not installed. "
+            f"Fix: {INSTALL_DRIVER}, or give a file path for a SQLite store"
+        )
+    return address
 
 
 def _json_path(config: pytest.Config, out_dir: Path) -> Path:

@@ -1,16 +1,15 @@
 """The report's history section: the stored trend of the headline figures of the models the report contains.
 
-Read from the results store after this session's figures were added to it (the gate writes them before
-pytest-html asks for the report), drawn by the chart ``snap-bench history --chart`` writes.
+Read from the results store (SQLite or PostgreSQL) after this session's figures were added to it (the gate
+writes them before pytest-html asks for the report), drawn by the chart ``snap-bench history --chart`` writes.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from snap_bench.history.database import StoreError, StoreLike
 from snap_bench.history.store import Headline, read_headlines
 from snap_bench.report.figures import figure_html
 from snap_bench.report.formatting import text
@@ -30,12 +29,16 @@ class StoredTrend:
     problem: str = ""
 
 
-def stored_trend(path: Path, models: Sequence[str], instruments: Sequence[str]) -> StoredTrend:
-    """The store's rows of these models and instruments; a store that cannot be read is a line, not a lost report."""
+def stored_trend(store: StoreLike, models: Sequence[str], instruments: Sequence[str], problem: str = "") -> StoredTrend:
+    """The store's rows of these models and instruments; a store that cannot be read is a line, not a lost report.
+
+    ``problem``: why this session could not write to the store, which is then not asked again."""
+    if problem:
+        return StoredTrend(str(store), problem=f"{problem[:1].upper()}{problem[1:]}; no history to show.")
     try:
-        return StoredTrend(str(path), read_headlines(path, models, instruments))
-    except (sqlite3.Error, OSError) as error:
-        return StoredTrend(str(path), problem=f"The results store {path} could not be read: {error}")
+        return StoredTrend(str(store), read_headlines(store, models, instruments))
+    except StoreError as error:  # (its message names the store and holds no password)
+        return StoredTrend(str(store), problem=f"The results store could not be read: {error}")
 
 
 def trend_section(trend: StoredTrend, models: Sequence[str]) -> str:

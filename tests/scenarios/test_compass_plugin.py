@@ -118,6 +118,7 @@ def test_an_unwritable_store_is_reported_and_loses_nothing(
     result = compass_bench.run(*SLICE, f"--snap-history={blocker / 'history.sqlite'}", gate=True)
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*results store*not updated*"])
+    assert len([line for line in result.stdout.lines if "results store" in line]) == 1  # one line, not one per write
     entry = analysis_of(compass_bench)
     assert "history_error" in entry["details"]
     assert entry["metrics"]["economic"]["value"] == pytest.approx(10.0)

@@ -1,42 +1,23 @@
 """The results store: every session appends each model's compass placement, so it can be followed over time.
 
-SQLite (standard library), one table. A row is one placement of one model in one session: the
-overall coordinates with their intervals, or the coordinates of one run or one system prompt
-(``scope`` and ``level`` say which). Each row carries the item-bank version and the session's
-parameters as JSON, so placements from different banks or designs are never mixed up unknowingly.
-Writes are one transaction per session; a locked or unwritable store is reported, never fatal.
+The table ``placements`` of the results store (SQLite or PostgreSQL, :mod:`snap_bench.history.database`,
+which holds its schema). A row is one placement of one model in one session: the overall coordinates with
+their intervals, or the coordinates of one run or one system prompt (``scope`` and ``level`` say which).
+Each row carries the item-bank version and the session's parameters as JSON, so placements from different
+banks or designs are never mixed up unknowingly. Every session adds its rows (the history chart has a step
+per session), in one transaction under the store's write lock; an unreachable or unwritable store is
+reported, never fatal.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Mapping
-from contextlib import closing
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS placements (
-    id INTEGER PRIMARY KEY,
-    recorded_at TEXT NOT NULL,
-    model TEXT NOT NULL,
-    instrument TEXT NOT NULL,
-    item_bank_version TEXT NOT NULL,
-    scope TEXT NOT NULL,
-    level TEXT NOT NULL,
-    economic REAL,
-    economic_ci_low REAL,
-    economic_ci_high REAL,
-    social REAL,
-    social_ci_low REAL,
-    social_ci_high REAL,
-    n_observations INTEGER NOT NULL,
-    parameters TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS placements_by_model ON placements (model, instrument, scope, recorded_at);
-"""
+from snap_bench.history.database import StoreLike, insert, opened
+
 COLUMNS = (
     "recorded_at",
     "model",
@@ -53,6 +34,8 @@ COLUMNS = (
     "n_observations",
     "parameters",
 )
+# Stored too, but not part of what a placement says (left out of analysis.json's history).
+STORED = (*COLUMNS, "session")
 
 
 @dataclass(frozen=True)
@@ -73,6 +56,7 @@ class Placement:
     social_ci_high: float | None
     n_observations: int
     parameters: str
+    session: str = ""  # the id shared by one session's rows ('' before the store kept one)
 
     def to_dict(self) -> dict[str, Any]:
         return {column: getattr(self, column) for column in COLUMNS}
@@ -86,6 +70,7 @@ def placements_of(
     n_observations: int,
     details: Mapping[str, Any],
     parameters: Mapping[str, Any],
+    session: str = "",
 ) -> list[Placement]:
     """The rows one model's analysis adds: overall (with intervals), then per run and per system prompt."""
     encoded = json.dumps(parameters, sort_keys=True, default=str)
@@ -111,6 +96,7 @@ def placements_of(
             figure("social", "ci_high"),
             n_observations,
             encoded,
+            session,
         )
     ]
     for scope, key in (("run", "per_run"), ("system_prompt", "per_system_prompt")):
@@ -131,33 +117,26 @@ def placements_of(
                     None,
                     n_observations,
                     encoded,
+                    session,
                 )
             )
     return rows
 
 
-def append(path: Path, placements: Iterable[Placement]) -> int:
+def append(store: StoreLike, placements: Iterable[Placement]) -> int:
     """Add the rows in one transaction (creating the store); how many were written."""
-    rows = [tuple(getattr(p, column) for column in COLUMNS) for p in placements]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with closing(sqlite3.connect(path, timeout=30)) as connection, connection:
-        connection.executescript(SCHEMA)
-        connection.executemany(
-            f"INSERT INTO placements ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", rows
-        )
+    rows = [tuple(getattr(p, column) for column in STORED) for p in placements]
+    with opened(store) as open_store, open_store.writing() as database:
+        database.executemany(insert("placements", STORED), rows)
     return len(rows)
 
 
-def overall_history(path: Path, model: str, instrument: str = "compass", limit: int = 200) -> list[Placement]:
+def overall_history(store: StoreLike, model: str, instrument: str = "compass", limit: int = 200) -> list[Placement]:
     """A model's overall placements, oldest first (at most the newest ``limit``); [] without a store."""
-    if not path.is_file():
-        return []
-    with closing(sqlite3.connect(path, timeout=30)) as connection:
-        connection.executescript(SCHEMA)
-        cursor = connection.execute(
-            f"SELECT {', '.join(COLUMNS)} FROM placements WHERE model = ? AND instrument = ? AND scope = 'overall' "
+    with opened(store) as open_store:
+        rows = open_store.read(
+            f"SELECT {', '.join(STORED)} FROM placements WHERE model = ? AND instrument = ? AND scope = 'overall' "
             "ORDER BY recorded_at DESC, id DESC LIMIT ?",
             (model, instrument, limit),
         )
-        rows = [Placement(*row) for row in cursor.fetchall()]
-    return rows[::-1]
+    return [Placement(*row) for row in rows][::-1]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
 
     from snap_bench.analysis.metric_tables import AnalysisSettings, ModelAnalysis
     from snap_bench.analysis.stability import StabilityDesign
+    from snap_bench.history.database import Store
 
 _NO_OPINION = re.compile(r"(?<![\w-])no\s+opinion(?![\w-])", re.IGNORECASE)
 
@@ -212,9 +212,14 @@ class CompassInstrument(Instrument):
         return [f"placement: {placement}"] if placement else []
 
     def keep_history(
-        self, store: Path, analysis: ModelAnalysis, observations: Sequence[Observation], session_meta: Mapping[str, Any]
+        self,
+        store: Store,
+        analysis: ModelAnalysis,
+        observations: Sequence[Observation],
+        session_meta: Mapping[str, Any],
     ) -> str | None:
         """Append the model's placement to the results store and put its history in the analysis details."""
+        from snap_bench.history.database import StoreError
         from snap_bench.instruments.compass.history import append, overall_history, placements_of
 
         # The session's time, not this call's: every model of one session shares one step of the history chart.
@@ -231,14 +236,21 @@ class CompassInstrument(Instrument):
             "seed": session_meta.get("seed"),
         }
         rows = placements_of(
-            analysis.model, self.name, self.version, recorded_at, len(observations), analysis.details, parameters
+            analysis.model,
+            self.name,
+            self.version,
+            recorded_at,
+            len(observations),
+            analysis.details,
+            parameters,
+            store.session,
         )
         try:
             append(store, rows)
             history = overall_history(store, analysis.model, self.name)
-        except (sqlite3.Error, OSError) as error:
-            analysis.details["history_error"] = f"{store}: {error}"
-            return f"results store {store} not updated: {error}"
+        except StoreError as error:  # (its message names the store and holds no password)
+            analysis.details["history_error"] = str(error)
+            return f"results store not updated: {error}"
         analysis.details["history"] = [placement.to_dict() for placement in history]
         analysis.details["history_path"] = str(store)
         return None

@@ -78,3 +78,8 @@ def test_the_history_command_without_a_store_says_how_to_get_one(
 ) -> None:
     assert main(["history", "--store", str(tmp_path / "none.sqlite")]) == 2
     assert "run the benchmarks first" in capsys.readouterr().err
+
+
+def test_the_history_command_names_the_fix_of_a_misspelt_url(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["history", "--store", "postgress://snap@db/history"]) == 2
+    assert "did you mean postgresql://? Fix:" in capsys.readouterr().err
