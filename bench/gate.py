@@ -46,6 +46,7 @@ import numpy as np
 
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.analysis.metric_tables import AnalysisSettings
+from snap_bench.design.config import ConfigFiles
 from snap_bench.instruments import Instrument, load_instrument, registered
 from snap_bench.judging.baseline import BaselineSpec, read_baseline_file
 from snap_bench.judging.comparison import Comparison, compare_with_baseline
@@ -53,7 +54,7 @@ from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.observation import Observation
 
 REPO = Path(__file__).resolve().parent.parent
-CONFIG = REPO / "config"
+CONFIG = ConfigFiles.shipped()
 OLD, NEW = "old", "new"
 ANSWER_FIELDS = ("score", "keyed_score", "code", "extra")
 

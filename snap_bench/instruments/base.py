@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import yaml
 
 from snap_bench.analysis.metric_specs import MetricSpec
+from snap_bench.design.config import ConfigFiles
 from snap_bench.observations.observation import Condition, Observation
 from snap_bench.observations.parsing import AnswerCode
 from snap_bench.report.context import ReportContext
@@ -74,8 +75,9 @@ class Instrument(ABC):
     max_tokens: int
 
     @abstractmethod
-    def __init__(self, config_dir: Path) -> None:
-        """Read the design from the files in ``config_dir``; a problem is a ConfigError naming file, key and fix."""
+    def __init__(self, config: ConfigFiles) -> None:
+        """Read the design from ``config`` (``config.path("experiment.yaml")``: the project's file, else the
+        packaged one); a problem is a ConfigError naming file, key and fix."""
 
     # -- options -----------------------------------------------------------------------------------
 

@@ -17,11 +17,11 @@ from snap_bench.instruments import Selection, load_instrument, registered
 from snap_bench.plugin.local_servers import canonical_local_url
 from snap_bench.recordings.cassettes import cassette_path, recorded_models
 from snap_bench.recordings.state import Recordings
-from tests.conftest import REPO
+from tests.conftest import REPO, SHIPPED
 
 CASSETTES = REPO / "cassettes"
 RECORDINGS = Recordings(CASSETTES)
-CONFIG = REPO / "config"
+CONFIG = SHIPPED
 
 
 @pytest.mark.parametrize("instrument_name", sorted(registered()))
