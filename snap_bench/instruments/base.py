@@ -31,6 +31,19 @@ if TYPE_CHECKING:
     from snap_bench.recordings.state import Recordings
 
 EXPERIMENT_FILE = "experiment.yaml"
+# The thin test module that runs an instrument (benchmarks/test_<name>.py; `snap-bench init` writes it).
+BENCHMARK_MODULE = '''"""{doc}"""
+
+import pytest
+
+from snap_bench import Ask, Case
+
+pytestmark = pytest.mark.instrument("{name}")
+
+
+def {test}(case: Case, ask: Ask) -> None:
+    ask(case)
+'''
 
 
 @dataclass(frozen=True)
@@ -73,11 +86,20 @@ class Instrument(ABC):
     # Every metric the instrument reports under a name of its own; shared ones come from metric_specs.
     metrics: ClassVar[Mapping[str, MetricSpec]] = {}
     max_tokens: int
+    # Its test module's docstring and test function (BENCHMARK_MODULE); by default the title and test_<name>.
+    benchmark_doc: ClassVar[str] = ""
+    benchmark_test: ClassVar[str] = ""
 
     @abstractmethod
     def __init__(self, config: ConfigFiles) -> None:
         """Read the design from ``config`` (``config.path("experiment.yaml")``: the project's file, else the
         packaged one); a problem is a ConfigError naming file, key and fix."""
+
+    @classmethod
+    def benchmark_module(cls) -> str:
+        """The text of the test module in benchmarks/ that runs this instrument, one test per condition."""
+        doc = cls.benchmark_doc or f"{cls.title[:1].upper()}{cls.title[1:]}: one test per model and condition."
+        return BENCHMARK_MODULE.format(doc=doc, name=cls.name, test=cls.benchmark_test or f"test_{cls.name}")
 
     # -- options -----------------------------------------------------------------------------------
 

@@ -62,6 +62,13 @@ class CompassItem:
 class CompassInstrument(Instrument):
     name = "compass"
     title = "political compass"
+    benchmark_doc = (
+        "The political compass: one test per model and condition (item x paraphrase x system prompt x\n"
+        "temperature x choice x run).\n"
+        "An answer without a score (refused, invalid, API error) is recorded and reported as `unscored`, not as a\n"
+        'failure; "No opinion" is a valid answer.'
+    )
+    benchmark_test = "test_compass"
     metrics = METRICS
     # Also draw each model's placement under every system prompt (PER_PROMPT_OPTION).
     draw_per_prompt = False

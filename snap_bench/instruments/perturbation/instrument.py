@@ -56,6 +56,13 @@ PHASE2_OPTION = "--snap-perturbation-phase2"
 class PerturbationInstrument(Instrument):
     name = "perturbation"
     title = "prompt perturbation (sentiment robustness)"
+    benchmark_doc = (
+        "Prompt perturbation: one test per model and condition (sample x 16 rewordings of the sentiment task\n"
+        "[+ few-shot prefix and suffix in phase 2] x run).\n"
+        "An answer without a score (refused, invalid, API error) is recorded and reported as `unscored`, not as a\n"
+        "failure."
+    )
+    benchmark_test = "test_sentiment"
     metrics = METRICS
 
     def __init__(self, config: ConfigFiles) -> None:

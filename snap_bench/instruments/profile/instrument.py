@@ -42,6 +42,13 @@ class LikertItem:
 class ProfileInstrument(Instrument):
     name = "profile"
     title = "psychometric profile"
+    benchmark_doc = (
+        "The psychometric profile: one test per model and condition (item x paraphrase x system prompt x\n"
+        "temperature x context x run).\n"
+        "An answer without a score (refused, invalid, API error) is recorded and reported as `unscored`, not as a\n"
+        "failure."
+    )
+    benchmark_test = "test_likert"
     metrics = METRICS
 
     def __init__(self, config: ConfigFiles) -> None:
