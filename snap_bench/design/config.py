@@ -50,6 +50,14 @@ class ConfigFiles:
         packaged = self.packaged / relative
         return packaged if packaged.is_file() else own
 
+    def relative(self, path: Path) -> Path:
+        """``path`` below the folder that holds it, the project's or the package's: its place in the design,
+        the same wherever it is read from (``path`` itself if neither holds it)."""
+        for root in (self.folder, self.packaged):
+            if path.is_relative_to(root):
+                return path.relative_to(root)
+        return path
+
     def own(self, relative: str | Path) -> Path | None:
         """The project's own file ``relative``, if it has one that is not the packaged file itself."""
         own = self.folder / relative

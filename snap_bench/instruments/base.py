@@ -89,6 +89,9 @@ class Instrument(ABC):
     # Its test module's docstring and test function (BENCHMARK_MODULE); by default the title and test_<name>.
     benchmark_doc: ClassVar[str] = ""
     benchmark_test: ClassVar[str] = ""
+    # The config the design was read from, where the instrument keeps it: the version then orders its files
+    # by their place in the design, so that a project's copy of a packaged file changes nothing but content.
+    config: ConfigFiles | None = None
 
     @abstractmethod
     def __init__(self, config: ConfigFiles) -> None:
@@ -198,7 +201,8 @@ class Instrument(ABC):
         instrument's design leaves the others' versions alone.
         """
         digest = hashlib.sha256()
-        for path in sorted(self.source_files):
+        config = self.config
+        for path in sorted(self.source_files, key=config.relative if config is not None else None):
             digest.update(path.name.encode())
             if path.name == EXPERIMENT_FILE:
                 section = yaml.safe_load(path.read_text(encoding="utf-8")).get(self.name)

@@ -114,7 +114,10 @@ def test_model_without_recordings_or_key_is_a_usage_error(bench: BenchProject, m
 def test_unknown_model_is_a_usage_error_listing_known_models(bench: BenchProject, workers: tuple[str, ...]) -> None:
     result = bench.run("--model=gpt-7", *workers)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*unknown model 'gpt-7'*use one of: fake-model, other-model*"])
+    # the project's models.yaml names the file; the project's models are listed beside the packaged ones
+    models = bench.root / "config" / "models.yaml"
+    result.stderr.fnmatch_lines([f"*{models}: models: unknown model 'gpt-7'*use one of: *fake-model*gpt-5.2*"])
+    assert "other-model" in result.stderr.str()
     assert "Traceback" not in result.stderr.str()
 
 

@@ -74,6 +74,7 @@ class CompassInstrument(Instrument):
     draw_per_prompt = False
 
     def __init__(self, config: ConfigFiles) -> None:
+        self.config = config
         self._files = [config.path(EXPERIMENT_FILE)]
         section = load_yaml(self._files[0]).get(SECTION)
         self.scale = LikertScale.signed_agreement()

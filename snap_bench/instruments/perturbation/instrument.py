@@ -66,6 +66,7 @@ class PerturbationInstrument(Instrument):
     metrics = METRICS
 
     def __init__(self, config: ConfigFiles) -> None:
+        self.config = config
         experiment = config.path(EXPERIMENT_FILE)
         self._files = [experiment]
         section = load_yaml(experiment).get(SECTION)

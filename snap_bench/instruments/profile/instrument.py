@@ -52,6 +52,7 @@ class ProfileInstrument(Instrument):
     metrics = METRICS
 
     def __init__(self, config: ConfigFiles) -> None:
+        self.config = config
         self._files = [config.path(EXPERIMENT_FILE)]
         section = load_yaml(self._files[0]).get(SECTION)
         points = section.get("likert_points", 5).integer(5, 7)

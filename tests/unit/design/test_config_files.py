@@ -135,3 +135,12 @@ def test_an_unknown_or_retired_model_names_where_to_look(tmp_path: Path) -> None
     with pytest.raises(ConfigError) as retired:
         registry.resolve(["claude-3-opus"])
     assert str(retired.value).startswith(f"{PACKAGED / MODELS_FILE}: models.claude-3-opus.retired")
+
+
+def test_a_projects_unchanged_copies_leave_every_version_alone(tmp_path: Path) -> None:
+    """The version digests the design's content, not which folder holds each file."""
+    folder = tmp_path / "config"
+    for relative in ("experiment.yaml", "items/moral.yaml", "prompts/system/NEU.txt", "data/rotten_tomatoes_test.csv"):
+        own_copy(folder, relative)
+    for name in ("profile", "compass", "perturbation"):
+        assert load_instrument(name, ConfigFiles(folder)).version == load_instrument(name, SHIPPED).version, name
