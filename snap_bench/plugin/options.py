@@ -160,7 +160,8 @@ def _asking_options(group: pytest.OptionGroup) -> None:
         "--snap-config",
         default=None,
         metavar="DIR",
-        help="folder holding models.yaml, experiment.yaml, items/, prompts/. Default: ini snap_config or config/.",
+        help="the project's config folder: a file in it (experiment.yaml, thresholds.yaml, items/, prompts/, data/) "
+        "replaces the packaged one, its models.yaml extends the packaged list. Default: ini snap_config or config/.",
     )
     group.addoption(
         "--snap-cassettes",
@@ -315,7 +316,9 @@ def _ini_keys(parser: pytest.Parser) -> None:
     parser.addini("snap_thresholds", "threshold overrides, one METRIC=MIN:TARGET per line", type="linelist", default=[])
     parser.addini("snap_resamples", "bootstrap resamples per interval", default="1000")
     parser.addini("snap_seed", "seed of the bootstrap", default="20261122")
-    parser.addini("snap_config", "folder holding the YAML config (relative to rootdir)", default="config")
+    parser.addini(
+        "snap_config", "the project's config folder, over the packaged defaults (relative to rootdir)", default="config"
+    )
     parser.addini("snap_cassettes", "folder of recordings (relative to rootdir)", default="cassettes")
     parser.addini("snap_out", "folder for session outputs (relative to rootdir)", default="reports")
     parser.addini("snap_history", "SQLite results store kept across sessions (relative to rootdir)", default="")
