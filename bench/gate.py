@@ -13,7 +13,7 @@ Resamples the shipped recordings (the committed baseline files, one per model) i
   answering a quarter of its questions at random (the stated regression).
 
 Each pair goes through the gate exactly as ``pytest --baseline`` runs it (snap_bench.judging.comparison, every
-judged metric of every instrument, the margins of config/thresholds.yaml, the same bootstrap), and the
+judged metric of every instrument, the margins of thresholds.yaml, the same bootstrap), and the
 bench prints per model: the false-alarm rate of the whole gate (any check failed, an unchanged model;
 target <= 5 %), its power against the stated regression (target >= 80 %), the share of incomplete gates
 (a check not compared), and per check its failure rates and the mean half-width of its interval (the

@@ -1,4 +1,5 @@
-"""The models a session can ask: config/models.yaml read into typed entries."""
+"""The models a session can ask: the packaged models.yaml, extended by a project's config/models.yaml, read into
+typed entries."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The command-line options and ini keys of snap-bench, in one group with one prefix.
 
 Precedence, highest first: a test's marker > the command line > the ini file (pytest.ini,
-pyproject.toml [tool.pytest.ini_options]) > the YAML files under config/ > built-in defaults
+pyproject.toml [tool.pytest.ini_options]) > the YAML files under config/ > the packaged ones > built-in defaults
 (the settings a session derives from them are in snap_bench.plugin.session_options).
 """
 
@@ -92,7 +92,8 @@ def _design_options(group: pytest.OptionGroup) -> None:
         action="append",
         default=[],
         metavar="NAME",
-        help="model(s) from config/models.yaml; repeat or comma-separate. Default: the models that have recordings.",
+        help="model(s) of models.yaml (the packaged list and config/models.yaml); repeat or comma-separate. "
+        "Default: the models that have recordings.",
     )
     group.addoption(
         "--snap-mode",
