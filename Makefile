@@ -3,6 +3,9 @@
 #   make test        lint, type-check and run the project's own test suite
 # And the pull-request gate: every model of baselines/ replayed and compared with its committed baseline.
 #   make gate
+# And the project's test suite against the lowest versions pyproject.toml's ranges allow (constraints-lowest.txt),
+# in a virtualenv of its own, .venv-lowest:
+#   make test-lowest
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,7 +16,8 @@ ARGS ?=
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: benchmark gate test lint setup setup-dev
+LOWEST := .venv-lowest
+.PHONY: benchmark gate test test-lowest lint setup setup-dev
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,3 +63,14 @@ lint: setup-dev
 
 test: lint
 	$(BIN)/pytest tests -n 2 $(ARGS)
+
+$(LOWEST)/bin/python:
+	$(PYTHON) -m venv $(LOWEST)
+
+# constraints-lowest.txt pins each runtime dependency to the lower bound of its range in pyproject.toml.
+$(LOWEST)/.installed: pyproject.toml constraints-lowest.txt | $(LOWEST)/bin/python
+	$(LOWEST)/bin/pip install --quiet --disable-pip-version-check --no-cache-dir -c constraints-lowest.txt -e '.[test,local]'
+	touch $@
+
+test-lowest: $(LOWEST)/.installed
+	$(LOWEST)/bin/pytest tests -n 2 $(ARGS)

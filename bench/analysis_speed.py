@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 import time
 from itertools import product
-from pathlib import Path
 
 import numpy as np
 
 from snap_bench.analysis.metric_tables import AnalysisSettings, analyse, observation_table
+from snap_bench.design.config import ConfigFiles
 from snap_bench.instruments import ProfileInstrument
 from snap_bench.observations.observation import Observation
 
@@ -82,7 +82,7 @@ def main() -> None:
     baseline_s = time.perf_counter() - started
 
     started = time.perf_counter()
-    profile = ProfileInstrument(Path(__file__).resolve().parent.parent / "config")
+    profile = ProfileInstrument(ConfigFiles.shipped())
     results = analyse(observations, {"profile": profile}, AnalysisSettings(n_resamples=arguments.resamples))
     analysis_s = time.perf_counter() - started
 

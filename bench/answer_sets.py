@@ -21,12 +21,14 @@ from pathlib import Path
 
 import numpy as np
 
+from snap_bench.design.config import ConfigFiles
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.observations.observation import Condition, Observation
 from snap_bench.plugin.planner import scored_observation
 
 REPO = Path(__file__).resolve().parent.parent
-CONFIG = REPO / "config"
+# The packaged defaults: what a session of this repository reads (it has no config/ of its own).
+CONFIG = ConfigFiles.shipped()
 # The five points as the compass's answer options, from -2 (strongly disagree) to +2.
 COMPASS_LABELS = ("Strongly disagree", "Disagree", "Neutral", "Agree", "Strongly agree")
 

@@ -126,7 +126,7 @@ def fault_server(rate: float, seed: int, ledger: Ledger) -> FakeOpenAIServer:
 
 
 def make_project(root: Path, base_url: str) -> None:
-    shutil.copytree(REPO / "config", root / "config")
+    (root / "config").mkdir()  # its models.yaml adds the fault model to the packaged ones
     (root / "benchmarks").mkdir()
     shutil.copy(REPO / "benchmarks" / "test_profile.py", root / "benchmarks" / "test_profile.py")
     (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")

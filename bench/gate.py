@@ -13,7 +13,7 @@ Resamples the shipped recordings (the committed baseline files, one per model) i
   answering a quarter of its questions at random (the stated regression).
 
 Each pair goes through the gate exactly as ``pytest --baseline`` runs it (snap_bench.judging.comparison, every
-judged metric of every instrument, the margins of config/thresholds.yaml, the same bootstrap), and the
+judged metric of every instrument, the margins of thresholds.yaml, the same bootstrap), and the
 bench prints per model: the false-alarm rate of the whole gate (any check failed, an unchanged model;
 target <= 5 %), its power against the stated regression (target >= 80 %), the share of incomplete gates
 (a check not compared), and per check its failure rates and the mean half-width of its interval (the
@@ -46,6 +46,7 @@ import numpy as np
 
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.analysis.metric_tables import AnalysisSettings
+from snap_bench.design.config import ConfigFiles
 from snap_bench.instruments import Instrument, load_instrument, registered
 from snap_bench.judging.baseline import BaselineSpec, read_baseline_file
 from snap_bench.judging.comparison import Comparison, compare_with_baseline
@@ -53,7 +54,7 @@ from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.observation import Observation
 
 REPO = Path(__file__).resolve().parent.parent
-CONFIG = REPO / "config"
+CONFIG = ConfigFiles.shipped()
 OLD, NEW = "old", "new"
 ANSWER_FIELDS = ("score", "keyed_score", "code", "extra")
 

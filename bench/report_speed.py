@@ -32,12 +32,13 @@ import yaml
 
 from bench.analysis_speed import simulated_observations
 from snap_bench.analysis.metric_tables import AnalysisSettings, analyse
+from snap_bench.design.config import ConfigFiles
 from snap_bench.instruments import Selection
 from snap_bench.instruments.profile.instrument import ProfileInstrument
 from snap_bench.judging.verdicts import judge, load_thresholds, rank, to_json
 from snap_bench.observations.observation import Observation
 
-CONFIG = Path(__file__).resolve().parent.parent / "config"
+CONFIG = ConfigFiles.shipped()
 PROFILE = ProfileInstrument(CONFIG)
 
 
@@ -149,13 +150,13 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None, metavar="PATH", help="copy the report here")
     arguments = parser.parse_args()
     # The configured models' names, so that the test ids are as long as a real run's.
-    names = list(yaml.safe_load((CONFIG / "models.yaml").read_text(encoding="utf-8"))["models"])
+    names = list(yaml.safe_load((CONFIG.packaged / "models.yaml").read_text(encoding="utf-8"))["models"])
     observations = [
         dataclasses.replace(o, model=names[int(o.model.split("-")[1]) % len(names)])
         for o in with_real_prompts(simulated_observations(arguments.models))
     ]
     document = analysis_document(observations, arguments.resamples)
-    thresholds = yaml.safe_load((CONFIG / "thresholds.yaml").read_text(encoding="utf-8"))["profile"]["metrics"]
+    thresholds = yaml.safe_load((CONFIG.packaged / "thresholds.yaml").read_text(encoding="utf-8"))["profile"]["metrics"]
     instrument = PROFILE
     questions = {c.id: instrument.question(c) for c in instrument.conditions(Selection())}
     questions.update({key.replace("-C0-", "-C1-"): value for key, value in questions.items() if "-C0-" in key})

@@ -1,8 +1,10 @@
-"""The ``snap-bench`` console command: look at the results store, copy it, print the glossary.
+"""The ``snap-bench`` console command: look at the results store, copy it, print the glossary, set up a
+repository.
 
 snap-bench history [--store PATH_OR_URL] [--model NAME] [--instrument NAME] [--chart trend.svg]
 snap-bench history --copy FROM TO
 snap-bench glossary
+snap-bench init [DIR]
 
 A store is a SQLite file's path or a PostgreSQL URL (``postgresql://USER@HOST:PORT/DATABASE``, its password
 from the environment: :mod:`snap_bench.history.address`).
@@ -15,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from snap_bench.design.config import PACKAGED
 from snap_bench.history.address import StoreAddress, StoreAddressError, store_address
 from snap_bench.history.database import Store, StoreError
 from snap_bench.history.store import Headline, read_headlines
@@ -54,9 +57,50 @@ def _figure(row: Headline | None) -> str:
     return f"{row.value:.3f}{thin}"
 
 
+INIT_DESCRIPTION = """\
+Set DIR up to run snap-bench's instruments in its own repository: one test file per instrument in
+benchmarks/, a commented config/models.yaml whose entries extend the packaged model list, .env.example,
+a .gitignore (reports/, .env) and .github/workflows/snap-bench.yml (records on a schedule, gates pull
+requests against committed baselines). Nothing is written if any of these files exists.
+
+The items, prompts, data, experiment.yaml and thresholds.yaml stay in the package:
+  {defaults}
+A file of the same relative path under DIR/config/ replaces the packaged one (copy it there to change it).
+"""
+
+
+def init_project(folder: Path) -> int:
+    """``snap-bench init``: every file written, or none when one of them exists (status 1, naming them)."""
+    from snap_bench.scaffold import existing, write_project
+
+    taken = existing(folder)
+    if taken:
+        print(f"snap-bench init: {folder} already has these files; nothing was written:", file=sys.stderr)
+        print("\n".join(f"  {relative}" for relative in taken), file=sys.stderr)
+        print("Move them aside (and merge by hand afterwards), or choose another folder.", file=sys.stderr)
+        return 1
+    written = write_project(folder)
+    print(f"snap-bench init: wrote {len(written)} files in {folder.resolve()}:")
+    print("\n".join(f"  {relative}" for relative in written))
+    print(NEXT_STEPS)
+    return 0
+
+
+NEXT_STEPS = """
+Next (config/models.yaml lists your models beside the packaged ones):
+  pytest benchmarks --snap-dry-run --model=gpt-5.2    what a run would ask, and its estimated cost
+  export OPENROUTER_API_KEY=...                       or put it in .env (see .env.example)
+  pytest benchmarks --model=gpt-5.2 -n 8              ask, record into cassettes/, judge; reports/report.html
+  pytest benchmarks --model=gpt-5.2 --snap-save-baseline=baselines/{model}.json
+Commit cassettes/ and baselines/: pull requests then replay offline and gate against the baseline
+(.github/workflows/snap-bench.yml)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="snap-bench", description="Look at snap-bench's stored results.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="snap-bench", description="Look at snap-bench's stored results, or set a repository up to run it."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{history,glossary,init}")
     history = commands.add_parser("history", help="each model's headline figures per instrument, session by session")
     history.add_argument(
         "--store",
@@ -75,7 +119,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "rows the target holds already are not copied again",
     )
     commands.add_parser("glossary", help="what each figure means (docs/glossary.md)")
+    init = commands.add_parser(
+        "init",
+        help="write benchmarks/, config/models.yaml, .env.example, .gitignore and a CI workflow",
+        description=INIT_DESCRIPTION.format(defaults=PACKAGED),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    init.add_argument("folder", nargs="?", type=Path, default=Path(), metavar="DIR", help="Default: this folder")
     options = parser.parse_args(argv)
+    if options.command == "init":
+        return init_project(options.folder)
     if options.command == "glossary":
         from snap_bench.instruments import registered
         from snap_bench.report.glossary import glossary_markdown

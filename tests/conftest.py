@@ -12,10 +12,13 @@ from typing import Any
 
 import pytest
 
+from snap_bench.design.config import PACKAGED, ConfigFiles
 from snap_bench.instruments import Instrument, load_instrument, registered
 from tests.fake_openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parent.parent
+# The packaged defaults alone: what a session of this repository reads (it has no config/ folder of its own).
+SHIPPED = ConfigFiles.shipped()
 FAKE_KEY = "sk-fake-0123456789abcdefghijklmnopqrstuvwxyz"
 # A small slice of the design: 1 item x 3 paraphrases x 1 prompt x 1 temperature x 2 contexts x 3 runs.
 SLICE = ("--snap-items=M01", "--snap-prompts=NEU", "--snap-temperatures=0")
@@ -28,7 +31,7 @@ BENCHMARK_MODULES = {"profile": "test_profile.py", "compass": "test_compass.py",
 @cache
 def shipped_instruments() -> dict[str, Instrument]:
     """Every registered instrument, built from the shipped config (what a session of this repo loads)."""
-    return {name: load_instrument(name, REPO / "config") for name in registered()}
+    return {name: load_instrument(name, SHIPPED) for name in registered()}
 
 
 @pytest.fixture
@@ -37,13 +40,24 @@ def fake_server() -> Iterator[FakeOpenAIServer]:
         yield server
 
 
+def own_copy(config_dir: Path, relative: str) -> Path:
+    """The project's own ``config_dir/relative``, copied from the packaged file first if it has none (a
+    project overrides the defaults file by file), for a test to edit."""
+    path = config_dir / relative
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(PACKAGED / relative, path)
+    return path
+
+
 class BenchProject:
-    """A copy of the real config and benchmark suite in a pytester folder, pointed at a fake model."""
+    """The shipped benchmark suite in a pytester folder, its config/ holding only a models.yaml that adds
+    fake models (every other file is the packaged default until a test makes it the project's own)."""
 
     def __init__(self, pytester: pytest.Pytester, base_url: str, instruments: tuple[str, ...] = ("profile",)) -> None:
         self.pytester = pytester
         self.root = pytester.path
-        shutil.copytree(REPO / "config", self.root / "config")
+        (self.root / "config").mkdir()
         # Only the named instruments' test modules: each scenario counts the tests of one design.
         (self.root / "benchmarks").mkdir()
         for instrument in instruments:
@@ -69,6 +83,10 @@ class BenchProject:
             """),
             encoding="utf-8",
         )
+
+    def own(self, relative: str) -> Path:
+        """The project's own copy of a config file (``prompts/system/NEU.txt``), made on first use."""
+        return own_copy(self.root / "config", relative)
 
     @property
     def cassettes(self) -> Path:
@@ -96,8 +114,8 @@ def bench(pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch:
 
 
 def set_limit(config_dir: Path, limit: int | None) -> None:
-    """Replace (or add, or with None remove) perturbation.data.limit."""
-    path = config_dir / "experiment.yaml"
+    """Replace (or add, or with None remove) perturbation.data.limit in the project's own experiment.yaml."""
+    path = own_copy(config_dir, "experiment.yaml")
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("    limit:")]
     text = "\n".join(lines) + "\n"
     if limit is not None:

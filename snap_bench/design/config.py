@@ -1,19 +1,84 @@
-"""Read the YAML files under config/ with errors that name the file, the key and the fix.
+"""Read the config files with errors that name the file, the key and the fix.
 
-Every reader goes through :class:`Node`, which remembers where a value came from, so that a bad
-value anywhere produces one :class:`ConfigError` such as::
+The files come from a project's config folder (``config/``, ``--snap-config``, ini ``snap_config``) over
+the defaults that ship inside the package (``snap_bench/design/defaults/``), file by file: see
+:class:`ConfigFiles`. Every reader goes through :class:`Node`, which remembers where a value came from,
+so that a bad value anywhere produces one :class:`ConfigError` such as::
 
     config/experiment.yaml: snap.temperatures[2]: 3.5 is not a temperature; use a number from 0 to 2.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+# The one file a project's config extends rather than replaces (its entries over the packaged ones).
+MODELS_FILE = "models.yaml"
+# The instruments' defaults: items, prompts, data, experiment.yaml, thresholds.yaml and models.yaml.
+PACKAGED = Path(__file__).resolve().with_name("defaults")
+
+
+@dataclass(frozen=True)
+class ConfigFiles:
+    """A project's config folder over the packaged defaults.
+
+    A file the project's ``folder`` holds wins over the packaged one of the same relative path; any other
+    is read from the package. (models.yaml is the one file read from both: the project's entries extend
+    the packaged list, :func:`snap_bench.design.models.load_models`.) The folder need not exist.
+    """
+
+    folder: Path
+    packaged: Path = PACKAGED
+
+    @classmethod
+    def shipped(cls) -> ConfigFiles:
+        """The packaged defaults alone (what a project without a config folder reads)."""
+        return cls(PACKAGED)
+
+    def path(self, relative: str | Path) -> Path:
+        """Where ``relative`` is read from: the project's file, else the packaged one; when neither exists,
+        the project's path (so that an error says where to create it)."""
+        own = self.folder / relative
+        if own.is_file():
+            return own
+        packaged = self.packaged / relative
+        return packaged if packaged.is_file() else own
+
+    def relative(self, path: Path) -> Path:
+        """``path`` below the folder that holds it, the project's or the package's: its place in the design,
+        the same wherever it is read from (``path`` itself if neither holds it)."""
+        for root in (self.folder, self.packaged):
+            if path.is_relative_to(root):
+                return path.relative_to(root)
+        return path
+
+    def own(self, relative: str | Path) -> Path | None:
+        """The project's own file ``relative``, if it has one that is not the packaged file itself."""
+        own = self.folder / relative
+        if not own.is_file() or own.resolve() == (self.packaged / relative).resolve():
+            return None
+        return own
+
+    def digest(self, pattern: str = "*.y*ml") -> str:
+        """sha256 (12 hex digits) over the files matching ``pattern`` that a session reads, by relative path
+        and content: the packaged ones, each replaced by the project's file of the same path, and the
+        project's own models.yaml after the packaged one, which it extends."""
+        relative = {path.relative_to(self.packaged) for path in self.packaged.rglob(pattern)}
+        if self.folder.is_dir():
+            relative |= {path.relative_to(self.folder) for path in self.folder.rglob(pattern)}
+        digest = hashlib.sha256()
+        for name in sorted(relative):
+            read = [self.packaged / name] if name == Path(MODELS_FILE) and self.own(name) else []
+            for path in [*read, self.path(name)]:
+                if path.is_file():
+                    digest.update(name.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        return digest.hexdigest()[:12]
 
 
 class ConfigError(Exception):

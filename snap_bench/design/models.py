@@ -1,19 +1,19 @@
-"""The models a session can ask: config/models.yaml read into typed entries."""
+"""The models a session can ask: the packaged models.yaml, extended by a project's config/models.yaml, read into
+typed entries."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from snap_bench.design.config import ConfigError, Node, load_yaml
+from snap_bench.design.config import MODELS_FILE, ConfigError, ConfigFiles, Node, load_yaml
 from snap_bench.design.local_weights import LocalWeights
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 OPENROUTER_KEY_ENV = "OPENROUTER_API_KEY"
-MODELS_FILE = "models.yaml"
 # How a request is written and a reply read: OpenRouter's API, OpenAI's own, or a plain OpenAI-compatible
 # server (vLLM, llama.cpp, Ollama) that gets today's bodies unchanged, so their recordings still match.
 OPENROUTER, OPENAI, OPENAI_COMPATIBLE = "openrouter", "openai", "openai-compatible"
@@ -106,13 +106,16 @@ class ModelRegistry:
     default_base_url: str = OPENROUTER_URL
     default_key_env: str | None = OPENROUTER_KEY_ENV
     default_rate_limit: float | None = None
+    # The file each entry was read from (the packaged models.yaml or the project's own).
+    sources: dict[str, Path] = field(default_factory=dict)
 
     def resolve(self, names: list[str]) -> list[ModelSpec]:
         """Look names up (``openrouter:vendor/model`` needs no entry); an unknown one is a ConfigError."""
         unknown = [name for name in names if name not in self.models and not name.startswith(ADHOC_PREFIX)]
         retired = [self.models[name] for name in names if name in self.models and self.models[name].retired]
         if retired:
-            raise ConfigError(self.source, f"models.{retired[0].name}.retired", *_retired_problem(retired[0]))
+            where = self.sources.get(retired[0].name, self.source)
+            raise ConfigError(where, f"models.{retired[0].name}.retired", *_retired_problem(retired[0]))
         if unknown:
             raise ConfigError(
                 self.source,
@@ -163,46 +166,69 @@ ADHOC_PREFIX = "openrouter:"
 _ADHOC_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:-]*")
 
 
-def load_models(config_dir: Path) -> ModelRegistry:
-    document = load_yaml(config_dir / MODELS_FILE)
-    defaults = document.get("defaults", {})
-    default_url = defaults.get("base_url", OPENROUTER_URL).text()
-    default_key_env = defaults.get("api_key_env", OPENROUTER_KEY_ENV).optional_text()
-    default_rate = defaults.get("rate_limit_per_minute", None)
-    default_concurrency = defaults.get("concurrency", None)
+def load_models(config: ConfigFiles) -> ModelRegistry:
+    """The packaged models.yaml extended by the project's own: the project's entries win by name (an entry
+    is replaced whole), its ``defaults`` are merged key by key over the packaged ones and apply to every
+    entry, and its ``pilot``, when given, replaces the packaged one. Every error names the file it read."""
+    documents = [load_yaml(config.packaged / MODELS_FILE)]
+    own = config.own(MODELS_FILE)
+    if own is not None:
+        documents.append(load_yaml(own))
+    defaults: dict[str, Node] = {}
+    entries: dict[str, Node] = {}
+    pilot_node: Node | None = None
+    for document in documents:
+        defaults.update(_entries(document.get("defaults", None)))
+        entries.update(_entries(document.get("models", None)))
+        if document.has("pilot"):
+            pilot_node = document.get("pilot")
+
+    def default(name: str, fallback: Any) -> Node:
+        return defaults.get(name) or Node(fallback, documents[0].path, f"defaults.{name}")
+
+    default_url = default("base_url", OPENROUTER_URL).text()
+    default_key_env = default("api_key_env", OPENROUTER_KEY_ENV).optional_text()
+    default_rate = default("rate_limit_per_minute", None)
+    default_concurrency = default("concurrency", None)
 
     models: dict[str, ModelSpec] = {}
-    for name, entry in document.get("models").items():
+    for name, entry in entries.items():
         models[name] = _model(name, entry, default_url, default_key_env, default_rate, default_concurrency)
     if not models:
-        raise document.get("models").error("no models", "add at least one entry")
+        raise documents[-1].get("models", None).error("no models", "add at least one entry")
 
     for name, model in models.items():
         successor = model.retired.successor if model.retired else None
         if successor is not None and successor not in models:
             raise (
-                document.get("models")
-                .get(name)
+                entries[name]
                 .get("retired")
                 .get("successor")
-                .error(f"successor {successor!r} is not under models", "name an entry of this file")
+                .error(f"successor {successor!r} is not under models", "name an entry of models.yaml")
             )
 
-    pilot_node = document.get("pilot", [])
-    pilot = tuple(pilot_node.unique_texts()) if pilot_node.value else ()
-    for element in pilot_node.elements() if pilot_node.value else []:
-        if element.value not in models:
-            raise element.error(
-                f"pilot model {element.value!r} is not under models", "name a model listed under models"
-            )
+    pilot: tuple[str, ...] = ()
+    if pilot_node is not None and pilot_node.value:
+        pilot = tuple(pilot_node.unique_texts())
+        for element in pilot_node.elements():
+            if element.value not in models:
+                raise element.error(
+                    f"pilot model {element.value!r} is not under models", "name a model listed under models"
+                )
     return ModelRegistry(
         models=models,
         pilot=pilot,
-        source=config_dir / MODELS_FILE,
+        source=config.folder / MODELS_FILE,
         default_base_url=default_url.rstrip("/"),
         default_key_env=default_key_env,
         default_rate_limit=_rate(default_rate),
+        sources={name: entry.path for name, entry in entries.items()},
     )
+
+
+def _entries(node: Node) -> list[tuple[str, Node]]:
+    """The keys of a mapping that may be left empty (``defaults:`` with every line commented out)."""
+    return [] if node.value is None else list(node.items())
 
 
 def _model(

@@ -19,6 +19,7 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from snap_bench.design.config import ConfigFiles
 from snap_bench.history.database import Store, StoreError, StoreLike, insert, opened
 from snap_bench.judging.checks import CheckRecord
 
@@ -47,12 +48,10 @@ class Headline:
 COLUMNS = tuple(field.name for field in fields(Headline))
 
 
-def config_digest(config_dir: Path) -> str:
-    """sha256 (12 hex digits) over every YAML file of the config, by relative path and content."""
-    digest = hashlib.sha256()
-    for path in sorted(config_dir.rglob("*.y*ml")):
-        digest.update(path.relative_to(config_dir).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:12]
+def config_digest(config: ConfigFiles) -> str:
+    """sha256 (12 hex digits) over every YAML file the session reads (the project's over the packaged ones),
+    by relative path and content."""
+    return config.digest("*.y*ml")
 
 
 def code_version(rootdir: Path) -> str:
@@ -72,9 +71,9 @@ def code_version(rootdir: Path) -> str:
     return f"{__version__}+{commit}" if commit else str(__version__)
 
 
-def provenance(config_dir: Path, rootdir: Path) -> dict[str, str]:
+def provenance(config: ConfigFiles, rootdir: Path) -> dict[str, str]:
     """What a stored result was produced with: the code version and the config's digest (in session.json too)."""
-    return {"code_version": code_version(rootdir), "config_digest": config_digest(config_dir)}
+    return {"code_version": code_version(rootdir), "config_digest": config_digest(config)}
 
 
 def headlines_of(

@@ -7,9 +7,9 @@ example from a conftest.py or a plugin module) and needs no change to any core m
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 from snap_bench.analysis.metric_specs import declare, metric_spec
+from snap_bench.design.config import ConfigFiles
 from snap_bench.instruments.base import Instrument, Scored, Selection
 from snap_bench.instruments.compass import CompassInstrument
 from snap_bench.instruments.perturbation import PerturbationInstrument
@@ -48,9 +48,10 @@ def registered() -> Mapping[str, type[Instrument]]:
     return dict(_REGISTRY)
 
 
-def load_instrument(name: str, config_dir: Path) -> Instrument:
-    """Build the instrument ``name`` from the files in ``config_dir``; KeyError for an unknown name."""
-    return _REGISTRY[name](config_dir)
+def load_instrument(name: str, config: ConfigFiles) -> Instrument:
+    """Build the instrument ``name`` from ``config`` (a project's files over the packaged ones); KeyError for
+    an unknown name."""
+    return _REGISTRY[name](config)
 
 
 for _kind in (ProfileInstrument, CompassInstrument, PerturbationInstrument):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import yaml
 
 from snap_bench.analysis.metric_specs import MetricSpec
+from snap_bench.design.config import ConfigFiles
 from snap_bench.observations.observation import Condition, Observation
 from snap_bench.observations.parsing import AnswerCode
 from snap_bench.report.context import ReportContext
@@ -31,6 +32,19 @@ if TYPE_CHECKING:
     from snap_bench.recordings.state import Recordings
 
 EXPERIMENT_FILE = "experiment.yaml"
+# The thin test module that runs an instrument (benchmarks/test_<name>.py; `snap-bench init` writes it).
+BENCHMARK_MODULE = '''"""{doc}"""
+
+import pytest
+
+from snap_bench import Ask, Case
+
+pytestmark = pytest.mark.instrument("{name}")
+
+
+def {test}(case: Case, ask: Ask) -> None:
+    ask(case)
+'''
 
 
 @dataclass(frozen=True)
@@ -73,10 +87,23 @@ class Instrument(ABC):
     # Every metric the instrument reports under a name of its own; shared ones come from metric_specs.
     metrics: ClassVar[Mapping[str, MetricSpec]] = {}
     max_tokens: int
+    # Its test module's docstring and test function (BENCHMARK_MODULE); by default the title and test_<name>.
+    benchmark_doc: ClassVar[str] = ""
+    benchmark_test: ClassVar[str] = ""
+    # The config the design was read from, where the instrument keeps it: the version then orders its files
+    # by their place in the design, so that a project's copy of a packaged file changes nothing but content.
+    config: ConfigFiles | None = None
 
     @abstractmethod
-    def __init__(self, config_dir: Path) -> None:
-        """Read the design from the files in ``config_dir``; a problem is a ConfigError naming file, key and fix."""
+    def __init__(self, config: ConfigFiles) -> None:
+        """Read the design from ``config`` (``config.path("experiment.yaml")``: the project's file, else the
+        packaged one); a problem is a ConfigError naming file, key and fix."""
+
+    @classmethod
+    def benchmark_module(cls) -> str:
+        """The text of the test module in benchmarks/ that runs this instrument, one test per condition."""
+        doc = cls.benchmark_doc or f"{cls.title[:1].upper()}{cls.title[1:]}: one test per model and condition."
+        return BENCHMARK_MODULE.format(doc=doc, name=cls.name, test=cls.benchmark_test or f"test_{cls.name}")
 
     # -- options -----------------------------------------------------------------------------------
 
@@ -180,7 +207,8 @@ class Instrument(ABC):
         instrument's design leaves the others' versions alone.
         """
         digest = hashlib.sha256()
-        for path in sorted(self.source_files):
+        config = self.config
+        for path in sorted(self.source_files, key=config.relative if config is not None else None):
             digest.update(path.name.encode())
             if path.name == EXPERIMENT_FILE:
                 section = yaml.safe_load(path.read_text(encoding="utf-8")).get(self.name)

@@ -7,7 +7,7 @@ from collections.abc import Container, Iterable
 from pathlib import Path
 from typing import Protocol
 
-from snap_bench.design.config import Node
+from snap_bench.design.config import ConfigFiles, Node
 from snap_bench.instruments.base import Selection
 
 
@@ -41,15 +41,16 @@ def selected(selection: Selection, levels: Iterable[tuple[str, str]]) -> bool:
     return all(not wanted or chosen.get(factor) in wanted for factor, wanted in selection.levels.items())
 
 
-def texts_by_level(node: Node, config_dir: Path, files: list[Path]) -> dict[str, str | None]:
-    """level -> the text of the file it names (None for a null entry); each file read is added to ``files``."""
+def texts_by_level(node: Node, config: ConfigFiles, files: list[Path]) -> dict[str, str | None]:
+    """level -> the text of the file it names (None for a null entry), the project's or the packaged one;
+    each file read is added to ``files``."""
     texts: dict[str, str | None] = {}
     for level, file_node in node.items():
         relative = file_node.optional_text()
         if relative is None:
             texts[level] = None
             continue
-        path = config_dir / relative
+        path = config.path(relative)
         if not path.is_file():
             raise file_node.error(f"{relative} does not exist", f"create {path} or fix the path")
         files.append(path)

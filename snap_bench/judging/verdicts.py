@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from snap_bench.analysis.metric_specs import MetricSpec, metric_spec
-from snap_bench.design.config import ConfigError, Node, load_yaml
+from snap_bench.design.config import ConfigError, ConfigFiles, Node, load_yaml
 from snap_bench.design.temperatures import DEFAULT_LEVEL, temperature_level
 
 if TYPE_CHECKING:
@@ -100,15 +99,17 @@ class ModelVerdict:
 
 
 def load_thresholds(
-    config_dir: Path,
+    config: ConfigFiles,
     instrument: str,
     overrides: dict[str, tuple[float, float]],
     judge: str | None,
     specs: Mapping[str, MetricSpec] | None = None,
 ) -> ThresholdConfig:
     """The instrument's section of thresholds.yaml; with ``specs`` (the metrics the instrument reports),
-    a metric name it does not report or a ``better`` that contradicts the metric is a ConfigError."""
-    section = load_yaml(config_dir / THRESHOLDS_FILE).get(instrument)
+    a metric name it does not report or a ``better`` that contradicts the metric is a ConfigError. The
+    project's thresholds.yaml, when it has one, replaces the packaged one whole."""
+    path = config.path(THRESHOLDS_FILE)
+    section = load_yaml(path).get(instrument)
     metrics = {
         name: _threshold(node, _known(specs, instrument, name, node)) for name, node in section.get("metrics").items()
     }
@@ -116,7 +117,7 @@ def load_thresholds(
         base = metrics.get(name)
         if base is None:
             raise ConfigError(
-                config_dir / THRESHOLDS_FILE,
+                path,
                 f"{instrument}.metrics.{name}",
                 "no such metric to override",
                 f"override one of: {', '.join(metrics)}",

@@ -1,7 +1,7 @@
 """The command-line options and ini keys of snap-bench, in one group with one prefix.
 
 Precedence, highest first: a test's marker > the command line > the ini file (pytest.ini,
-pyproject.toml [tool.pytest.ini_options]) > the YAML files under config/ > built-in defaults
+pyproject.toml [tool.pytest.ini_options]) > the YAML files under config/ > the packaged ones > built-in defaults
 (the settings a session derives from them are in snap_bench.plugin.session_options).
 """
 
@@ -99,7 +99,8 @@ def _design_options(group: pytest.OptionGroup) -> None:
         action="append",
         default=[],
         metavar="NAME",
-        help="model(s) from config/models.yaml; repeat or comma-separate. Default: the models that have recordings.",
+        help="model(s) of models.yaml (the packaged list and config/models.yaml); repeat or comma-separate. "
+        "Default: the models that have recordings.",
     )
     group.addoption(
         "--snap-mode",
@@ -167,7 +168,8 @@ def _asking_options(group: pytest.OptionGroup) -> None:
         "--snap-config",
         default=None,
         metavar="DIR",
-        help="folder holding models.yaml, experiment.yaml, items/, prompts/. Default: ini snap_config or config/.",
+        help="the project's config folder: a file in it (experiment.yaml, thresholds.yaml, items/, prompts/, data/) "
+        "replaces the packaged one, its models.yaml extends the packaged list. Default: ini snap_config or config/.",
     )
     group.addoption(
         "--snap-cassettes",
@@ -325,7 +327,9 @@ def _ini_keys(parser: pytest.Parser) -> None:
     parser.addini("snap_thresholds", "threshold overrides, one METRIC=MIN:TARGET per line", type="linelist", default=[])
     parser.addini("snap_resamples", "bootstrap resamples per interval", default="1000")
     parser.addini("snap_seed", "seed of the bootstrap", default="20261122")
-    parser.addini("snap_config", "folder holding the YAML config (relative to rootdir)", default="config")
+    parser.addini(
+        "snap_config", "the project's config folder, over the packaged defaults (relative to rootdir)", default="config"
+    )
     parser.addini("snap_cassettes", "folder of recordings (relative to rootdir)", default="cassettes")
     parser.addini("snap_out", "folder for session outputs (relative to rootdir)", default="reports")
     parser.addini(

@@ -103,7 +103,7 @@ class SnapSession:
         if self.active:
             return
         try:
-            self.registry = load_models(self.options.config_dir)
+            self.registry = load_models(self.options.config)
             self.models = choose_models(self.registry, self.options, self.recordings)
             if self.options.top_logprobs:  # --snap-logprobs wins over each entry's `logprobs`
                 self.models = [dataclasses.replace(m, top_logprobs=self.options.top_logprobs) for m in self.models]
@@ -170,7 +170,7 @@ class SnapSession:
                     f"unknown instrument {name!r} in an `instrument` marker; known: {', '.join(known)}"
                 )
             try:
-                instrument = load_instrument(name, self.options.config_dir)
+                instrument = load_instrument(name, self.options.config)
             except ConfigError as error:
                 raise pytest.UsageError(str(error)) from None
             instrument.read_options(self.config)
@@ -357,7 +357,7 @@ class SnapSession:
             try:
                 specs = {**SHARED_METRICS, **self.instrument(instrument).metrics}
                 self._thresholds[instrument] = load_thresholds(
-                    self.options.config_dir, instrument, self.options.threshold_overrides, self.options.judge, specs
+                    self.options.config, instrument, self.options.threshold_overrides, self.options.judge, specs
                 )
             except ConfigError as error:
                 raise pytest.UsageError(str(error)) from None

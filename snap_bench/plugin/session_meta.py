@@ -39,7 +39,7 @@ def session_meta(
         "resamples": options.resamples,
         "seed": options.seed,
         "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        **provenance(options.config_dir, options.rootdir),
+        **provenance(options.config, options.rootdir),
         "spend": spend_by_model(observations),
         "endpoints": {name: entry.to_json() for name, entry in sorted(facts.items()) if entry.source},
         "notices": session_notices(options, facts, observations),

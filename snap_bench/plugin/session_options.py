@@ -1,7 +1,7 @@
 """The settings a session derives from its options, ini keys and config folder (validated once, at start).
 
 Precedence, highest first: a test's marker > the command line > the ini file > the YAML files under
-config/ > built-in defaults.
+config/ > the packaged defaults (snap_bench/design/defaults/, file by file) > built-in defaults.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from snap_bench.design.config import ConfigFiles
 from snap_bench.design.temperatures import DEFAULT
 from snap_bench.history.address import StoreAddress, StoreAddressError, store_address
 from snap_bench.history.database import INSTALL_DRIVER, postgres_driver_installed
@@ -63,6 +64,11 @@ class SessionOptions:
     resamples: int
     seed: int
     explicit: bool  # a snap-bench option was given: the session is about benchmarks
+
+    @property
+    def config(self) -> ConfigFiles:
+        """The project's config folder over the packaged defaults (a folder it lacks, or a file, is theirs)."""
+        return ConfigFiles(self.config_dir)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> SessionOptions:

@@ -16,7 +16,7 @@ from snap_bench.report.formatting import text
 
 THRESHOLDS_MEAN = (
     "A judged figure has a minimum (a maximum, when lower is better), a target and sometimes an excellent "
-    "level, in `config/thresholds.yaml`. Short of the minimum the check fails and the model FAILs; between the "
+    "level, in `thresholds.yaml`. Short of the minimum the check fails and the model FAILs; between the "
     "minimum and the target the model is BORDERLINE; at or beyond every target it PASSes. A figure computed on "
     "less than half of its design is drawn hatched grey, whatever its value."
 )

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
+from snap_bench.design.config import PACKAGED
 from snap_bench.instruments.compass.history import overall_history
-from tests.conftest import FAKE_KEY, REPO, WORKERS, BenchProject
+from tests.conftest import FAKE_KEY, WORKERS, BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
 
 # 16 items x 3 paraphrases x 1 prompt x 1 temperature x 2 choices x 2 runs.
@@ -20,7 +21,7 @@ SLICE_SIZE = 192
 
 
 def statement_keys() -> dict[str, tuple[str, bool]]:
-    bank = yaml.safe_load((REPO / "config" / "items" / "compass.yaml").read_text(encoding="utf-8"))
+    bank = yaml.safe_load((PACKAGED / "items" / "compass.yaml").read_text(encoding="utf-8"))
     return {text: (item["axis"], item["reverse"]) for item in bank["items"] for text in item["paraphrases"].values()}
 
 

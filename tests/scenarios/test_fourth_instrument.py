@@ -22,6 +22,7 @@ import yaml
 from snap_bench.analysis.metric_tables import ModelAnalysis, answer_rates, observation_table, proportion, retest_metrics
 from snap_bench.instruments import Instrument, Scored, Selection, register
 from snap_bench.analysis.metric_specs import MetricSpec
+from snap_bench.design.config import ConfigFiles
 from snap_bench.observations.observation import Condition
 from snap_bench.observations.parsing import AnswerCode
 
@@ -33,8 +34,8 @@ class YesNoInstrument(Instrument):
     metrics = {"yes_share": MetricSpec("yes answers", unit="share", composite_scale=None)}
     max_tokens = 5
 
-    def __init__(self, config_dir: Path) -> None:
-        self.file = config_dir / "yesno.yaml"
+    def __init__(self, config: ConfigFiles) -> None:
+        self.file = config.path("yesno.yaml")
         design = yaml.safe_load(self.file.read_text(encoding="utf-8"))
         self.questions = design["questions"]
         self.runs = design["runs"]
@@ -117,7 +118,7 @@ def yes_no_project(bench: BenchProject) -> None:
     (bench.root / "conftest.py").write_text(INSTRUMENT, encoding="utf-8")
     (bench.root / "benchmarks" / "test_yesno.py").write_text(TEST_MODULE, encoding="utf-8")
     (bench.root / "config" / "yesno.yaml").write_text(DESIGN, encoding="utf-8")
-    with (bench.root / "config" / "thresholds.yaml").open("a", encoding="utf-8") as thresholds:
+    with bench.own("thresholds.yaml").open("a", encoding="utf-8") as thresholds:
         thresholds.write(textwrap.dedent(THRESHOLDS))
 
 

@@ -53,7 +53,7 @@ def test_failed_re_ask_of_a_stale_recording_in_new_episodes_keeps_the_old_exchan
 ) -> None:
     bench.run("--model=fake-model", *SMALL).assert_outcomes(passed=SMALL_SIZE)
     before = snapshot(bench.cassettes)
-    prompt = bench.root / "config" / "prompts" / "system" / "NEU.txt"
+    prompt = bench.own("prompts/system/NEU.txt")
     prompt.write_text("You are a different assistant now.\n", encoding="utf-8")
     fake_server.script.failures = always_failing(503)
     result = bench.run("--model=fake-model", *SMALL, f"{RECORD_MODE}=new_episodes", "--snap-max-attempts=2")

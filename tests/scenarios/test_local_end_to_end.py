@@ -16,6 +16,7 @@ from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
 from snap_bench.asking.dialects import encode
 from snap_bench.asking.llama_server import LlamaServer
 from snap_bench.asking.local_weights import resolve_weights
+from snap_bench.design.config import ConfigFiles
 from snap_bench.design.models import load_models
 from snap_bench.observations.export import read_jsonl
 from tests.conftest import REPO
@@ -26,7 +27,6 @@ SLICE = ("--snap-items=M02", "--snap-prompts=NEU", "--snap-temperatures=0,1", "-
 
 @pytest.fixture
 def local_project(pytester: pytest.Pytester) -> pytest.Pytester:
-    shutil.copytree(REPO / "config", pytester.path / "config")
     shutil.copytree(REPO / "benchmarks", pytester.path / "benchmarks")
     (pytester.path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     return pytester
@@ -63,7 +63,7 @@ def test_local_model_is_served_once_recorded_and_replayed(
 def test_client_against_a_real_server_that_goes_away(tmp_path: Path) -> None:
     """A real llama.cpp server answers; once it is gone the refused connection is an error at once (nothing
     listens, so backing off cannot help: snap_bench.asking.client), not a crash."""
-    model = load_models(REPO / "config").models["smollm2-135m"]
+    model = load_models(ConfigFiles.shipped()).models["smollm2-135m"]
     assert model.weights is not None
     weights = resolve_weights(model.weights, tmp_path / "cache")
     body = encode(

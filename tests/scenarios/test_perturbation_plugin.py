@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from snap_bench.design.config import PACKAGED
 from snap_bench.observations.export import read_jsonl
-from tests.conftest import FAKE_KEY, REPO, WORKERS, BenchProject, set_limit
+from tests.conftest import FAKE_KEY, WORKERS, BenchProject, set_limit
 from tests.fake_openai_server import FakeOpenAIServer
 
 # Two samples (one fresh, one rotten) through the 16 variants.
@@ -18,7 +19,7 @@ SLICE_SIZE = 32
 
 
 def gold_by_text() -> dict[str, str]:
-    with (REPO / "config" / "data" / "rotten_tomatoes_test.csv").open(encoding="utf-8") as handle:
+    with (PACKAGED / "data" / "rotten_tomatoes_test.csv").open(encoding="utf-8") as handle:
         return {row["text"]: row["label"] for row in csv.DictReader(handle)}
 
 

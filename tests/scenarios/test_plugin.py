@@ -83,7 +83,7 @@ def test_stale_cassette_is_reported_not_replayed(
     bench: BenchProject, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
 ) -> None:
     bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
-    prompt = bench.root / "config" / "prompts" / "system" / "NEU.txt"
+    prompt = bench.own("prompts/system/NEU.txt")
     prompt.write_text("You are a different assistant now.\n", encoding="utf-8")
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     result = bench.run("--model=fake-model", *SLICE, *workers)
@@ -114,7 +114,10 @@ def test_model_without_recordings_or_key_is_a_usage_error(bench: BenchProject, m
 def test_unknown_model_is_a_usage_error_listing_known_models(bench: BenchProject, workers: tuple[str, ...]) -> None:
     result = bench.run("--model=gpt-7", *workers)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*unknown model 'gpt-7'*use one of: fake-model, other-model*"])
+    # the project's models.yaml names the file; the project's models are listed beside the packaged ones
+    models = bench.root / "config" / "models.yaml"
+    result.stderr.fnmatch_lines([f"*{models}: models: unknown model 'gpt-7'*use one of: *fake-model*gpt-5.2*"])
+    assert "other-model" in result.stderr.str()
     assert "Traceback" not in result.stderr.str()
 
 
@@ -152,13 +155,14 @@ def test_unknown_model_is_a_usage_error_listing_known_models(bench: BenchProject
 def test_bad_config_is_a_usage_error_naming_file_key_and_fix(
     bench: BenchProject, file: str, old: str, new: str, expected: str
 ) -> None:
-    path = bench.root / "config" / file
+    path = bench.own(file)
     text = path.read_text(encoding="utf-8")
     assert old in text
     path.write_text(text.replace(old, new), encoding="utf-8")
     result = bench.run("--model=fake-model")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([expected])
+    assert f"{path}: " in result.stderr.str()  # the project's own file, where the mistake is
     assert "Traceback" not in result.stderr.str()
 
 

@@ -18,7 +18,7 @@ from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.design.config import load_yaml
 from snap_bench.instruments import Instrument, registered
 from snap_bench.judging.verdicts import THRESHOLDS_FILE, load_thresholds
-from tests.conftest import REPO
+from tests.conftest import REPO, SHIPPED
 
 PACKAGE = REPO / "snap_bench"
 INSTRUMENTS = PACKAGE / "instruments"
@@ -107,9 +107,9 @@ def test_every_instrument_brings_what_the_core_calls(name: str) -> None:
     assert kind.metrics, f"{name}: no metric specs"
     assert kind.analyse is not Instrument.analyse
     # its thresholds.yaml section names only metrics it reports, with their own direction
-    config = load_thresholds(REPO / "config", name, {}, None, {**SHARED_METRICS, **kind.metrics})
+    config = load_thresholds(SHIPPED, name, {}, None, {**SHARED_METRICS, **kind.metrics})
     assert config.metrics, f"{THRESHOLDS_FILE} has no metrics for {name}"
-    assert load_yaml(REPO / "config" / "experiment.yaml").has(name)
+    assert load_yaml(SHIPPED.path("experiment.yaml")).has(name)
 
 
 def imported_modules(path: Path, module: str) -> set[str]:

@@ -18,7 +18,7 @@ from itertools import product
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from snap_bench.design.config import Node, load_yaml
+from snap_bench.design.config import ConfigFiles, Node, load_yaml
 from snap_bench.design.temperatures import temperature_level, temperatures
 from snap_bench.instruments.base import Instrument, Scored, Selection
 from snap_bench.instruments.compass.factors import AXES
@@ -62,20 +62,28 @@ class CompassItem:
 class CompassInstrument(Instrument):
     name = "compass"
     title = "political compass"
+    benchmark_doc = (
+        "The political compass: one test per model and condition (item x paraphrase x system prompt x\n"
+        "temperature x choice x run).\n"
+        "An answer without a score (refused, invalid, API error) is recorded and reported as `unscored`, not as a\n"
+        'failure; "No opinion" is a valid answer.'
+    )
+    benchmark_test = "test_compass"
     metrics = METRICS
     # Also draw each model's placement under every system prompt (PER_PROMPT_OPTION).
     draw_per_prompt = False
 
-    def __init__(self, config_dir: Path) -> None:
-        self._files = [config_dir / EXPERIMENT_FILE]
-        section = load_yaml(config_dir / EXPERIMENT_FILE).get(SECTION)
+    def __init__(self, config: ConfigFiles) -> None:
+        self.config = config
+        self._files = [config.path(EXPERIMENT_FILE)]
+        section = load_yaml(self._files[0]).get(SECTION)
         self.scale = LikertScale.signed_agreement()
         self.runs = section.get("runs").integer(1, 100)
         self.max_tokens = section.get("max_tokens").integer(1, 4096)
         self.temperatures = temperatures(section.get("temperatures"))
-        self.system_prompts = texts_by_level(section.get("system_prompts"), config_dir, self._files)
+        self.system_prompts = texts_by_level(section.get("system_prompts"), config, self._files)
         self.choices = self._choices(section.get("choices"))
-        self.items = self._items(section.get("item_banks"), config_dir)
+        self.items = self._items(section.get("item_banks"), config)
 
     @staticmethod
     def _choices(node: Node) -> dict[str, str]:
@@ -91,11 +99,11 @@ class CompassInstrument(Instrument):
             raise node.error("no choice levels", f"give an answer instruction for {' and '.join(CHOICES)}")
         return choices
 
-    def _items(self, banks: Node, config_dir: Path) -> dict[str, CompassItem]:
+    def _items(self, banks: Node, config: ConfigFiles) -> dict[str, CompassItem]:
         items: dict[str, CompassItem] = {}
         paraphrase_levels: list[str] | None = None
         for bank_node in banks.elements():
-            path = config_dir / bank_node.text()
+            path = config.path(bank_node.text())
             self._files.append(path)
             for item_node in load_yaml(path).get("items").elements():
                 item = item_id(item_node.get("id"), items, "E09")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from snap_bench.design.config import ConfigError, Node, load_yaml
+from snap_bench.design.config import ConfigError, ConfigFiles, Node, load_yaml
 from snap_bench.design.temperatures import temperature_level, temperatures
 from snap_bench.instruments.base import Instrument, Scored, Selection
 from snap_bench.instruments.design import selected
@@ -56,15 +56,23 @@ PHASE2_OPTION = "--snap-perturbation-phase2"
 class PerturbationInstrument(Instrument):
     name = "perturbation"
     title = "prompt perturbation (sentiment robustness)"
+    benchmark_doc = (
+        "Prompt perturbation: one test per model and condition (sample x 16 rewordings of the sentiment task\n"
+        "[+ few-shot prefix and suffix in phase 2] x run).\n"
+        "An answer without a score (refused, invalid, API error) is recorded and reported as `unscored`, not as a\n"
+        "failure."
+    )
+    benchmark_test = "test_sentiment"
     metrics = METRICS
 
-    def __init__(self, config_dir: Path) -> None:
-        experiment = config_dir / EXPERIMENT_FILE
+    def __init__(self, config: ConfigFiles) -> None:
+        self.config = config
+        experiment = config.path(EXPERIMENT_FILE)
         self._files = [experiment]
         section = load_yaml(experiment).get(SECTION)
         data = section.get("data")
         self.data_spec = DataSpec.from_node(data)
-        samples = load_samples(self._data_path(data.get("test"), config_dir), self.data_spec, "S")
+        samples = load_samples(self._data_path(data.get("test"), config), self.data_spec, "S")
         limit = data.get("limit", None)
         if limit.value is not None:
             samples = samples[: limit.integer(1, len(samples))]
@@ -72,7 +80,7 @@ class PerturbationInstrument(Instrument):
         examples_node = data.get("examples", None)
         self.example_pool: list[Sample] = []
         if examples_node.value is not None:
-            self.example_pool = load_samples(self._data_path(examples_node, config_dir), self.data_spec, "E")
+            self.example_pool = load_samples(self._data_path(examples_node, config), self.data_spec, "E")
             self._check_disjoint(examples_node)
         self.runs = section.get("runs").integer(1, 100)
         self.max_tokens = section.get("max_tokens").integer(1, 4096)
@@ -95,8 +103,8 @@ class PerturbationInstrument(Instrument):
         self._examples: list[Sample] | None = None
         self._best: dict[str, BestVariant] = {}
 
-    def _data_path(self, node: Node, config_dir: Path) -> Path:
-        path = config_dir / node.text()
+    def _data_path(self, node: Node, config: ConfigFiles) -> Path:
+        path = config.path(node.text())
         if not path.is_file():
             raise node.error(f"{node.text()} does not exist", f"create {path} or fix the path")
         self._files.append(path)

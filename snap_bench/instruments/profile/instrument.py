@@ -12,7 +12,7 @@ from itertools import product
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from snap_bench.design.config import Node, load_yaml
+from snap_bench.design.config import ConfigFiles, Node, load_yaml
 from snap_bench.design.temperatures import temperature_level, temperatures
 from snap_bench.instruments.base import Instrument, Scored, Selection
 from snap_bench.instruments.design import item_id, paraphrases, selectable_names, selected, texts_by_level
@@ -42,11 +42,19 @@ class LikertItem:
 class ProfileInstrument(Instrument):
     name = "profile"
     title = "psychometric profile"
+    benchmark_doc = (
+        "The psychometric profile: one test per model and condition (item x paraphrase x system prompt x\n"
+        "temperature x context x run).\n"
+        "An answer without a score (refused, invalid, API error) is recorded and reported as `unscored`, not as a\n"
+        "failure."
+    )
+    benchmark_test = "test_likert"
     metrics = METRICS
 
-    def __init__(self, config_dir: Path) -> None:
-        self._files = [config_dir / EXPERIMENT_FILE]
-        section = load_yaml(config_dir / EXPERIMENT_FILE).get(SECTION)
+    def __init__(self, config: ConfigFiles) -> None:
+        self.config = config
+        self._files = [config.path(EXPERIMENT_FILE)]
+        section = load_yaml(self._files[0]).get(SECTION)
         points = section.get("likert_points", 5).integer(5, 7)
         if points not in (5, 7):
             raise section.get("likert_points").error(f"{points} points has no scale labels", "use 5 or 7")
@@ -54,19 +62,19 @@ class ProfileInstrument(Instrument):
         self.runs = section.get("runs").integer(1, 100)
         self.max_tokens = section.get("max_tokens").integer(1, 4096)
         self.temperatures = temperatures(section.get("temperatures"))
-        self.system_prompts = texts_by_level(section.get("system_prompts"), config_dir, self._files)
-        self.contexts = texts_by_level(section.get("contexts"), config_dir, self._files)
+        self.system_prompts = texts_by_level(section.get("system_prompts"), config, self._files)
+        self.contexts = texts_by_level(section.get("contexts"), config, self._files)
         instruction = section.get("answer_instruction")
         if "{statement}" not in instruction.text():
             raise instruction.error("no {statement} placeholder", "put {statement} where the item text goes")
         self.answer_instruction = instruction.text()
-        self.items = self._items(section.get("item_banks"), config_dir)
+        self.items = self._items(section.get("item_banks"), config)
 
-    def _items(self, banks: Node, config_dir: Path) -> dict[str, LikertItem]:
+    def _items(self, banks: Node, config: ConfigFiles) -> dict[str, LikertItem]:
         items: dict[str, LikertItem] = {}
         paraphrase_levels: list[str] | None = None
         for bank_node in banks.elements():
-            path = config_dir / bank_node.text()
+            path = config.path(bank_node.text())
             self._files.append(path)
             bank = load_yaml(path)
             bank_name = bank.get("bank").text()

@@ -7,14 +7,14 @@ from pathlib import Path
 from snap_bench.instruments import registered
 from snap_bench.instruments.base import Selection
 from snap_bench.plugin.planner import planner_lines, recorded_observations
-from tests.conftest import REPO
+from tests.conftest import REPO, SHIPPED
 
 CASSETTES = REPO / "cassettes"
 MODEL = "qwen2.5-coder-1.5b"
 
 
 def test_the_planner_reads_the_shipped_recordings_and_prints_every_temperature() -> None:
-    profile = registered()["profile"](REPO / "config")
+    profile = registered()["profile"](SHIPPED)
     conditions = profile.conditions(Selection(items=frozenset({"M02", "M03", "P01"})))
     observations = recorded_observations(profile, MODEL, conditions, CASSETTES)
     assert len(observations) == len(conditions)  # every condition of the shipped design is recorded
@@ -25,6 +25,6 @@ def test_the_planner_reads_the_shipped_recordings_and_prints_every_temperature()
 
 
 def test_no_recordings_no_plan(tmp_path: Path) -> None:
-    profile = registered()["profile"](REPO / "config")
+    profile = registered()["profile"](SHIPPED)
     conditions = profile.conditions(Selection(items=frozenset({"M02"})))
     assert planner_lines(profile, MODEL, conditions, tmp_path) == []

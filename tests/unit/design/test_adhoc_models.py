@@ -7,7 +7,7 @@ import pytest
 from snap_bench.design.config import ConfigError
 from snap_bench.design.models import OPENROUTER_URL, load_models
 from snap_bench.observations.export import read_jsonl
-from tests.conftest import REPO, BenchProject
+from tests.conftest import SHIPPED, BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
 
 SMALL = ("--snap-items=M01", "--snap-prompts=NEU", "--snap-temperatures=0", "--snap-runs=1")
@@ -15,7 +15,7 @@ SMALL_SIZE = 6
 
 
 def test_an_openrouter_id_needs_no_entry_and_takes_the_shipped_defaults() -> None:
-    registry = load_models(REPO / "config")
+    registry = load_models(SHIPPED)
     (model,) = registry.resolve(["openrouter:deepseek/deepseek-r1:free"])
     assert model.provider_id == "deepseek/deepseek-r1:free"
     assert model.name == "deepseek--deepseek-r1_free"  # a folder and a test id
@@ -28,7 +28,7 @@ def test_an_openrouter_id_needs_no_entry_and_takes_the_shipped_defaults() -> Non
 
 @pytest.mark.parametrize("name", ["openrouter:", "openrouter:gpt-5.2", "openrouter:a/b/c", "openrouter:x/y z"])
 def test_a_malformed_openrouter_id_is_a_config_error_with_the_form(name: str) -> None:
-    registry = load_models(REPO / "config")
+    registry = load_models(SHIPPED)
     with pytest.raises(ConfigError, match="openrouter:vendor/model-id"):
         registry.resolve([name])
 

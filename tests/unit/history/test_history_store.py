@@ -11,6 +11,7 @@ import pytest
 
 from snap_bench.analysis.metric_tables import Metric
 from snap_bench.cli import main
+from snap_bench.design.config import PACKAGED, ConfigFiles
 from snap_bench.history.store import append_new, config_digest, headlines_of, read_headlines
 from snap_bench.judging.checks import CheckRecord, threshold_record
 from snap_bench.judging.verdicts import Check, Threshold
@@ -53,9 +54,25 @@ def test_a_repeated_result_is_stored_once_and_a_changed_one_again(tmp_path: Path
 def test_the_config_digest_follows_any_yaml_change(tmp_path: Path) -> None:
     (tmp_path / "items").mkdir()
     (tmp_path / "items" / "a.yaml").write_text("x: 1\n", encoding="utf-8")
-    before = config_digest(tmp_path)
+    before = config_digest(ConfigFiles(tmp_path))
     (tmp_path / "items" / "a.yaml").write_text("x: 2\n", encoding="utf-8")
-    assert config_digest(tmp_path) != before
+    assert config_digest(ConfigFiles(tmp_path)) != before
+
+
+def test_the_config_digest_is_the_packaged_ones_until_a_project_overrides_or_extends_a_file(tmp_path: Path) -> None:
+    shipped = config_digest(ConfigFiles.shipped())
+    assert config_digest(ConfigFiles(tmp_path / "absent")) == shipped
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "note.txt").write_text("not YAML: not in the digest\n", encoding="utf-8")
+    assert config_digest(ConfigFiles(tmp_path)) == shipped
+    thresholds = (PACKAGED / "thresholds.yaml").read_text(encoding="utf-8")
+    (tmp_path / "thresholds.yaml").write_text(thresholds, encoding="utf-8")
+    assert config_digest(ConfigFiles(tmp_path)) == shipped  # the same file, overridden by an identical copy
+    (tmp_path / "thresholds.yaml").write_text(thresholds + "# edited\n", encoding="utf-8")
+    overridden = config_digest(ConfigFiles(tmp_path))
+    assert overridden != shipped
+    (tmp_path / "models.yaml").write_text("models:\n  mine: {id: vendor/mine}\n", encoding="utf-8")
+    assert config_digest(ConfigFiles(tmp_path)) not in (shipped, overridden)
 
 
 def test_the_history_command_prints_a_table_per_model_and_instrument_and_a_chart(

@@ -18,7 +18,7 @@ from snap_bench.judging.exit_status import BenchExit, ExitFindings, decide
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.observation import Observation
 from snap_bench.stats.paired import cluster_bootstrap_ci, newcombe_paired_ci
-from tests.conftest import REPO, shipped_instruments
+from tests.conftest import REPO, SHIPPED, shipped_instruments
 
 SETTINGS = AnalysisSettings(n_resamples=300)
 
@@ -26,7 +26,7 @@ SETTINGS = AnalysisSettings(n_resamples=300)
 @cache
 def thresholds(instrument: str) -> ThresholdConfig:
     specs = {**SHARED_METRICS, **shipped_instruments()[instrument].metrics}
-    return load_thresholds(REPO / "config", instrument, {}, None, specs)
+    return load_thresholds(SHIPPED, instrument, {}, None, specs)
 
 
 @cache

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from snap_bench.analysis.metric_tables import Metric, ModelAnalysis
+from snap_bench.design.config import ConfigFiles
 from snap_bench.judging.verdicts import INSUFFICIENT, Threshold, judge, load_thresholds, rank, to_json
-from tests.conftest import REPO
+from tests.conftest import SHIPPED
 
-CONFIG = REPO / "config"
+CONFIG = SHIPPED
 
 
 def analysis(model: str, n_valid: int = 100, **values: float | None) -> ModelAnalysis:
@@ -68,9 +69,9 @@ def test_every_temperature_is_a_check_of_its_own_and_the_original_figures_are_no
 def test_the_judged_temperatures_come_from_the_config(tmp_path: Path) -> None:
     config_dir = tmp_path / "config"
     config_dir.mkdir()
-    text = (CONFIG / "thresholds.yaml").read_text(encoding="utf-8")
+    text = (CONFIG.packaged / "thresholds.yaml").read_text(encoding="utf-8")
     (config_dir / "thresholds.yaml").write_text(text.replace("temperatures: all", "temperatures: [0.0, 2.0]", 1))
-    config = load_thresholds(config_dir, "profile", {}, None)
+    config = load_thresholds(ConfigFiles(config_dir), "profile", {}, None)
     result = judge(analysis("m", **{**GOOD, "dependability[t1]": 0.1}), config)
     statuses = {check.metric: check.status for check in result.checks}
     # t1 is not judged; t2 was asked for but never answered: insufficient data, never a PASS
@@ -131,8 +132,8 @@ def test_a_model_asked_at_its_providers_default_is_judged_at_that_level(tmp_path
     for listed in ("all", "[0.0, 1.0]"):
         config_dir = tmp_path / listed.strip("[]").replace(", ", "-")
         config_dir.mkdir()
-        text = (CONFIG / "thresholds.yaml").read_text(encoding="utf-8")
+        text = (CONFIG.packaged / "thresholds.yaml").read_text(encoding="utf-8")
         (config_dir / "thresholds.yaml").write_text(text.replace("temperatures: all", f"temperatures: {listed}", 1))
-        result = judge(analysis("m", **default_only), load_thresholds(config_dir, "profile", {}, None))
+        result = judge(analysis("m", **default_only), load_thresholds(ConfigFiles(config_dir), "profile", {}, None))
         assert {check.metric for check in result.checks} == {"dependability[tdefault]", "unscored_rate"}
         assert result.verdict == "PASS"

@@ -1,11 +1,12 @@
 """The shipped recordings cover the shipped design, and nothing else: the offline command replays every
 condition, and no recording ships that no condition asks for.
 
-A prompt, template, item or parameter changed in ``config/`` without recording again leaves conditions
-whose cassettes are missing or hold another request (stale); ``make benchmark`` would fail them. This
-checks every condition of every instrument, for each model with recordings, the way a session does
-before it decides whether a local server is needed, through the same :class:`Recordings` object. The
-perturbation's phase 2 is included: its conditions depend on the model's best recorded variant.
+A prompt, template, item or parameter changed in the packaged design (``snap_bench/design/defaults/``)
+without recording again leaves conditions whose cassettes are missing or hold another request (stale);
+``make benchmark`` would fail them. This checks every condition of every instrument, for each model with
+recordings, the way a session does before it decides whether a local server is needed, through the same
+:class:`Recordings` object. The perturbation's phase 2 is included: its conditions depend on the model's
+best recorded variant.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from snap_bench.instruments import Selection, load_instrument, registered
 from snap_bench.plugin.local_servers import canonical_local_url
 from snap_bench.recordings.cassettes import cassette_path, recorded_models
 from snap_bench.recordings.state import Recordings
-from tests.conftest import REPO
+from tests.conftest import REPO, SHIPPED
 
 CASSETTES = REPO / "cassettes"
 RECORDINGS = Recordings(CASSETTES)
-CONFIG = REPO / "config"
+CONFIG = SHIPPED
 
 
 @pytest.mark.parametrize("instrument_name", sorted(registered()))

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from snap_bench.design.config import ConfigError
+from snap_bench.design.config import ConfigError, ConfigFiles
 from snap_bench.instruments import load_instrument
 from snap_bench.instruments.base import Selection
 from snap_bench.instruments.compass.instrument import CompassInstrument
 from snap_bench.observations.parsing import AnswerCode
-from tests.conftest import REPO
+from tests.conftest import SHIPPED, own_copy
 
 
 @pytest.fixture(scope="module")
 def compass() -> CompassInstrument:
-    instrument = load_instrument("compass", REPO / "config")
+    instrument = load_instrument("compass", SHIPPED)
     assert isinstance(instrument, CompassInstrument)
     return instrument
 
@@ -110,9 +109,13 @@ def test_a_reverse_item_is_inverted_and_its_raw_answer_kept(compass: CompassInst
     assert compass.score(reverse, "No opinion").keyed_score == 0.0
 
 
-def copy_config(tmp_path: Path) -> Path:
-    shutil.copytree(REPO / "config", tmp_path / "config")
-    return tmp_path / "config"
+def edited(tmp_path: Path, file: str, old: str, new: str) -> ConfigFiles:
+    """A project whose config/ holds only its own copy of ``file``, with ``old`` replaced by ``new``."""
+    path = own_copy(tmp_path / "config", file)
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return ConfigFiles(tmp_path / "config")
 
 
 @pytest.mark.parametrize(
@@ -134,36 +137,33 @@ def copy_config(tmp_path: Path) -> Path:
 def test_a_bad_compass_config_names_file_key_and_fix(
     tmp_path: Path, file: str, old: str, new: str, key: str, fix: str
 ) -> None:
-    config = copy_config(tmp_path)
-    path = config / file
-    text = path.read_text(encoding="utf-8")
-    assert old in text
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    config = edited(tmp_path, file, old, new)
     with pytest.raises(ConfigError) as raised:
         CompassInstrument(config)
     message = str(raised.value)
-    assert Path(file).name in message
+    assert str(tmp_path / "config" / file) in message  # the project's file, where the mistake is
     assert key in message
     assert fix in message
 
 
 def test_a_bank_without_one_axis_is_refused(tmp_path: Path) -> None:
-    config = copy_config(tmp_path)
-    path = config / "items" / "compass.yaml"
+    path = own_copy(tmp_path / "config", "items/compass.yaml")
     path.write_text(path.read_text(encoding="utf-8").replace("axis: social", "axis: economic"), encoding="utf-8")
+    config = ConfigFiles(tmp_path / "config")
     with pytest.raises(ConfigError, match="no items on the social axis"):
         CompassInstrument(config)
 
 
 def test_the_version_follows_the_bank_and_only_this_instruments_design(tmp_path: Path) -> None:
-    config = copy_config(tmp_path)
+    config = ConfigFiles(tmp_path / "config")
     before = (CompassInstrument(config).version, load_instrument("profile", config).version)
-    bank = config / "items" / "compass.yaml"
+    assert before == (CompassInstrument(SHIPPED).version, load_instrument("profile", SHIPPED).version)
+    bank = own_copy(config.folder, "items/compass.yaml")
     bank.write_text(bank.read_text(encoding="utf-8").replace("Strong trade unions", "Powerful unions"), "utf-8")
     after_bank = (CompassInstrument(config).version, load_instrument("profile", config).version)
     assert after_bank[0] != before[0]
     assert after_bank[1] == before[1]
-    experiment = config / "experiment.yaml"
+    experiment = own_copy(config.folder, "experiment.yaml")
     text = experiment.read_text(encoding="utf-8")
     assert text.count("max_tokens: 12 ") == 1  # the compass section's
     experiment.write_text(text.replace("max_tokens: 12 ", "max_tokens: 16 "), "utf-8")

@@ -218,9 +218,9 @@ def test_a_few_shot_position_without_scored_answers_has_no_gain() -> None:
 
 def test_unscored_few_shot_answers_do_not_move_the_composite() -> None:
     from snap_bench.judging.verdicts import judge, load_thresholds
-    from tests.conftest import REPO
+    from tests.conftest import SHIPPED
 
-    config = load_thresholds(REPO / "config", "perturbation", {}, None)
+    config = load_thresholds(SHIPPED, "perturbation", {}, None)
     baseline = analyse(polarity_table(), shipped_instruments(), SETTINGS)[("m", "perturbation")]
     rows = polarity_table()
     best = VARIANTS[0]

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from snap_bench.design.config import ConfigError
+from snap_bench.design.config import ConfigError, ConfigFiles
 from snap_bench.instruments import load_instrument
 from snap_bench.instruments.base import Selection
 from snap_bench.instruments.perturbation.instrument import PerturbationInstrument
 from snap_bench.instruments.perturbation.sentiment_data import LABELS, gold_interval, max_squared_error, read_gold
 from snap_bench.observations.observation import Condition
-from tests.conftest import REPO, set_limit
+from tests.conftest import SHIPPED, own_copy, set_limit
 
 FIVE_CLASS_CSV = """id,text,label
 A1,"A masterpiece, pure joy from start to finish.",4
@@ -27,8 +26,9 @@ A5,"An insult to the audience {and} to cinema.",0
 
 @pytest.fixture
 def config_dir(tmp_path: Path) -> Path:
+    """A project's config folder: its own experiment.yaml and an empty data/ beside the packaged files."""
     target = tmp_path / "config"
-    shutil.copytree(REPO / "config", target)
+    (target / "data").mkdir(parents=True)
     set_limit(target, None)  # the whole shipped sample, not just its recorded part
     return target
 
@@ -50,13 +50,13 @@ def five_class(config_dir: Path) -> PerturbationInstrument:
         "label_map: {fresh: positive, rotten: negative}",
         "label_map: {0: very negative, 1: negative, 2: neutral, 3: positive, 4: very positive}",
     )
-    instrument = load_instrument("perturbation", config_dir)
+    instrument = load_instrument("perturbation", ConfigFiles(config_dir))
     assert isinstance(instrument, PerturbationInstrument)
     return instrument
 
 
 def shipped() -> PerturbationInstrument:
-    instrument = load_instrument("perturbation", REPO / "config")
+    instrument = load_instrument("perturbation", SHIPPED)
     assert isinstance(instrument, PerturbationInstrument)
     return instrument
 
@@ -121,13 +121,13 @@ def test_selection_by_sample_level_and_runs() -> None:
 
 def test_several_temperatures_enter_the_id(config_dir: Path) -> None:
     edit(config_dir, "temperatures: [0.0]", "temperatures: [0.0, 0.7]")
-    instrument = load_instrument("perturbation", config_dir)
+    instrument = load_instrument("perturbation", ConfigFiles(config_dir))
     ids = [c.id for c in instrument.conditions(Selection(items=frozenset({"S001"})))]
     assert ids[:2] == ["S001-formal-imp-task-syn1-t0-r1", "S001-formal-imp-task-syn1-t0.7-r1"]
 
 
 def test_the_shipped_sample_is_balanced_and_disjoint_from_the_examples(config_dir: Path) -> None:
-    instrument = load_instrument("perturbation", config_dir)
+    instrument = load_instrument("perturbation", ConfigFiles(config_dir))
     assert isinstance(instrument, PerturbationInstrument)
     assert len(instrument.samples) == 50
     golds = [s.gold for s in instrument.samples.values()]
@@ -161,14 +161,14 @@ def test_jsonl_data(config_dir: Path) -> None:
     edit(config_dir, "examples: data/rotten_tomatoes_examples.csv", "examples: null")
     edit(config_dir, "format: csv", "format: jsonl")
     edit(config_dir, "id_column: id ", "id_column: null ")
-    instrument = load_instrument("perturbation", config_dir)
+    instrument = load_instrument("perturbation", ConfigFiles(config_dir))
     assert isinstance(instrument, PerturbationInstrument)
     assert [(s.id, s.gold) for s in instrument.samples.values()] == [("S001", "positive"), ("S002", "negative")]
 
 
 def test_limit_takes_the_first_rows(config_dir: Path) -> None:
     set_limit(config_dir, 4)
-    instrument = load_instrument("perturbation", config_dir)
+    instrument = load_instrument("perturbation", ConfigFiles(config_dir))
     assert isinstance(instrument, PerturbationInstrument)
     assert list(instrument.samples) == ["S001", "S002", "S003", "S004"]
 
@@ -186,7 +186,7 @@ def test_limit_takes_the_first_rows(config_dir: Path) -> None:
 def test_bad_csv_names_file_row_and_fix(config_dir: Path, data: str, expected: str) -> None:
     (config_dir / "data" / "rotten_tomatoes_test.csv").write_text(data, encoding="utf-8")
     with pytest.raises(ConfigError) as error:
-        load_instrument("perturbation", config_dir)
+        load_instrument("perturbation", ConfigFiles(config_dir))
     assert "rotten_tomatoes_test.csv" in str(error.value)
     assert expected in str(error.value)
 
@@ -197,7 +197,7 @@ def test_bad_jsonl_names_the_line(config_dir: Path) -> None:
     edit(config_dir, "format: csv", "format: jsonl")
     edit(config_dir, "id_column: id ", "id_column: null ")
     with pytest.raises(ConfigError, match=r"bad\.jsonl: line 2: not JSON .*Fix: write one object per line"):
-        load_instrument("perturbation", config_dir)
+        load_instrument("perturbation", ConfigFiles(config_dir))
 
 
 @pytest.mark.parametrize(
@@ -221,17 +221,17 @@ def test_bad_jsonl_names_the_line(config_dir: Path) -> None:
 def test_bad_config_names_key_and_fix(config_dir: Path, old: str, new: str, expected: str) -> None:
     edit(config_dir, old, new)
     with pytest.raises(ConfigError) as error:
-        load_instrument("perturbation", config_dir)
+        load_instrument("perturbation", ConfigFiles(config_dir))
     assert expected in str(error.value)
     assert "Fix:" in str(error.value)
 
 
 def test_examples_that_repeat_a_test_text_are_refused(config_dir: Path) -> None:
-    test_rows = (config_dir / "data" / "rotten_tomatoes_test.csv").read_text(encoding="utf-8").splitlines()
-    examples = config_dir / "data" / "rotten_tomatoes_examples.csv"
+    test_rows = own_copy(config_dir, "data/rotten_tomatoes_test.csv").read_text(encoding="utf-8").splitlines()
+    examples = own_copy(config_dir, "data/rotten_tomatoes_examples.csv")
     examples.write_text(examples.read_text(encoding="utf-8") + test_rows[1].replace("S001", "E999") + "\n")
     with pytest.raises(ConfigError, match=r"example E999 repeats test sample S001.*disjoint"):
-        load_instrument("perturbation", config_dir)
+        load_instrument("perturbation", ConfigFiles(config_dir))
 
 
 def test_gold_intervals_and_worst_penalties() -> None:
@@ -243,7 +243,7 @@ def test_gold_intervals_and_worst_penalties() -> None:
 
 
 def test_prompt_of_a_condition_with_examples(config_dir: Path) -> None:
-    instrument = load_instrument("perturbation", config_dir)
+    instrument = load_instrument("perturbation", ConfigFiles(config_dir))
     assert isinstance(instrument, PerturbationInstrument)
     base = instrument.conditions(Selection(items=frozenset({"S001"})))[0]
     before = Condition(base.instrument, base.item, (*base.levels, ("examples", "pre")), 0.0, 1)

@@ -17,11 +17,11 @@ from snap_bench.instruments.perturbation.instrument import PerturbationInstrumen
 from snap_bench.instruments.perturbation.sentiment_data import Sample
 from snap_bench.recordings.cassettes import cassette_path
 from snap_bench.recordings.state import Recordings
-from tests.conftest import REPO
+from tests.conftest import SHIPPED
 
 
 def instrument() -> PerturbationInstrument:
-    loaded = load_instrument("perturbation", REPO / "config")
+    loaded = load_instrument("perturbation", SHIPPED)
     assert isinstance(loaded, PerturbationInstrument)
     return loaded
 

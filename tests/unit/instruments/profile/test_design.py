@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from snap_bench.design.config import ConfigError
+from snap_bench.design.config import ConfigError, ConfigFiles
 from snap_bench.design.models import load_models
 from snap_bench.instruments import Selection
 from snap_bench.instruments.profile.instrument import ProfileInstrument
-from tests.conftest import REPO
+from tests.conftest import SHIPPED, own_copy
 
-CONFIG = REPO / "config"
+CONFIG = SHIPPED
 
 
 @pytest.fixture(scope="module")
@@ -83,13 +83,12 @@ def test_reverse_keyed_items_are_reversed_and_raw_score_kept(snap: ProfileInstru
 
 
 def test_version_changes_with_the_item_bank(tmp_path: Path) -> None:
-    import shutil
-
-    shutil.copytree(CONFIG, tmp_path / "config")
-    before = ProfileInstrument(tmp_path / "config").version
-    bank = tmp_path / "config" / "items" / "moral.yaml"
+    project = ConfigFiles(tmp_path / "config")
+    before = ProfileInstrument(project).version
+    assert before == ProfileInstrument(CONFIG).version
+    bank = own_copy(project.folder, "items/moral.yaml")
     bank.write_text(bank.read_text().replace("whoever they are", "whoever they may be"))
-    assert ProfileInstrument(tmp_path / "config").version != before
+    assert ProfileInstrument(project).version != before
 
 
 def test_shipped_models_resolve_and_unknown_names_are_listed() -> None:

