@@ -288,9 +288,9 @@ def comparison_lines(gate: Judgement, verbosity: int) -> list[tuple[str, dict[st
                 (NOT_COMPARED, "not compared"),
             )
         )
-        lines.append(
-            (f" {instrument}: {state}; position: {moved} construct(s) moved or not shown still", {"bold": True})
-        )
+        constructs = sum(d.instrument == instrument for d in gate.drift)
+        position = f"drift: {moved} of {constructs} construct(s) not shown still"
+        lines.append((f" {instrument}: {state}; {position}", {"bold": True}))
     shown = [REGRESSION, INCONCLUSIVE, *([NON_INFERIOR, NOT_COMPARED] if verbosity > 0 else [])]
     colours = {REGRESSION: "red", INCONCLUSIVE: "yellow", NON_INFERIOR: "green", NOT_COMPARED: "yellow"}
     for outcome in shown:
