@@ -16,11 +16,10 @@ only when ``--snap-gate`` names it.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from statistics import fmean, stdev
+from statistics import fmean
 from typing import Any
 
 from snap_bench.observations.observation import Observation
@@ -124,13 +123,15 @@ def _drift(
 
 
 def _t_interval(units: list[float]) -> tuple[float | None, float | None]:
+    """The mean's t interval on len(units) - 1 degrees of freedom: the delete-one jackknife of a mean is
+    exactly s / sqrt(n) (stats.paired.jackknife_ci, tested so)."""
     if len(units) < 2:
         return None, None
-    from scipy.stats import t  # the controller only, at the end of the session
+    from snap_bench.stats.paired import jackknife_ci  # numpy and scipy: the controller only, at session end
 
-    centre, spread = fmean(units), stdev(units)
-    half = float(t.ppf(0.5 + CONFIDENCE / 2, len(units) - 1)) * spread / math.sqrt(len(units))
-    return centre - half, centre + half
+    total = sum(units)
+    interval = jackknife_ci(fmean(units), [(total - unit) / (len(units) - 1) for unit in units], CONFIDENCE)
+    return interval.low, interval.high
 
 
 def _outcome(low: float | None, high: float | None, margin: float | None) -> str:

@@ -17,25 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from snap_bench.history.database import StoreLike, insert, opened
+from snap_bench.history.schema import COLUMNS as TABLE_COLUMNS
 
-COLUMNS = (
-    "recorded_at",
-    "model",
-    "instrument",
-    "item_bank_version",
-    "scope",
-    "level",
-    "economic",
-    "economic_ci_low",
-    "economic_ci_high",
-    "social",
-    "social_ci_low",
-    "social_ci_high",
-    "n_observations",
-    "parameters",
-)
-# Stored too, but not part of what a placement says (left out of analysis.json's history).
-STORED = (*COLUMNS, "session")
+# The placements table's columns, as the store's schema declares them; ``session`` is stored too, but is not
+# part of what a placement says (left out of analysis.json's history).
+STORED = TABLE_COLUMNS["placements"]
+COLUMNS = tuple(column for column in STORED if column != "session")
 
 
 @dataclass(frozen=True)
