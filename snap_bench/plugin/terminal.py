@@ -6,8 +6,8 @@ from collections import Counter, defaultdict
 from statistics import fmean
 from typing import TYPE_CHECKING, Any, Protocol
 
-from snap_bench.judging.comparison import INCONCLUSIVE, NON_INFERIOR, NOT_COMPARED, REGRESSION
 from snap_bench.judging.drift import DRIFT, Drift
+from snap_bench.judging.outcomes import INCONCLUSIVE, NON_INFERIOR, NOT_COMPARED, REGRESSION
 from snap_bench.observations.logprobs import logprob_summaries
 from snap_bench.observations.observation import at_provider_default
 from snap_bench.observations.parsing import AnswerCode

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from snap_bench.judging.comparison import INCONCLUSIVE, REGRESSION
 from snap_bench.judging.judgement import Judgement
+from snap_bench.judging.outcomes import INCONCLUSIVE, REGRESSION
 
 SUMMARY_FILE = "summary.md"
 TOP_CHANGED = 10

@@ -185,3 +185,18 @@ def test_the_top_of_the_package_is_its_stages() -> None:
     assert sorted(path.name for path in PACKAGE.glob("*.py")) == ["__init__.py", "cli.py"]
     stages = {"design", "asking", "recordings", "observations", "analysis", "judging", "report", "history", "plugin"}
     assert stages <= {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+
+
+def test_the_plugin_imports_no_numerical_library() -> None:
+    """Heavy imports are lazy: the plugin loads in every xdist worker, and the statistics run on the
+    controller at the end only (an outcome name imported from the gate once pulled numpy in at import)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, snap_bench.plugin.hooks; "
+        "heavy = ('numpy', 'pandas', 'scipy', 'matplotlib', 'pingouin', 'psycopg'); "
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
