@@ -336,7 +336,9 @@ class SnapSession:
 
             settings = AnalysisSettings(n_resamples=self.options.resamples, seed=self.options.seed)
             baseline_rows = list(self.baseline.observations) if self.baseline is not None else []
-            outputs = SessionOutputs(self.options.json_path, self.session_meta(), self.options.history)
+            outputs = SessionOutputs(
+                self.options.json_path, self.options.out_dir, self.session_meta(), self.options.history
+            )
             self.judgement = end_session(
                 self.config,
                 [*self.observations, *baseline_rows],

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,19 +81,21 @@ def end_session(
     result.notes += problems[:1]
     result.store_problem = problems[0] if problems else ""
     if result.changes:
-        write_changes(outputs.json_path.parent / CHANGES_FILE, result.changes)
+        write_changes(outputs.out_dir / CHANGES_FILE, result.changes)
     result.document = analysis_document(result, instruments, outputs.session_meta, coverage)
     write_analysis_document(outputs.json_path, result.document)
     return result
 
 
+@dataclass(frozen=True)
 class SessionOutputs:
-    """Where the end of a session writes: analysis.json, the results history, and what it says of itself."""
+    """Where the end of a session writes: analysis.json, the output folder (changes.csv), the results
+    history, and what the session says of itself."""
 
-    def __init__(self, json_path: Path, session_meta: dict[str, Any], history: StoreAddress | None) -> None:
-        self.json_path = json_path
-        self.session_meta = session_meta
-        self.history = history
+    json_path: Path
+    out_dir: Path
+    session_meta: dict[str, Any]
+    history: StoreAddress | None
 
 
 def _keep_history(
