@@ -58,7 +58,7 @@ from snap_bench.analysis.metric_tables import AnalysisSettings
 from snap_bench.analysis.stability import fit_level
 from snap_bench.instruments import registered
 from snap_bench.instruments.compass.analysis import _condition_spread
-from snap_bench.instruments.profile.analysis import STABILITY
+from snap_bench.instruments.questionnaire.analysis import STABILITY
 from snap_bench.judging.verdicts import judge, load_thresholds
 from snap_bench.stats.d_study import decision_study
 

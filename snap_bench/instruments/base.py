@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import yaml
 
 from snap_bench.analysis.metric_specs import MetricSpec
-from snap_bench.design.config import ConfigFiles
+from snap_bench.design.config import ConfigFiles, Node
 from snap_bench.observations.observation import Condition, Observation
 from snap_bench.observations.parsing import AnswerCode
 from snap_bench.report.context import ReportContext
@@ -121,6 +121,11 @@ class Instrument(ABC):
         """Whether the stage of the design that depends on each model's recorded answers is asked for
         (such an option also activates the plugin, as any snap-bench option does)."""
         return False
+
+    def thresholds_section(self) -> Node | None:
+        """The instrument's thresholds where they are not its name's section of thresholds.yaml (a
+        questionnaire file carries its own); None: that section."""
+        return None
 
     # -- analysis and report -------------------------------------------------------------------------
 

@@ -104,12 +104,15 @@ def load_thresholds(
     overrides: dict[str, tuple[float, float]],
     judge: str | None,
     specs: Mapping[str, MetricSpec] | None = None,
+    section: Node | None = None,
 ) -> ThresholdConfig:
     """The instrument's section of thresholds.yaml; with ``specs`` (the metrics the instrument reports),
     a metric name it does not report or a ``better`` that contradicts the metric is a ConfigError. The
-    project's thresholds.yaml, when it has one, replaces the packaged one whole."""
-    path = config.path(THRESHOLDS_FILE)
-    section = load_yaml(path).get(instrument)
+    project's thresholds.yaml, when it has one, replaces the packaged one whole. ``section``: the instrument's
+    own (a questionnaire file's `thresholds:` over the defaults), instead of its name's section of the file."""
+    if section is None:
+        section = load_yaml(config.path(THRESHOLDS_FILE)).get(instrument)
+    path = section.path
     metrics = {
         name: _threshold(node, _known(specs, instrument, name, node)) for name, node in section.get("metrics").items()
     }

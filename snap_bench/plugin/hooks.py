@@ -6,17 +6,20 @@ The work is done by :class:`snap_bench.plugin.session.SnapSession`; this module 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from snap_bench.asking.asker import BudgetReached, RecordingUnavailable
+from snap_bench.design.config import ConfigError
 from snap_bench.instruments import registered
 from snap_bench.observations.observation import Observation
 from snap_bench.plugin.case import Case
 from snap_bench.plugin.exit_heap import freeze_session_heap, thaw_previous_session_heap
 from snap_bench.plugin.options import add_options
 from snap_bench.plugin.outcomes import NOT_MEASURED_ATTRIBUTE, mark_unscored, teststatus
+from snap_bench.plugin.questionnaire_files import BrokenQuestionnaire, QuestionnaireModule, is_questionnaire
 from snap_bench.plugin.reporter import SessionReporter
 from snap_bench.plugin.session import SnapSession, observation_to_report
 from snap_bench.plugin.session_options import SessionOptions, check_out_dir
@@ -78,6 +81,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def snap_session(config: pytest.Config) -> SnapSession:
     return config.stash[SESSION_KEY]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A YAML questionnaire is a test module of its own (snap_bench.plugin.questionnaire_files)."""
+    if not is_questionnaire(file_path):
+        return None
+    try:
+        name = snap_session(parent.config).add_questionnaire(file_path)
+    except ConfigError as error:
+        return BrokenQuestionnaire.from_parent(parent, path=file_path, problem=str(error))
+    module: QuestionnaireModule = QuestionnaireModule.from_parent(parent, path=file_path)
+    module.instrument_name = name
+    return module
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from snap_bench.analysis.coverage import Coverage
-from snap_bench.analysis.metric_specs import SHARED_METRICS
+from snap_bench.analysis.metric_specs import SHARED_METRICS, declare
 from snap_bench.asking.asker import Asker, Endpoint
 from snap_bench.asking.claims import clear_claims
 from snap_bench.asking.client import RetryPolicy
@@ -27,7 +27,8 @@ from snap_bench.design.config import ConfigError
 from snap_bench.design.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.design.shards import in_shard
 from snap_bench.design.temperatures import DEFAULT
-from snap_bench.instruments import Instrument, Selection, load_instrument, registered
+from snap_bench.instruments import Instrument, Selection, registered
+from snap_bench.instruments.questionnaire import KIND_KEY, questionnaire_kind
 from snap_bench.judging.baseline import BaselineSpec, parse_baseline
 from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, drift_gated, gates
 from snap_bench.judging.judgement import Judgement
@@ -52,6 +53,7 @@ from snap_bench.plugin.model_facts import (
     with_catalogue_price,
 )
 from snap_bench.plugin.preload import preload
+from snap_bench.plugin.questionnaire_files import questionnaire_paths
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_meta import session_meta, session_notices
 from snap_bench.plugin.session_options import SessionOptions
@@ -80,6 +82,9 @@ class SnapSession:
         self._endpoints: Endpoints | None = None
         self.artefacts = Artefacts(options.out_dir, Path(config.invocation_params.dir))
         self._instruments: dict[str, Instrument] = {}
+        # Questionnaires written in YAML under the run's paths: name -> instrument class, and the file of each.
+        self._questionnaires: dict[str, type[Instrument]] = {}
+        self._questionnaire_files: dict[Path, str] = {}
         self._asker: Asker | None = None
         self._interrupted = False  # Ctrl-C was seen (pytest_keyboard_interrupt)
         self._writer: ObservationWriter | None = None
@@ -107,6 +112,8 @@ class SnapSession:
             self.models = choose_models(self.registry, self.options, self.recordings)
             if self.options.top_logprobs:  # --snap-logprobs wins over each entry's `logprobs`
                 self.models = [dataclasses.replace(m, top_logprobs=self.options.top_logprobs) for m in self.models]
+            for path in questionnaire_paths(self.config, self.options.cassette_dir):
+                self.add_questionnaire(path)
             self.facts = self._model_facts()
             self.models = [with_catalogue_price(model, self.facts.get(model.name)) for model in self.models]
             if self.options.baseline:
@@ -159,18 +166,39 @@ class SnapSession:
         return price_source(self.facts.get(model), configured)
 
     def active_instruments(self) -> list[str]:
-        """The instruments this session may run: every registered one (a test module picks its own)."""
-        return list(registered())
+        """The instruments this session may run: every registered one (a test module picks its own) and every
+        questionnaire file under the run's paths."""
+        return [*registered(), *self._questionnaires]
+
+    def add_questionnaire(self, path: Path) -> str:
+        """Make the questionnaire written in ``path`` one of the session's instruments; its name. A mistake in
+        the file is a ConfigError naming the file, key and fix."""
+        path = path.resolve()
+        if path in self._questionnaire_files:
+            return self._questionnaire_files[path]
+        kind = questionnaire_kind(path, self.options.config)
+        taken = next((other for other, name in self._questionnaire_files.items() if name == kind.name), None)
+        if taken is not None or kind.name in registered():
+            raise ConfigError(
+                path,
+                KIND_KEY,
+                f"the name {kind.name!r} is taken by {taken or 'an instrument of the plugin'}",
+                "give every questionnaire a name of its own",
+            )
+        declare(kind.name, kind.metrics)
+        self._questionnaires[kind.name] = kind
+        self._questionnaire_files[path] = kind.name
+        return kind.name
 
     def instrument(self, name: str) -> Instrument:
         if name not in self._instruments:
-            known = registered()
+            known = {**registered(), **self._questionnaires}
             if name not in known:
                 raise pytest.UsageError(
                     f"unknown instrument {name!r} in an `instrument` marker; known: {', '.join(known)}"
                 )
             try:
-                instrument = load_instrument(name, self.options.config)
+                instrument = known[name](self.options.config)
             except ConfigError as error:
                 raise pytest.UsageError(str(error)) from None
             instrument.read_options(self.config)
@@ -358,8 +386,14 @@ class SnapSession:
         if instrument not in self._thresholds:
             try:
                 specs = {**SHARED_METRICS, **self.instrument(instrument).metrics}
+                kind = self.instrument(instrument)
                 self._thresholds[instrument] = load_thresholds(
-                    self.options.config, instrument, self.options.threshold_overrides, self.options.judge, specs
+                    self.options.config,
+                    instrument,
+                    self.options.threshold_overrides,
+                    self.options.judge,
+                    specs,
+                    kind.thresholds_section(),
                 )
             except ConfigError as error:
                 raise pytest.UsageError(str(error)) from None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from snap_bench.instruments.profile.report import levels_of, planner_table, temperature_table
+from snap_bench.instruments.questionnaire.report import levels_of, planner_table, temperature_table
 
 THRESHOLDS = {"dependability": {"better": "higher", "minimum": 0.6, "target": 0.7, "excellent": 0.8}}
 

@@ -1,8 +1,10 @@
-"""The psychometric profile's part of the report: radar, variance shares, and a section per model."""
+"""A questionnaire's part of the report: stability per temperature, radar, variance shares, where the models
+stand among human respondents (where the questionnaire has norms), and a section per model."""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,8 +33,20 @@ HEATMAP_FACTORS = (("system_prompt", "per system prompt"), ("temperature", "per 
 OPEN_MODEL_SECTIONS = 3
 
 
-def profile_section(context: ReportContext) -> str:
-    """Contents, radar and variance shares across models, then one folded section per model."""
+# The element ids of a section: the profile's are plain, another questionnaire's carry its name, so that two
+# questionnaires' sections in one report keep their own anchors and charts.
+_SECTION_IDS = re.compile(
+    r'(?<=["#])snap-(?=(?:charts|models|model-\d+|radar|components|effects|heatmap-\d+|scores-\d+)\b)'
+)
+
+
+def questionnaire_section(context: ReportContext, name: str) -> str:
+    """Contents, stability, norms, radar and variance shares across models, then one folded section per model."""
+    html = _section(context)
+    return html if name == "profile" else _SECTION_IDS.sub(f"snap-{name}-", html)
+
+
+def _section(context: ReportContext) -> str:
     models = list(context.models.items())
     grouped = by_model(context.observations)
     thresholds = context.thresholds
@@ -41,6 +55,7 @@ def profile_section(context: ReportContext) -> str:
         '<h4 id="snap-charts">Stability per temperature (judged)</h4>',
         temperature_table(models, thresholds),
         _components(models),
+        norms_table(models),
         "<h4>The original design's figures (reported, not judged)</h4>",
         '<div class="snap-row">',
         _radar(models, thresholds),
@@ -279,3 +294,64 @@ def _distribution(index: int, observations: Sequence[Observation]) -> str:
         f"Answers of all {counts.total:,} conditions: raw score as given, keyed score as analysed, and the "
         "answers without a score by reason.",
     )
+
+
+def norms_table(models: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """Per model and construct: the model's mean keyed answer with its interval beside the respondents'."""
+    rows = []
+    source = None
+    for name, entry in models:
+        norms = mapping(mapping(entry.get("details")).get("norms"))
+        if not norms:
+            continue
+        source = norms
+        for trait, figures in mapping(norms.get("traits")).items():
+            interval = figures.get("model_ci")
+            span = f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
+            mean = number(figures.get("model_mean"))
+            cells = [
+                text(name),
+                text(trait),
+                "—" if mean is None else f"{mean:.2f}{span}",
+                f"{figures['human_mean']:.2f} ({figures['human_sd']:.2f})",
+                _signed(figures.get("z")),
+                _fixed(figures.get("percentile"), 0),
+                _fixed(figures.get("model_alpha"), 2),
+                _fixed(figures.get("human_alpha"), 2),
+            ]
+            rows.append("<tr>" + "".join(f'<td class="snap-num">{cell}</td>' for cell in cells) + "</tr>")
+    if source is None:
+        return ""
+    head = "".join(
+        f"<th>{label}</th>"
+        for label in (
+            "model",
+            "construct",
+            "model mean [95% CI]",
+            "people: mean (SD)",
+            "z",
+            "percentile",
+            f"model {ALPHA_SIGN}",
+            f"people {ALPHA_SIGN}",
+        )
+    )
+    return (
+        f"<h4>Against {int(source['respondents']):,} people ({text(source['source'])})</h4>"
+        "<p>The model's mean keyed answer per construct (a t interval over occasions: paraphrase, system prompt, "
+        "temperature, context and run) against the respondents' trait scores; the percentile assumes their "
+        "scores are normal. Cronbach's alpha: the model's over its occasions, the respondents' over people.</p>"
+        f'<table class="snap-table"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    )
+
+
+ALPHA_SIGN = "\N{GREEK SMALL LETTER ALPHA}"
+
+
+def _fixed(value: object, digits: int) -> str:
+    figure = number(value)
+    return "—" if figure is None else f"{figure:.{digits}f}"
+
+
+def _signed(value: object) -> str:
+    figure = number(value)
+    return "—" if figure is None else f"{figure:+.2f}"

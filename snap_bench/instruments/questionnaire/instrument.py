@@ -1,0 +1,184 @@
+"""A Likert questionnaire as an instrument: one test per item x paraphrase x system prompt x temperature x
+context x run, judged on the G study per temperature and the contradiction rate of each construct's
+forward and reverse items.
+
+:func:`questionnaire_kind` makes the instrument of a questionnaire written in YAML; the psychometric profile
+is the same machinery with its design read from experiment.yaml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import product
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from snap_bench.analysis.metric_specs import MetricSpec
+from snap_bench.design.config import ConfigFiles, Node, load_yaml
+from snap_bench.design.temperatures import temperature_level
+from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.instruments.design import selectable_names, selected
+from snap_bench.instruments.questionnaire.design import QuestionnaireDesign
+from snap_bench.instruments.questionnaire.metrics import METRICS
+from snap_bench.instruments.questionnaire.reader import read_questionnaire
+from snap_bench.observations.observation import Condition, Observation
+from snap_bench.observations.parsing import parse_likert
+from snap_bench.report.context import ReportContext
+
+if TYPE_CHECKING:
+    from snap_bench.analysis.metric_tables import AnalysisSettings, ModelAnalysis
+    from snap_bench.analysis.stability import StabilityDesign
+
+THRESHOLDS_FILE = "thresholds.yaml"
+# The thresholds.yaml section a questionnaire's own `thresholds:` is laid over.
+DEFAULT_THRESHOLDS = "questionnaire"
+# Where a section's metrics are named: a questionnaire's own entries replace the defaults' by name.
+MERGED_BY_NAME = ("metrics", "non_inferiority")
+
+
+class QuestionnaireInstrument(Instrument):
+    """A questionnaire's instrument, from its design."""
+
+    name: ClassVar[str] = "questionnaire"
+    title: ClassVar[str] = "questionnaire"
+    metrics: ClassVar[Mapping[str, MetricSpec]] = METRICS
+    # Read from a questionnaire file (its thresholds are its own `thresholds:` over the defaults).
+    from_file: ClassVar[bool] = False
+
+    def __init__(self, config: ConfigFiles) -> None:
+        raise NotImplementedError("a questionnaire is built from its design: use questionnaire_kind(path)")
+
+    def _use(self, design: QuestionnaireDesign, config: ConfigFiles) -> None:
+        self.config = config
+        self.design = design
+        self.scale = design.scale
+        self.items = design.items
+        self.runs = design.runs
+        self.max_tokens = design.max_tokens
+        self.temperatures = design.temperatures
+        self.system_prompts = design.system_prompts
+        self.contexts = design.contexts
+        self.answer_instruction = design.instruction
+
+    @property
+    def source_files(self) -> list[Path]:
+        return list(self.design.files)
+
+    @property
+    def selectable_items(self) -> list[str]:
+        return selectable_names(self.items.values())
+
+    @property
+    def factor_levels(self) -> dict[str, list[str]]:
+        """Every factor's levels, in design order; used for --snap-* option validation and dry runs."""
+        first = next(iter(self.items.values()))
+        return {
+            "paraphrase": list(first.paraphrases),
+            "system_prompt": list(self.system_prompts),
+            "temperature": [temperature_level(t) for t in self.temperatures],
+            "context": list(self.contexts),
+        }
+
+    def thresholds_section(self) -> Node | None:
+        """A questionnaire file's own `thresholds:` laid over the defaults for a questionnaire (None for one
+        read from experiment.yaml, whose section of thresholds.yaml is its name's, as for any instrument)."""
+        if not self.from_file or self.config is None:
+            return None
+        own = self.design.thresholds or Node({}, self.design.files[0], "thresholds")
+        thresholds = load_yaml(self.config.path(THRESHOLDS_FILE))
+        if not thresholds.has(DEFAULT_THRESHOLDS):  # a project's thresholds.yaml written before questionnaires
+            thresholds = load_yaml(ConfigFiles.shipped().path(THRESHOLDS_FILE))
+        defaults = thresholds.get(DEFAULT_THRESHOLDS).mapping()
+        merged: dict[str, Any] = {**defaults, **own.mapping()}
+        for key in MERGED_BY_NAME:
+            if isinstance(own.mapping().get(key), dict):
+                merged[key] = {**defaults.get(key, {}), **own.mapping()[key]}
+        return Node(merged, own.path, own.key)
+
+    def conditions(self, selection: Selection) -> list[Condition]:
+        runs = selection.runs or self.runs
+        conditions: list[Condition] = []
+        for item in self.items.values():
+            if selection.items and not {item.id, item.construct, item.bank} & selection.items:
+                continue
+            # Asked with the context outside the temperature: conditions that send the same prompt
+            # (every temperature and run of a cell) follow each other, so a llama.cpp server reuses
+            # its prompt cache. The id keeps the design's factor order.
+            for paraphrase, prompt, context, temperature in product(
+                item.paraphrases, self.system_prompts, item.contexts, self.temperatures
+            ):
+                levels = (
+                    ("paraphrase", paraphrase),
+                    ("system_prompt", prompt),
+                    ("temperature", temperature_level(temperature)),
+                    ("context", context),
+                )
+                if not selected(selection, levels):
+                    continue
+                conditions.extend(Condition(self.name, item.id, levels, temperature, run) for run in range(1, runs + 1))
+        return conditions
+
+    def messages(self, condition: Condition) -> list[dict[str, str]]:
+        item = self.items[condition.item]
+        statement = item.paraphrases[condition.level("paraphrase")]
+        question = self.answer_instruction.format(points=self.scale.high, statement=statement)
+        context = self.contexts[condition.level("context")]
+        user = f"{context}\n\n{question}" if context else question
+        system = self.system_prompts[condition.level("system_prompt")]
+        messages = [{"role": "system", "content": system}] if system else []
+        messages.append({"role": "user", "content": user})
+        return messages
+
+    def score(self, condition: Condition, answer: str) -> Scored:
+        item = self.items[condition.item]
+        parsed = parse_likert(answer, self.scale)
+        keyed: float | None = None
+        if parsed.score is not None:
+            keyed = (
+                float(self.scale.low + self.scale.high - parsed.score) if item.reverse_scored else float(parsed.score)
+            )
+        return Scored(parsed.score, keyed, parsed.code, parsed.reason, item.construct)
+
+    def question(self, condition: Condition) -> str:
+        return self.items[condition.item].paraphrases[condition.level("paraphrase")]
+
+    def construct(self, condition: Condition) -> str | None:
+        return self.items[condition.item].construct
+
+    def analyse(self, model: str, observations: Sequence[Observation], settings: AnalysisSettings) -> ModelAnalysis:
+        from snap_bench.instruments.questionnaire.analysis import analyse_questionnaire
+
+        banks = {item.id: item.bank for item in self.items.values() if item.bank}
+        reverse = {item.id: item.reverse_scored for item in self.items.values()}
+        return analyse_questionnaire(model, self.name, observations, settings, banks, reverse, self.design.norms)
+
+    @property
+    def stability(self) -> StabilityDesign:
+        from snap_bench.instruments.questionnaire.analysis import STABILITY
+
+        return STABILITY
+
+    def report_section(self, context: ReportContext) -> str:
+        from snap_bench.instruments.questionnaire.report import questionnaire_section
+
+        return questionnaire_section(context, self.name)
+
+    def terminal_lines(self, analysis: ModelAnalysis) -> list[str]:
+        from snap_bench.instruments.questionnaire.norms import norms_lines
+
+        return norms_lines(analysis.details.get("norms"))
+
+
+def questionnaire_kind(path: Path, config: ConfigFiles) -> type[QuestionnaireInstrument]:
+    """The instrument of the questionnaire written in ``path``: a class, as the registry keeps instruments,
+    named and titled from the file (a mistake in it is a ConfigError now, at collection)."""
+    design = read_questionnaire(path, config)
+
+    def __init__(self: QuestionnaireInstrument, config: ConfigFiles) -> None:
+        self._use(read_questionnaire(path, config), config)
+
+    return type(
+        f"Questionnaire_{design.name}",
+        (QuestionnaireInstrument,),
+        {"name": design.name, "title": design.title, "from_file": True, "source": path, "__init__": __init__},
+    )

@@ -1,0 +1,94 @@
+"""Questionnaires written in YAML, found under the run's paths and collected as test modules.
+
+A YAML file whose top-level key ``questionnaire`` opens it is an instrument: the session finds every such
+file under the paths it was given (the controller of an xdist run collects nothing, yet analyses them),
+and pytest collects each as a module with one test per model and condition, as a test module marked
+with its instrument would be: the same fixtures, parametrisation, node ids, JUnit and report rows.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from snap_bench.instruments.questionnaire import KIND_KEY
+
+SUFFIXES = (".yaml", ".yml")
+# Only the opening of a file is read to tell a questionnaire from other YAML (recordings are YAML too).
+HEAD_BYTES = 4096
+_KIND_LINE = re.compile(rf"^{KIND_KEY}\s*:", re.MULTILINE)
+_TEST_MODULE = '''
+def test_{name}(case, ask):
+    """Ask the model one condition of the questionnaire {name}."""
+    ask(case)
+'''
+
+
+def is_questionnaire(path: Path) -> bool:
+    """Whether ``path`` is a YAML file with the top-level key ``questionnaire`` (near its top)."""
+    if path.suffix not in SUFFIXES or not path.is_file():
+        return False
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return bool(_KIND_LINE.search(head))
+
+
+def questionnaire_paths(config: pytest.Config, skip: Path) -> list[Path]:
+    """Every questionnaire file under the run's paths, in a stable order (``skip``: the recordings)."""
+    found: dict[Path, None] = {}
+    ignored = [str(pattern) for pattern in config.getini("norecursedirs")]
+    for argument in config.args:
+        path = Path(argument.split("::")[0])
+        path = (path if path.is_absolute() else Path(config.invocation_params.dir) / path).resolve()
+        for candidate in _yaml_files(path, ignored, skip.resolve()):
+            if is_questionnaire(candidate):
+                found[candidate] = None
+    return list(found)
+
+
+def _yaml_files(path: Path, ignored: list[str], skip: Path) -> Iterator[Path]:
+    if path.is_file():
+        yield path
+        return
+    if not path.is_dir() or path == skip:
+        return
+    for child in sorted(path.iterdir()):
+        if child.is_dir():
+            if not any(fnmatch.fnmatch(child.name, pattern) for pattern in ignored):
+                yield from _yaml_files(child, ignored, skip)
+        elif child.suffix in SUFFIXES:
+            yield child
+
+
+class QuestionnaireModule(pytest.Module):
+    """A questionnaire file as pytest sees it: a module marked with its instrument, holding one test function
+    that takes the ``case`` and ``ask`` fixtures (what benchmarks/test_profile.py holds for the profile)."""
+
+    instrument_name: str = ""
+
+    def _getobj(self) -> Any:
+        module = types.ModuleType(f"snap_bench_questionnaire_{self.instrument_name}")
+        module.__file__ = str(self.path)
+        exec(compile(_TEST_MODULE.format(name=self.instrument_name), str(self.path), "exec"), module.__dict__)
+        module.__dict__["pytestmark"] = [pytest.mark.instrument(self.instrument_name)]
+        return module
+
+
+class BrokenQuestionnaire(pytest.File):
+    """A questionnaire file with a mistake: its collection fails with the message naming file, key and fix."""
+
+    def __init__(self, *, problem: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.problem = problem
+
+    def collect(self) -> Iterator[pytest.Item]:
+        raise self.CollectError(self.problem)
