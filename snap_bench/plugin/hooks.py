@@ -21,11 +21,11 @@ from snap_bench.plugin.options import add_options
 from snap_bench.plugin.outcomes import NOT_MEASURED_ATTRIBUTE, mark_unscored, teststatus
 from snap_bench.plugin.questionnaire_files import BrokenQuestionnaire, QuestionnaireModule, is_questionnaire
 from snap_bench.plugin.reporter import SessionReporter
-from snap_bench.plugin.session import SnapSession, observation_to_report
+from snap_bench.plugin.session import SnapSession
 from snap_bench.plugin.session_options import SessionOptions, check_out_dir
 from snap_bench.plugin.terminal import dry_run_lines
 from snap_bench.plugin.upcoming import upcoming_params
-from snap_bench.report.rows import QUESTION_ATTRIBUTE
+from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
 
 SESSION_KEY = pytest.StashKey[SnapSession]()
 OBSERVATION_KEY = pytest.StashKey[Observation]()
@@ -88,7 +88,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     if not is_questionnaire(file_path):
         return None
     try:
-        name = snap_session(parent.config).add_questionnaire(file_path)
+        name = snap_session(parent.config).questionnaires.add(file_path)
     except ConfigError as error:
         return BrokenQuestionnaire.from_parent(parent, path=file_path, problem=str(error))
     module: QuestionnaireModule = QuestionnaireModule.from_parent(parent, path=file_path)
@@ -161,3 +161,10 @@ def pytest_runtest_makereport(
             question = snap_session(item.config).instrument(case.instrument).question(case.condition)
             setattr(report, QUESTION_ATTRIBUTE, question)
     return report
+
+
+def observation_to_report(item: pytest.Item, report: pytest.TestReport, key: Any) -> None:
+    """Attach the item's observation (if any) to its call report, so xdist carries it across."""
+    observation = item.stash.get(key, None)
+    if observation is not None and report.when == "call":
+        setattr(report, OBSERVATION_ATTRIBUTE, observation.to_dict())

@@ -65,10 +65,13 @@ def planner_lines(instrument: Instrument, model: str, conditions: Sequence[Condi
             f"(ceiling {plan['phi_ceiling']:.2f})"
             for plan in study["planner"]
         )
-        lines.append(
-            f"    {level}: dependability of one answer {metric.value:.2f} [{metric.ci_low:.2f}, "
-            f"{metric.ci_high:.2f}]; {reach}"
+        # A component on its boundary can leave the interval undefined: said, not formatted as a number.
+        interval = (
+            f"[{metric.ci_low:.2f}, {metric.ci_high:.2f}]"
+            if metric.ci_low is not None and metric.ci_high is not None
+            else "(no interval)"
         )
+        lines.append(f"    {level}: dependability of one answer {metric.value:.2f} {interval}; {reach}")
     return lines
 
 

@@ -17,7 +17,10 @@ from typing import Any
 
 import pytest
 
-from snap_bench.instruments.questionnaire import KIND_KEY
+from snap_bench.analysis.metric_specs import declare
+from snap_bench.design.config import ConfigError, ConfigFiles
+from snap_bench.instruments import Instrument, registered
+from snap_bench.instruments.questionnaire import KIND_KEY, questionnaire_kind
 
 SUFFIXES = (".yaml", ".yml")
 # Only the opening of a file is read to tell a questionnaire from other YAML (recordings are YAML too).
@@ -67,6 +70,35 @@ def _yaml_files(path: Path, ignored: list[str], skip: Path) -> Iterator[Path]:
                 yield from _yaml_files(child, ignored, skip)
         elif child.suffix in SUFFIXES:
             yield child
+
+
+class Questionnaires:
+    """The session's questionnaire files: name -> instrument class, and the file each was read from."""
+
+    def __init__(self, config: ConfigFiles) -> None:
+        self.config = config
+        self.kinds: dict[str, type[Instrument]] = {}
+        self._files: dict[Path, str] = {}
+
+    def add(self, path: Path) -> str:
+        """Make the questionnaire written in ``path`` one of the session's instruments; its name. A mistake in
+        the file is a ConfigError naming the file, key and fix."""
+        path = path.resolve()
+        if path in self._files:
+            return self._files[path]
+        kind = questionnaire_kind(path, self.config)
+        taken = next((str(other) for other, name in self._files.items() if name == kind.name), None)
+        if taken is not None or kind.name in registered():
+            raise ConfigError(
+                path,
+                KIND_KEY,
+                f"the name {kind.name!r} is taken by {taken or 'an instrument of the plugin'}",
+                "give every questionnaire a name of its own",
+            )
+        declare(kind.name, kind.metrics)
+        self.kinds[kind.name] = kind
+        self._files[path] = kind.name
+        return kind.name
 
 
 class QuestionnaireModule(pytest.Module):

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from snap_bench.analysis.coverage import Coverage
-from snap_bench.analysis.metric_specs import SHARED_METRICS, declare
+from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.asking.asker import Asker, Endpoint
 from snap_bench.asking.claims import clear_claims
 from snap_bench.asking.client import RetryPolicy
@@ -28,7 +28,6 @@ from snap_bench.design.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.design.shards import in_shard
 from snap_bench.design.temperatures import DEFAULT
 from snap_bench.instruments import Instrument, Selection, registered
-from snap_bench.instruments.questionnaire import KIND_KEY, questionnaire_kind
 from snap_bench.judging.baseline import BaselineSpec, parse_baseline
 from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, drift_gated, gates
 from snap_bench.judging.judgement import Judgement
@@ -53,14 +52,13 @@ from snap_bench.plugin.model_facts import (
     with_catalogue_price,
 )
 from snap_bench.plugin.preload import preload
-from snap_bench.plugin.questionnaire_files import questionnaire_paths
+from snap_bench.plugin.questionnaire_files import Questionnaires, questionnaire_paths
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_meta import session_meta, session_notices
 from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.plugin.upcoming import upcoming_params
 from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.recordings.state import Recordings
-from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 
 LOCAL_URLS_KEY = "snap_local_urls"
 
@@ -82,9 +80,7 @@ class SnapSession:
         self._endpoints: Endpoints | None = None
         self.artefacts = Artefacts(options.out_dir, Path(config.invocation_params.dir))
         self._instruments: dict[str, Instrument] = {}
-        # Questionnaires written in YAML under the run's paths: name -> instrument class, and the file of each.
-        self._questionnaires: dict[str, type[Instrument]] = {}
-        self._questionnaire_files: dict[Path, str] = {}
+        self.questionnaires = Questionnaires(options.config)  # written in YAML under the run's paths
         self._asker: Asker | None = None
         self._interrupted = False  # Ctrl-C was seen (pytest_keyboard_interrupt)
         self._writer: ObservationWriter | None = None
@@ -113,7 +109,7 @@ class SnapSession:
             if self.options.top_logprobs:  # --snap-logprobs wins over each entry's `logprobs`
                 self.models = [dataclasses.replace(m, top_logprobs=self.options.top_logprobs) for m in self.models]
             for path in questionnaire_paths(self.config, self.options.cassette_dir):
-                self.add_questionnaire(path)
+                self.questionnaires.add(path)
             self.facts = self._model_facts()
             self.models = [with_catalogue_price(model, self.facts.get(model.name)) for model in self.models]
             if self.options.baseline:
@@ -168,31 +164,11 @@ class SnapSession:
     def active_instruments(self) -> list[str]:
         """The instruments this session may run: every registered one (a test module picks its own) and every
         questionnaire file under the run's paths."""
-        return [*registered(), *self._questionnaires]
-
-    def add_questionnaire(self, path: Path) -> str:
-        """Make the questionnaire written in ``path`` one of the session's instruments; its name. A mistake in
-        the file is a ConfigError naming the file, key and fix."""
-        path = path.resolve()
-        if path in self._questionnaire_files:
-            return self._questionnaire_files[path]
-        kind = questionnaire_kind(path, self.options.config)
-        taken = next((other for other, name in self._questionnaire_files.items() if name == kind.name), None)
-        if taken is not None or kind.name in registered():
-            raise ConfigError(
-                path,
-                KIND_KEY,
-                f"the name {kind.name!r} is taken by {taken or 'an instrument of the plugin'}",
-                "give every questionnaire a name of its own",
-            )
-        declare(kind.name, kind.metrics)
-        self._questionnaires[kind.name] = kind
-        self._questionnaire_files[path] = kind.name
-        return kind.name
+        return [*registered(), *self.questionnaires.kinds]
 
     def instrument(self, name: str) -> Instrument:
         if name not in self._instruments:
-            known = {**registered(), **self._questionnaires}
+            known = {**registered(), **self.questionnaires.kinds}
             if name not in known:
                 raise pytest.UsageError(
                     f"unknown instrument {name!r} in an `instrument` marker; known: {', '.join(known)}"
@@ -385,15 +361,11 @@ class SnapSession:
     def thresholds(self, instrument: str) -> ThresholdConfig:
         if instrument not in self._thresholds:
             try:
-                specs = {**SHARED_METRICS, **self.instrument(instrument).metrics}
-                kind = self.instrument(instrument)
+                kind, options = self.instrument(instrument), self.options
+                specs = {**SHARED_METRICS, **kind.metrics}
+                overrides, own = options.threshold_overrides, kind.thresholds_section()
                 self._thresholds[instrument] = load_thresholds(
-                    self.options.config,
-                    instrument,
-                    self.options.threshold_overrides,
-                    self.options.judge,
-                    specs,
-                    kind.thresholds_section(),
+                    options.config, instrument, overrides, options.judge, specs, own
                 )
             except ConfigError as error:
                 raise pytest.UsageError(str(error)) from None
@@ -474,10 +446,3 @@ class SnapSession:
             moved=list(judgement.moved) if judgement is not None and drift_gated(self.options.gate) else [],
             judged=self.options.analyse,
         )
-
-
-def observation_to_report(item: pytest.Item, report: pytest.TestReport, key: Any) -> None:
-    """Attach the item's observation (if any) to its call report, so xdist carries it across."""
-    observation = item.stash.get(key, None)
-    if observation is not None and report.when == "call":
-        setattr(report, OBSERVATION_ATTRIBUTE, observation.to_dict())

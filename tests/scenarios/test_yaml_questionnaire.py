@@ -69,7 +69,8 @@ def calm_project(pytester: pytest.Pytester, base_url: str, monkeypatch: pytest.M
 
 
 def calm_entry(bench: BenchProject) -> dict[str, Any]:
-    return json.loads((bench.out / "analysis.json").read_text(encoding="utf-8"))["instruments"]["calm"]
+    entry: dict[str, Any] = json.loads((bench.out / "analysis.json").read_text(encoding="utf-8"))["instruments"]["calm"]
+    return entry
 
 
 @pytest.mark.parametrize("workers", WORKERS)
@@ -104,7 +105,9 @@ def test_a_yaml_questionnaire_is_collected_asked_judged_and_reported(
     bench.run("--model=fake-model", *workers, f"--snap-save-baseline={saved}", gate=True)
     gated = bench.run("--model=fake-model", *workers, f"--baseline={saved}", "--snap-gate=baseline", "-rA", gate=True)
     assert gated.ret == pytest.ExitCode.OK, gated.stdout.str()
-    gated.stdout.fnmatch_lines(["PASSED snap-bench::thresholds[[]fake-model-vs-fake-model@baseline-calm-dependability*"])
+    gated.stdout.fnmatch_lines(
+        ["PASSED snap-bench::thresholds[[]fake-model-vs-fake-model@baseline-calm-dependability*"]
+    )
 
 
 @pytest.mark.parametrize(

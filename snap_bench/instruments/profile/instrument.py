@@ -29,6 +29,7 @@ class ProfileInstrument(QuestionnaireInstrument):
         "failure."
     )
     benchmark_test = "test_likert"
+    anchor = "snap"  # the report's ids as they were before the profile shared its section with questionnaires
     metrics = METRICS
 
     def __init__(self, config: ConfigFiles) -> None:

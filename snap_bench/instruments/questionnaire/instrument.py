@@ -44,6 +44,8 @@ class QuestionnaireInstrument(Instrument):
     metrics: ClassVar[Mapping[str, MetricSpec]] = METRICS
     # Read from a questionnaire file (its thresholds are its own `thresholds:` over the defaults).
     from_file: ClassVar[bool] = False
+    # How its report section's element ids start (default: snap-NAME).
+    anchor: ClassVar[str] = ""
 
     def __init__(self, config: ConfigFiles) -> None:
         raise NotImplementedError("a questionnaire is built from its design: use questionnaire_kind(path)")
@@ -161,7 +163,7 @@ class QuestionnaireInstrument(Instrument):
     def report_section(self, context: ReportContext) -> str:
         from snap_bench.instruments.questionnaire.report import questionnaire_section
 
-        return questionnaire_section(context, self.name)
+        return questionnaire_section(context, self.anchor or f"snap-{self.name}")
 
     def terminal_lines(self, analysis: ModelAnalysis) -> list[str]:
         from snap_bench.instruments.questionnaire.norms import norms_lines

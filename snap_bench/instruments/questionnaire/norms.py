@@ -48,11 +48,11 @@ def against_norms(valid: Any, norms: Norms, model_alphas: Mapping[str, float | N
             "human_alpha": human.alpha,
         }
     items: dict[str, Any] = {}
-    means = table.groupby("item")["keyed"].mean() if len(table) else pd.Series()
+    means = table.groupby("item")["score"].mean() if len(table) else pd.Series()
     for item, human_item in norms.items.items():
         model = float(means[item]) if item in means.index else None
         items[item] = {
-            "model_mean_keyed": model,
+            "model_mean": model,
             "human_mean": human_item.mean,
             "human_sd": human_item.sd,
         }

@@ -37,8 +37,6 @@ DEFAULT_SYSTEM_PROMPTS = {level: f"prompts/system/{level}.txt" for level in ("NE
 DEFAULT_TEMPERATURES = [0.0, 1.0]
 DEFAULT_RUNS = 3
 DEFAULT_MAX_TOKENS = 24
-# The names of the shipped instruments, which a questionnaire cannot take.
-RESERVED = ("profile", "compass", "perturbation", "questionnaire")
 
 
 def read_questionnaire(path: Path, config: ConfigFiles) -> QuestionnaireDesign:
@@ -95,8 +93,6 @@ def _name(node: Node) -> str:
     name = node.text()
     if not name.isidentifier() or not name.isascii():
         raise node.error(f"{name!r} is not a name", "use letters, digits and underscores, e.g. calm or bfi25")
-    if name in RESERVED:
-        raise node.error(f"{name!r} is the name of a shipped instrument", "choose another name")
     return name
 
 
@@ -114,12 +110,13 @@ def _scale(node: Node) -> tuple[LikertScale, list[str]]:
 
 
 def default_instruction(labels: list[str]) -> str:
-    """The question built from the scale: every point with its label, then the item, then the format."""
-    anchors = "\n".join(f"{point} = {_literal(label)}" for point, label in enumerate(labels, 1))
+    """The question built from the scale, worded as the profile's: every point named before the statement,
+    the answer format after it."""
+    anchors = ", ".join(f"{point} = {_literal(label)}" for point, label in enumerate(labels, 1))
     return (
-        f"Rate the following statement on this scale:\n{anchors}\n\n"
-        "Statement: {statement}\n\n"
-        f"Respond with ONLY a number from 1 to {len(labels)}."
+        f"On a scale from 1 to {len(labels)} ({anchors}), please respond to the following statement:\n\n"
+        "{statement}\n\n"
+        f"Respond with ONLY a number from 1-{len(labels)}."
     )
 
 
@@ -215,7 +212,8 @@ def _items(node: Node, contexts: dict[str, str | None]) -> dict[str, LikertItem]
 
 
 def read_norms(path: Path) -> Norms:
-    """Human norms: ``respondents``, per item ``{mean, sd, n}``, per trait ``{mean, sd, alpha, n}``."""
+    """Human norms (docs/instruments.md): ``source: {respondents: N, ...}``, per item ``{mean, sd, n}`` of the raw
+    answers, per trait ``{mean, sd, alpha, n}`` of the respondents' trait scores (the mean of the keyed items)."""
     root = load_yaml(path)
     items = {
         item: ItemNorm(
@@ -234,9 +232,12 @@ def read_norms(path: Path) -> Norms:
         )
         for trait, node in root.get("traits").items()
     }
+    source = root.get("source")
+    respondents = source.get("respondents").integer(1, 10**9)
     return Norms(
-        source=root.get("source").text(),
-        respondents=root.get("respondents").integer(1, 10**9),
+        # What the report names the data by: the source's entries other than the count ("psychTools 2.2.9 bfi").
+        source=" ".join(str(value) for key, value in source.items() if key != "respondents") or path.name,
+        respondents=respondents,
         items=items,
         traits=traits,
     )

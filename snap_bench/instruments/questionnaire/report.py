@@ -33,17 +33,18 @@ HEATMAP_FACTORS = (("system_prompt", "per system prompt"), ("temperature", "per 
 OPEN_MODEL_SECTIONS = 3
 
 
-# The element ids of a section: the profile's are plain, another questionnaire's carry its name, so that two
+# The element ids of a section, renamed for a questionnaire other than the first (the profile), so that two
 # questionnaires' sections in one report keep their own anchors and charts.
 _SECTION_IDS = re.compile(
     r'(?<=["#])snap-(?=(?:charts|models|model-\d+|radar|components|effects|heatmap-\d+|scores-\d+)\b)'
 )
 
 
-def questionnaire_section(context: ReportContext, name: str) -> str:
-    """Contents, stability, norms, radar and variance shares across models, then one folded section per model."""
+def questionnaire_section(context: ReportContext, anchor: str = "snap") -> str:
+    """Contents, stability, norms, radar and variance shares across models, then one folded section per model;
+    its element ids start with ``anchor``."""
     html = _section(context)
-    return html if name == "profile" else _SECTION_IDS.sub(f"snap-{name}-", html)
+    return html if anchor == "snap" else _SECTION_IDS.sub(f"{anchor}-", html)
 
 
 def _section(context: ReportContext) -> str:
