@@ -1,7 +1,7 @@
 """``snap-bench init``: the files a repository needs to run the packaged instruments as its own.
 
 One thin test module per registered instrument under ``benchmarks/`` (the text each instrument gives,
-``Instrument.benchmark_module``), a commented ``config/models.yaml`` that extends the packaged model list,
+``Instrument.benchmark_module``), the BFI-25 questionnaire (YAML, collected as tests), a commented ``config/models.yaml`` that extends the packaged model list,
 ``.env.example``, a ``.gitignore`` and a GitHub Actions workflow that records on a schedule and gates pull
 requests against committed baselines. The templates are the files of ``templates/`` beside this module.
 Everything else (items, prompts, data, experiment.yaml, thresholds.yaml) stays in the package until the
@@ -18,6 +18,8 @@ from snap_bench.instruments import registered
 TEMPLATES = Path(__file__).resolve().with_name("templates")
 # Where each template goes, relative to the project folder (the package's copies carry no leading dot).
 PLACES = {
+    # The shipped questionnaire written in YAML (this repository's benchmarks/bfi25.yaml; a test keeps them one).
+    "benchmarks/bfi25.yaml": "bfi25.yaml",
     "config/models.yaml": "models.yaml",
     ".env.example": "env.example",
     ".gitignore": "gitignore",

@@ -1,6 +1,6 @@
 """snap-bench in a team's own repository: built as a wheel, installed (not editable) into a fresh virtualenv
 with constraints.txt, and used in an empty folder outside this checkout. `snap-bench init`, a dry run that
-lists the three instruments, a live run of a model the project adds to its own models.yaml (the FAKE
+lists the three instruments and the BFI-25 questionnaire, a live run of a model the project adds to its own models.yaml (the FAKE
 loopback server), an offline replay without a key, a saved baseline and a gate against it (exit 0).
 
 The virtualenv is a plain ``python -m venv`` and pip installs every dependency into it from the package
@@ -28,12 +28,12 @@ from tests.fake_openai_server import FakeOpenAIServer
 # Two items of each profile bank, four compass items, two perturbation samples; temperature 0, two runs:
 # 144 profile + 192 compass + 64 perturbation conditions.
 SLICE = (
-    "--snap-items=M01,M02,P01,P03,E01,E02,S01,S02,S001,S002",
+    "--snap-items=M01,M02,P01,P03,E01,E02,S01,S02,S001,S002,A1,A2",
     "--snap-temperatures=0",
     "--snap-runs=2",
     "--snap-resamples=200",
 )
-SLICE_SIZE = 400
+SLICE_SIZE = 416  # and 16 of the BFI-25 questionnaire (A1, A2 x 4 system prompts x 2 runs)
 INSTALL_TIMEOUT_S = 600
 
 
@@ -110,9 +110,9 @@ def test_a_repository_of_its_own_records_replays_and_gates(venv: Path, tmp_path:
 
     dry = run([venv / "pytest", "--snap-dry-run", "--model=gpt-5.2", "-p", "no:cacheprovider"], project)
     assert dry.returncode == 0, dry.stdout + dry.stderr
-    for name in ("profile", "compass", "perturbation"):
+    for name in ("profile", "compass", "perturbation", "bfi25"):
         assert f"instrument {name} (version " in dry.stdout
-    assert "total: 4604 conditions for 1 model(s)" in dry.stdout
+    assert "total: 5204 conditions for 1 model(s)" in dry.stdout
     assert not (project / "reports").exists()
 
     with FakeOpenAIServer() as server:
@@ -127,7 +127,7 @@ def test_a_repository_of_its_own_records_replays_and_gates(venv: Path, tmp_path:
         assert "FAILED benchmarks/" not in live.stdout
         recorded = observations(project)
         assert len(recorded) == SLICE_SIZE
-        assert {record["instrument"] for record in recorded} == {"profile", "compass", "perturbation"}
+        assert {record["instrument"] for record in recorded} == {"profile", "compass", "perturbation", "bfi25"}
         assert not any(record["replayed"] for record in recorded)
         assert all(record["score"] is not None for record in recorded)
         assert len(server.script.requests) == SLICE_SIZE
@@ -142,7 +142,7 @@ def test_a_repository_of_its_own_records_replays_and_gates(venv: Path, tmp_path:
     assert {(record["model"], record["condition_id"], record["raw_answer"]) for record in replayed} == answers
     assert all(record["replayed"] for record in replayed)
     analysis = json.loads((project / "reports" / "analysis.json").read_text(encoding="utf-8"))
-    assert set(analysis["instruments"]) == {"profile", "compass", "perturbation"}
+    assert set(analysis["instruments"]) == {"profile", "compass", "perturbation", "bfi25"}
 
     saved = run([*pytest_command, "--snap-save-baseline=baselines/{model}.json"], project)
     assert "baseline written:" in saved.stdout, saved.stdout[-3000:]

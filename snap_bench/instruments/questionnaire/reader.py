@@ -236,7 +236,7 @@ def read_norms(path: Path) -> Norms:
     respondents = source.get("respondents").integer(1, 10**9)
     return Norms(
         # What the report names the data by: the source's entries other than the count ("psychTools 2.2.9 bfi").
-        source=" ".join(str(value) for key, value in source.items() if key != "respondents") or path.name,
+        source=" ".join(str(value.value) for key, value in source.items() if key != "respondents") or path.name,
         respondents=respondents,
         items=items,
         traits=traits,

@@ -16,6 +16,7 @@ from tests.conftest import REPO, SHIPPED
 
 WRITTEN = [
     *(f"benchmarks/test_{name}.py" for name in registered()),
+    "benchmarks/bfi25.yaml",
     "config/models.yaml",
     ".env.example",
     ".gitignore",
@@ -62,6 +63,7 @@ def test_the_test_modules_are_this_repositorys() -> None:
     for name in registered():
         relative = f"benchmarks/test_{name}.py"
         assert files[relative] == (REPO / relative).read_text(encoding="utf-8"), relative
+    assert files["benchmarks/bfi25.yaml"] == (REPO / "benchmarks" / "bfi25.yaml").read_text(encoding="utf-8")
 
 
 def test_the_models_template_extends_the_packaged_list(tmp_path: Path) -> None:
