@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -40,9 +39,8 @@ CONDITIONS = 6 * 4 * 2 * 3  # items x the shipped four system prompts x temperat
 
 
 def statement(request: dict[str, Any]) -> str:
-    match = re.search(r"Statement: (.*)\n", request["messages"][-1]["content"])
-    assert match, request["messages"][-1]["content"]
-    return match.group(1)
+    # the default instruction: the scale, a blank line, the statement, a blank line, the answer format
+    return str(request["messages"][-1]["content"].split("\n\n")[1])
 
 
 def follows_the_items(request: dict[str, Any]) -> str:
@@ -128,3 +126,45 @@ def test_answerers_that_ignore_the_items_never_pass(
     model = calm_entry(bench)["models"]["fake-model"]
     assert model["verdict"] == "FAIL", name
     assert len(fake_server.script.requests) == CONDITIONS
+
+
+CALM_NORMS = """\
+source: {respondents: 50, name: a pilot of fifty}
+items:
+  C1: {mean: 3.5, sd: 1.0, n: 50}
+traits:
+  composure: {mean: 3.0, sd: 0.5, alpha: 0.8, n: 50}
+  tidiness: {mean: 3.5, sd: 0.8, alpha: 0.6, n: 50}
+"""
+
+
+def test_norms_beside_a_questionnaire_reach_the_analysis_the_report_and_the_terminal(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = calm_project(pytester, fake_server.base_url, monkeypatch)
+    (bench.root / "benchmarks" / "calm.yaml").write_text(CALM + "norms: calm_norms.yaml\n", encoding="utf-8")
+    (bench.root / "benchmarks" / "calm_norms.yaml").write_text(CALM_NORMS, encoding="utf-8")
+    fake_server.script.answer = follows_the_items
+    result = bench.run("--model=fake-model", gate=True)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    # the norms file is not a questionnaire: nothing but calm.yaml's conditions was collected
+    assert len(fake_server.script.requests) == CONDITIONS
+    composure = calm_entry(bench)["models"]["fake-model"]["details"]["norms"]["traits"]["composure"]
+    # the follower's keyed composure answers: 4, 6 - 2, 5, 6 - 1 -> 4.5 on every occasion
+    assert composure["model_mean"] == pytest.approx(4.5)
+    assert composure["z"] == pytest.approx((4.5 - 3.0) / 0.5)
+    assert composure["human_alpha"] == 0.8
+    result.stdout.fnmatch_lines(["*against 50 people (a pilot of fifty):", "*composure: 4.50*z +3.00*"])
+    report = (bench.out / "report.html").read_text(encoding="utf-8")
+    assert "Against 50 people (a pilot of fifty)" in report
+
+
+def test_a_mistake_in_the_file_stops_the_run_naming_file_key_and_fix(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = calm_project(pytester, fake_server.base_url, monkeypatch)
+    (bench.root / "benchmarks" / "calm.yaml").write_text(CALM.replace("points: 5", "points: 4"), encoding="utf-8")
+    result = bench.run("--model=fake-model")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*calm.yaml: scale.labels: 5 labels for 4 points. Fix: give one label per point*"])
+    assert fake_server.script.requests == []

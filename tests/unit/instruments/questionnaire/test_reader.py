@@ -1,0 +1,117 @@
+"""Reading a questionnaire written in YAML: the documented defaults, and every mistake named by file, key and fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from snap_bench.design.config import ConfigError, ConfigFiles
+from snap_bench.instruments.base import Selection
+from snap_bench.instruments.questionnaire import questionnaire_kind
+from snap_bench.instruments.questionnaire.reader import default_instruction, read_questionnaire
+
+CONFIG = ConfigFiles.shipped()
+MINIMAL = """\
+questionnaire: calm
+scale: {points: 5, labels: [Strongly disagree, Disagree, Neutral, Agree, Strongly agree]}
+items:
+  - {id: C1, construct: composure, text: "I stay calm when plans fall apart."}
+  - {id: C2, construct: composure, text: "Small setbacks make me lose my temper.", reverse: true}
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "calm.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_minimal_file_gets_the_documented_defaults(tmp_path: Path) -> None:
+    design = read_questionnaire(write(tmp_path, MINIMAL), CONFIG)
+    assert list(design.system_prompts) == ["NEU", "DIR", "PER", "ABS"]
+    assert design.system_prompts["NEU"] == (CONFIG.path("prompts/system/NEU.txt")).read_text(encoding="utf-8").strip()
+    assert design.temperatures == [0.0, 1.0]
+    assert design.runs == 3
+    assert design.contexts == {"C0": None}
+    assert design.items["C2"].reverse_scored
+    assert not design.items["C1"].reverse_scored
+    assert design.instruction == default_instruction(
+        ["Strongly disagree", "Disagree", "Neutral", "Agree", "Strongly agree"]
+    )
+    instrument = questionnaire_kind(tmp_path / "calm.yaml", CONFIG)(CONFIG)
+    assert instrument.name == "calm"
+    assert len(instrument.conditions(Selection())) == 2 * 4 * 2 * 3
+    condition = instrument.conditions(Selection())[0]
+    question = instrument.messages(condition)[-1]["content"]
+    assert "1 = Strongly disagree" in question
+    assert "5 = Strongly agree" in question
+    assert "I stay calm when plans fall apart." in question
+    # the reverse-keyed item's answer is keyed the other way on the questionnaire's own scale
+    reverse = next(c for c in instrument.conditions(Selection()) if c.item == "C2")
+    assert instrument.score(reverse, "Agree").keyed_score == 2.0
+    assert instrument.score(reverse, "5").keyed_score == 1.0
+
+
+def test_a_label_with_braces_is_text_not_a_placeholder(tmp_path: Path) -> None:
+    text = MINIMAL.replace("Neutral", "'{neutral}'")
+    design = read_questionnaire(write(tmp_path, text), CONFIG)
+    assert "3 = {neutral}" in design.instruction.format(statement="s", points=5)
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "fix"),
+    [
+        (("items:", "itmes:"), "itmes", "use one of"),
+        (("points: 5", "points: 6"), "scale.labels", "one label per point"),
+        (('text: "I stay calm when plans fall apart."', "txt: x"), "items[0].txt", "use one of"),
+        (
+            ('text: "I stay calm when plans fall apart."', "text: a, paraphrases: {P1: b}"),
+            "items[0]",
+            "text, or its paraphrases",
+        ),
+        (("id: C2", "id: C1"), "items[1].id", "its own id"),
+        (("questionnaire: calm", "questionnaire: my calm"), "questionnaire", "letters, digits"),
+        (("scale: {points: 5, ", "scale: {"), "scale.points", "add `points:`"),
+    ],
+)
+def test_a_mistake_names_the_file_the_key_and_the_fix(
+    tmp_path: Path, change: tuple[str, str], key: str, fix: str
+) -> None:
+    old, new = change
+    assert old in MINIMAL
+    path = write(tmp_path, MINIMAL.replace(old, new, 1))
+    with pytest.raises(ConfigError) as raised:
+        read_questionnaire(path, CONFIG)
+    assert raised.value.path == str(path)
+    assert raised.value.key == key
+    assert fix in raised.value.fix
+
+
+def test_an_instruction_needs_the_statement(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL + "instruction: Rate it from 1 to {points}.\n")
+    with pytest.raises(ConfigError, match=r"calm.yaml: instruction: no \{statement\} placeholder"):
+        read_questionnaire(path, CONFIG)
+
+
+def test_norms_must_cover_every_construct(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "source: {respondents: 10}\nitems: {}\ntraits:\n  tidiness: {mean: 3, sd: 1, alpha: 0.7, n: 10}\n",
+        "norms.yaml",
+    )
+    path = write(tmp_path, MINIMAL + "norms: norms.yaml\n")
+    with pytest.raises(ConfigError, match=r"calm\.yaml: norms: no norms for composure"):
+        read_questionnaire(path, CONFIG)
+
+
+def test_own_thresholds_lie_over_the_defaults_for_a_questionnaire(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, MINIMAL + "thresholds:\n  metrics:\n    unscored_rate: {better: lower, minimum: 0.2, target: 0.2}\n"
+    )
+    section = questionnaire_kind(path, CONFIG)(CONFIG).thresholds_section()
+    assert section is not None
+    assert section.path == path
+    metrics = section.get("metrics").mapping()
+    assert metrics["unscored_rate"]["minimum"] == 0.2
+    assert metrics["dependability"]["target"] == 0.70  # kept from the defaults
