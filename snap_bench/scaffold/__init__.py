@@ -1,7 +1,8 @@
 """``snap-bench init``: the files a repository needs to run the packaged instruments as its own.
 
 One thin test module per registered instrument under ``benchmarks/`` (the text each instrument gives,
-``Instrument.benchmark_module``), the BFI-25 questionnaire (YAML, collected as tests), a commented ``config/models.yaml`` that extends the packaged model list,
+``Instrument.benchmark_module``), the BFI-25 questionnaire (YAML, collected as tests), a commented
+``config/models.yaml`` that extends the packaged model list,
 ``.env.example``, a ``.gitignore`` and a GitHub Actions workflow that records on a schedule and gates pull
 requests against committed baselines. The templates are the files of ``templates/`` beside this module.
 Everything else (items, prompts, data, experiment.yaml, thresholds.yaml) stays in the package until the

@@ -32,7 +32,7 @@ def test_a_shipped_model_against_its_own_baseline_file_passes(tmp_path: Path) ->
     result = replay(tmp_path, "--model=qwen2.5-coder-1.5b", "--baseline=baselines/qwen2.5-coder-1.5b.json")
     assert result.returncode == pytest.ExitCode.OK, result.stdout[-3000:]
     found = comparisons(tmp_path)
-    assert {name.split(".")[0] for name in found} == {"profile", "compass", "perturbation"}
+    assert {name.split(".")[0] for name in found} == {"profile", "compass", "perturbation", "bfi25"}
     assert all(c["outcome"] == "non-inferior" and c["difference"] == 0 for c in found.values())
     assert "not compared:" not in result.stdout.split("snap-bench result")[-1]
 

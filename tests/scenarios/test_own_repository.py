@@ -1,7 +1,8 @@
 """snap-bench in a team's own repository: built as a wheel, installed (not editable) into a fresh virtualenv
 with constraints.txt, and used in an empty folder outside this checkout. `snap-bench init`, a dry run that
-lists the three instruments and the BFI-25 questionnaire, a live run of a model the project adds to its own models.yaml (the FAKE
-loopback server), an offline replay without a key, a saved baseline and a gate against it (exit 0).
+lists the three instruments and the BFI-25 questionnaire, a live run of a model the project adds to its own
+models.yaml (the FAKE loopback server), an offline replay without a key, a saved baseline and a gate
+against it (exit 0).
 
 The virtualenv is a plain ``python -m venv`` and pip installs every dependency into it from the package
 index, with pip's cache: nothing is shared with the interpreter running this test, so a file missing from
