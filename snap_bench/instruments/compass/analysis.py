@@ -34,8 +34,9 @@ from snap_bench.analysis.metric_tables import (
     retest_metrics,
     wide,
 )
-from snap_bench.analysis.stability import StabilityDesign, level_metrics
+from snap_bench.analysis.stability import level_metrics
 from snap_bench.instruments.compass.factors import AXES, CONDITION_FACTORS, FACTORS, PAIR_CONDITION
+from snap_bench.instruments.questionnaire.analysis import stability_design
 from snap_bench.observations.observation import Observation
 from snap_bench.observations.parsing import ANSWER_CODE_LABELS
 from snap_bench.stats import (
@@ -53,18 +54,9 @@ from snap_bench.stats.spread import spread_interval
 
 # Within one temperature (never pooled): the conditions a placement should not depend on.
 PLACEMENT_FACTORS = ("system_prompt", "choice")
-# The G study of each temperature on the raw answers, as for the profile: items measured, paraphrases
+# The G study of each temperature on the raw answers, as for every questionnaire: items measured, paraphrases
 # nested in them, system prompt and choice crossed with them, runs replicating a cell.
-STABILITY = StabilityDesign(
-    GStudyDesign(
-        "item",
-        ("paraphrase", "system_prompt", "choice"),
-        nested={"paraphrase": ("item",)},
-        interactions=(("item", "system_prompt"), ("item", "choice")),
-        replicate="run",
-    ),
-    by="temperature",
-)
+STABILITY = stability_design("choice")
 # The spread of the placement: conditions (system prompt x choice) measured, items and their paraphrases
 # as facets, runs replicating. Its condition component is the spread net of run noise and item sampling.
 SPREAD = GStudyDesign(
@@ -132,8 +124,8 @@ def compass_pairs(instrument: Any) -> list[tuple[str, str]]:
     """The k-th forward item of an axis with its k-th reverse item (each answer in one pair), so an
     answerer that agrees with everything contradicts itself in every pair. Read from the item bank, not
     from the answers, which could carry another item's facts."""
-    axes = {item.id: item.axis for item in instrument.items.values()}
-    reverse = {item.id: item.reverse for item in instrument.items.values()}
+    axes = {item.id: item.construct for item in instrument.items.values()}
+    reverse = {item.id: item.reverse_scored for item in instrument.items.values()}
     return reverse_pairs(axes, reverse)
 
 

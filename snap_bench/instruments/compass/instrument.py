@@ -13,17 +13,16 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from itertools import product
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.design.config import ConfigFiles, Node, load_yaml
-from snap_bench.design.temperatures import temperature_level, temperatures
-from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.design.temperatures import temperatures
+from snap_bench.instruments.base import Scored
 from snap_bench.instruments.compass.factors import AXES
 from snap_bench.instruments.compass.metrics import METRICS
-from snap_bench.instruments.design import item_id, paraphrases, selectable_names, selected, texts_by_level
+from snap_bench.instruments.design import item_id, paraphrases, texts_by_level
+from snap_bench.instruments.questionnaire.design import LikertItem, QuestionnaireDesign
+from snap_bench.instruments.questionnaire.instrument import QuestionnaireInstrument
 from snap_bench.observations.observation import Condition, Observation
 from snap_bench.observations.parsing import LikertScale, parse_likert
 from snap_bench.report.context import ReportContext
@@ -43,23 +42,7 @@ if TYPE_CHECKING:
 _NO_OPINION = re.compile(r"(?<![\w-])no\s+opinion(?![\w-])", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class CompassItem:
-    id: str
-    axis: str
-    reverse: bool
-    paraphrases: dict[str, str]
-
-    @property
-    def construct(self) -> str:
-        return self.axis
-
-    @property
-    def bank(self) -> str:
-        return "compass"
-
-
-class CompassInstrument(Instrument):
+class CompassInstrument(QuestionnaireInstrument):
     name = "compass"
     title = "political compass"
     benchmark_doc = (
@@ -70,20 +53,30 @@ class CompassInstrument(Instrument):
     )
     benchmark_test = "test_compass"
     metrics = METRICS
+    # The factor a questionnaire calls its context: the answer instruction, forced or unforced.
+    context_factor = "choice"
     # Also draw each model's placement under every system prompt (PER_PROMPT_OPTION).
     draw_per_prompt = False
 
     def __init__(self, config: ConfigFiles) -> None:
-        self.config = config
         self._files = [config.path(EXPERIMENT_FILE)]
         section = load_yaml(self._files[0]).get(SECTION)
-        self.scale = LikertScale.signed_agreement()
-        self.runs = section.get("runs").integer(1, 100)
-        self.max_tokens = section.get("max_tokens").integer(1, 4096)
-        self.temperatures = temperatures(section.get("temperatures"))
-        self.system_prompts = texts_by_level(section.get("system_prompts"), config, self._files)
+        system_prompts = texts_by_level(section.get("system_prompts"), config, self._files)
         self.choices = self._choices(section.get("choices"))
-        self.items = self._items(section.get("item_banks"), config)
+        design = QuestionnaireDesign(
+            name=self.name,
+            title=self.title,
+            scale=LikertScale.signed_agreement(),
+            instruction="{statement}",  # each choice level is an instruction of its own (messages)
+            items=self._items(section.get("item_banks"), config),
+            system_prompts=system_prompts,
+            contexts=dict(self.choices),
+            temperatures=temperatures(section.get("temperatures")),
+            runs=section.get("runs").integer(1, 100),
+            max_tokens=section.get("max_tokens").integer(1, 4096),
+            files=self._files,
+        )
+        self._use(design, config)
 
     @staticmethod
     def _choices(node: Node) -> dict[str, str]:
@@ -99,8 +92,8 @@ class CompassInstrument(Instrument):
             raise node.error("no choice levels", f"give an answer instruction for {' and '.join(CHOICES)}")
         return choices
 
-    def _items(self, banks: Node, config: ConfigFiles) -> dict[str, CompassItem]:
-        items: dict[str, CompassItem] = {}
+    def _items(self, banks: Node, config: ConfigFiles) -> dict[str, LikertItem]:
+        items: dict[str, LikertItem] = {}
         paraphrase_levels: list[str] | None = None
         for bank_node in banks.elements():
             path = config.path(bank_node.text())
@@ -110,80 +103,30 @@ class CompassInstrument(Instrument):
                 axis = item_node.get("axis").choice(AXES)
                 texts = paraphrases(item_node.get("paraphrases"), paraphrase_levels)
                 paraphrase_levels = list(texts)
-                items[item] = CompassItem(item, axis, item_node.get("reverse").boolean(), texts)
+                reverse = item_node.get("reverse").boolean()
+                items[item] = LikertItem(item, axis, reverse, texts, tuple(self.choices), bank=SECTION)
         for axis in AXES:
-            if not any(item.axis == axis for item in items.values()):
+            if not any(item.construct == axis for item in items.values()):
                 raise banks.error(f"no items on the {axis} axis", f"add items with axis: {axis}")
         return items
 
-    @property
-    def source_files(self) -> list[Path]:
-        return list(self._files)
+    def items_on(self, axis: str) -> list[LikertItem]:
+        return [item for item in self.items.values() if item.construct == axis]
 
-    @property
-    def selectable_items(self) -> list[str]:
-        return selectable_names(self.items.values())
-
-    @property
-    def factor_levels(self) -> dict[str, list[str]]:
-        first = next(iter(self.items.values()))
-        return {
-            "paraphrase": list(first.paraphrases),
-            "system_prompt": list(self.system_prompts),
-            "temperature": [temperature_level(t) for t in self.temperatures],
-            "choice": list(self.choices),
-        }
-
-    def items_on(self, axis: str) -> list[CompassItem]:
-        return [item for item in self.items.values() if item.axis == axis]
-
-    def conditions(self, selection: Selection) -> list[Condition]:
-        runs = selection.runs or self.runs
-        conditions: list[Condition] = []
-        for item in self.items.values():
-            if selection.items and item.id not in selection.items and item.axis not in selection.items:
-                continue
-            # The choice outside the temperature: every temperature and run of a prompt follow each
-            # other, so a llama.cpp server answers them from its prompt cache.
-            for paraphrase, prompt, choice, temperature in product(
-                item.paraphrases, self.system_prompts, self.choices, self.temperatures
-            ):
-                levels = (
-                    ("paraphrase", paraphrase),
-                    ("system_prompt", prompt),
-                    ("temperature", temperature_level(temperature)),
-                    ("choice", choice),
-                )
-                if selected(selection, levels):
-                    conditions.extend(
-                        Condition(self.name, item.id, levels, temperature, run) for run in range(1, runs + 1)
-                    )
-        return conditions
-
-    def messages(self, condition: Condition) -> list[dict[str, str]]:
-        item = self.items[condition.item]
-        statement = item.paraphrases[condition.level("paraphrase")]
-        user = self.choices[condition.level("choice")].format(statement=statement)
-        system = self.system_prompts[condition.level("system_prompt")]
-        messages = [{"role": "system", "content": system}] if system else []
-        messages.append({"role": "user", "content": user})
-        return messages
+    def user_message(self, condition: Condition) -> str:
+        """The choice's own answer instruction around the statement (no context precedes it)."""
+        statement = self.items[condition.item].paraphrases[condition.level("paraphrase")]
+        return self.choices[condition.level("choice")].format(statement=statement)
 
     def score(self, condition: Condition, answer: str) -> Scored:
         item = self.items[condition.item]
-        facts: dict[str, object] = {"axis": item.axis, "reverse": item.reverse}
+        facts: dict[str, object] = {"axis": item.construct, "reverse": item.reverse_scored}
         parsed = parse_likert(answer, self.scale)
         if parsed.score is None and _NO_OPINION.search(answer) and not self.scale.labels_named(answer):
             # Declining is an answer here, not a failure: it counts 0, like the design's neutral.
-            return Scored(0, 0.0, None, "no opinion", item.axis, {**facts, "no_opinion": True})
-        keyed = None if parsed.score is None else float(-parsed.score if item.reverse else parsed.score)
-        return Scored(parsed.score, keyed, parsed.code, parsed.reason, item.axis, {**facts, "no_opinion": False})
-
-    def question(self, condition: Condition) -> str:
-        return self.items[condition.item].paraphrases[condition.level("paraphrase")]
-
-    def construct(self, condition: Condition) -> str | None:
-        return self.items[condition.item].axis
+            return Scored(0, 0.0, None, "no opinion", item.construct, {**facts, "no_opinion": True})
+        keyed = None if parsed.score is None else float(-parsed.score if item.reverse_scored else parsed.score)
+        return Scored(parsed.score, keyed, parsed.code, parsed.reason, item.construct, {**facts, "no_opinion": False})
 
     @classmethod
     def add_options(cls, group: pytest.OptionGroup) -> None:

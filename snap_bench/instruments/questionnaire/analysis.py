@@ -30,19 +30,25 @@ from snap_bench.observations.observation import Observation
 from snap_bench.stats import cronbach_alpha, cronbach_alpha_batch, mean_pairwise_r_batch
 from snap_bench.stats.g_study_design import GStudyDesign
 
+
 # The G study of each temperature: items are what is measured; a paraphrase belongs to its item; system
 # prompt and context are crossed with the items, and may move one item more than another; runs replicate
 # a cell. Temperature is never a facet: each temperature is studied, and judged, apart.
-STABILITY = StabilityDesign(
-    GStudyDesign(
-        "item",
-        ("paraphrase", "system_prompt", "context"),
-        nested={"paraphrase": ("item",)},
-        interactions=(("item", "system_prompt"), ("item", "context")),
-        replicate="run",
-    ),
-    by="temperature",
-)
+def stability_design(context: str) -> StabilityDesign:
+    """The G study per temperature of a questionnaire whose context factor is named ``context``."""
+    return StabilityDesign(
+        GStudyDesign(
+            "item",
+            ("paraphrase", "system_prompt", context),
+            nested={"paraphrase": ("item",)},
+            interactions=(("item", "system_prompt"), ("item", context)),
+            replicate="run",
+        ),
+        by="temperature",
+    )
+
+
+STABILITY = stability_design("context")
 
 
 def analyse_questionnaire(

@@ -46,6 +46,8 @@ class QuestionnaireInstrument(Instrument):
     from_file: ClassVar[bool] = False
     # How its report section's element ids start (default: snap-NAME).
     anchor: ClassVar[str] = ""
+    # The name of the factor whose levels precede the question (the compass's answer instruction: choice).
+    context_factor: ClassVar[str] = "context"
 
     def __init__(self, config: ConfigFiles) -> None:
         raise NotImplementedError("a questionnaire is built from its design: use questionnaire_kind(path)")
@@ -78,7 +80,7 @@ class QuestionnaireInstrument(Instrument):
             "paraphrase": list(first.paraphrases),
             "system_prompt": list(self.system_prompts),
             "temperature": [temperature_level(t) for t in self.temperatures],
-            "context": list(self.contexts),
+            self.context_factor: list(self.contexts),
         }
 
     def thresholds_section(self) -> Node | None:
@@ -113,7 +115,7 @@ class QuestionnaireInstrument(Instrument):
                     ("paraphrase", paraphrase),
                     ("system_prompt", prompt),
                     ("temperature", temperature_level(temperature)),
-                    ("context", context),
+                    (self.context_factor, context),
                 )
                 if not selected(selection, levels):
                     continue
@@ -121,15 +123,17 @@ class QuestionnaireInstrument(Instrument):
         return conditions
 
     def messages(self, condition: Condition) -> list[dict[str, str]]:
-        item = self.items[condition.item]
-        statement = item.paraphrases[condition.level("paraphrase")]
-        question = self.answer_instruction.format(points=self.scale.high, statement=statement)
-        context = self.contexts[condition.level("context")]
-        user = f"{context}\n\n{question}" if context else question
         system = self.system_prompts[condition.level("system_prompt")]
         messages = [{"role": "system", "content": system}] if system else []
-        messages.append({"role": "user", "content": user})
+        messages.append({"role": "user", "content": self.user_message(condition)})
         return messages
+
+    def user_message(self, condition: Condition) -> str:
+        """The context (where the condition has one) and the instruction around the item's text."""
+        statement = self.items[condition.item].paraphrases[condition.level("paraphrase")]
+        question = self.answer_instruction.format(points=self.scale.high, statement=statement)
+        context = self.contexts[condition.level(self.context_factor)]
+        return f"{context}\n\n{question}" if context else question
 
     def score(self, condition: Condition, answer: str) -> Scored:
         item = self.items[condition.item]

@@ -38,7 +38,7 @@ def test_every_item_has_three_distinct_paraphrases_and_both_keyings_on_each_axis
         assert list(item.paraphrases) == ["P1", "P2", "P3"]
         assert len(set(item.paraphrases.values())) == 3, item.id
     for axis in ("economic", "social"):
-        keyings = {item.reverse for item in compass.items_on(axis)}
+        keyings = {item.reverse_scored for item in compass.items_on(axis)}
         assert keyings == {True, False}, f"{axis} needs items pointing both ways (acquiescence cancels out)"
 
 
@@ -101,8 +101,8 @@ def test_answers_parse_to_signed_scores(
 
 
 def test_a_reverse_item_is_inverted_and_its_raw_answer_kept(compass: CompassInstrument) -> None:
-    forward = next(c for c in compass.conditions(Selection()) if not compass.items[c.item].reverse)
-    reverse = next(c for c in compass.conditions(Selection()) if compass.items[c.item].reverse)
+    forward = next(c for c in compass.conditions(Selection()) if not compass.items[c.item].reverse_scored)
+    reverse = next(c for c in compass.conditions(Selection()) if compass.items[c.item].reverse_scored)
     assert compass.score(forward, "Strongly agree").keyed_score == 2.0
     scored = compass.score(reverse, "Strongly agree")
     assert (scored.score, scored.keyed_score) == (2, -2.0)
