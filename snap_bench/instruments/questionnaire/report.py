@@ -311,16 +311,16 @@ def norms_table(models: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
             span = f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
             mean = number(figures.get("model_mean"))
             cells = [
-                text(name),
-                text(trait),
                 "—" if mean is None else f"{mean:.2f}{span}",
+                _fixed(figures.get("occasions"), 0),
                 f"{figures['human_mean']:.2f} ({figures['human_sd']:.2f})",
                 _signed(figures.get("z")),
                 _fixed(figures.get("percentile"), 0),
                 _fixed(figures.get("model_alpha"), 2),
                 _fixed(figures.get("human_alpha"), 2),
             ]
-            rows.append("<tr>" + "".join(f'<td class="snap-num">{cell}</td>' for cell in cells) + "</tr>")
+            numbers = "".join(f'<td class="snap-num">{cell}</td>' for cell in cells)
+            rows.append(f"<tr><td>{text(name)}</td><td>{text(trait)}</td>{numbers}</tr>")
     if source is None:
         return ""
     head = "".join(
@@ -329,6 +329,7 @@ def norms_table(models: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
             "model",
             "construct",
             "model mean [95% CI]",
+            "occasions",
             "people: mean (SD)",
             "z",
             "percentile",
