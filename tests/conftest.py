@@ -38,6 +38,7 @@ def shipped_instruments() -> dict[str, Instrument]:
 def fake_server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as server:
         yield server
+    assert not server.script.errors, f"the test's answer function raised: {server.script.errors[:3]}"
 
 
 def own_copy(config_dir: Path, relative: str) -> Path:

@@ -55,6 +55,9 @@ class FakeScript:
     latency_s: float = 0.0
     requests: list[dict[str, Any]] = field(default_factory=list)
     authorizations: list[str | None] = field(default_factory=list)
+    # What the test's answer function raised: answered as a 400 at once (a retried dropped connection would
+    # make a broken test wait out every retry instead of failing), and checked when the fixture ends.
+    errors: list[str] = field(default_factory=list)
     # Requests being answered right now, and the most there ever were at once.
     in_flight: int = 0
     max_in_flight: int = 0
@@ -165,7 +168,13 @@ class FakeOpenAIServer:
                     self._send(400, {"error": {"message": message, "param": "temperature"}})
                     return
                 time.sleep(script.latency_s)
-                text = script.answer(request)
+                try:
+                    text = script.answer(request)
+                except Exception as error:  # any mistake of the test's own answer function
+                    with script.lock:
+                        script.errors.append(repr(error))
+                    self._send(400, {"error": {"message": f"the FAKE's answer function raised {error!r}"}})
+                    return
                 choice: dict[str, Any] = {
                     "index": 0,
                     "message": {"role": "assistant", "content": text},
