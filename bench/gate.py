@@ -47,7 +47,7 @@ import numpy as np
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.analysis.metric_tables import AnalysisSettings
 from snap_bench.design.config import ConfigFiles
-from snap_bench.instruments import Instrument, load_instrument, registered
+from snap_bench.instruments import Instrument, load_instruments
 from snap_bench.judging.baseline import BaselineSpec, read_baseline_file
 from snap_bench.judging.comparison import Comparison, compare_with_baseline
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
@@ -61,13 +61,14 @@ ANSWER_FIELDS = ("score", "keyed_score", "code", "extra")
 
 @cache
 def instruments() -> dict[str, Instrument]:
-    return {name: load_instrument(name, CONFIG) for name in registered()}
+    return load_instruments(CONFIG, sorted((REPO / "benchmarks").glob("*.yaml")))
 
 
 @cache
 def thresholds(instrument: str) -> ThresholdConfig:
-    specs = {**SHARED_METRICS, **instruments()[instrument].metrics}
-    return load_thresholds(CONFIG, instrument, {}, None, specs)
+    kind = instruments()[instrument]
+    specs = {**SHARED_METRICS, **kind.metrics}
+    return load_thresholds(CONFIG, instrument, {}, None, specs, kind.thresholds_section())
 
 
 def recorded(model: str) -> list[Observation]:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from snap_bench.design.config import PACKAGED, ConfigFiles
-from snap_bench.instruments import Instrument, load_instrument, registered
+from snap_bench.instruments import Instrument, load_instruments
 from tests.fake_openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -30,8 +30,9 @@ BENCHMARK_MODULES = {"profile": "test_profile.py", "compass": "test_compass.py",
 
 @cache
 def shipped_instruments() -> dict[str, Instrument]:
-    """Every registered instrument, built from the shipped config (what a session of this repo loads)."""
-    return {name: load_instrument(name, SHIPPED) for name in registered()}
+    """Every registered instrument and the questionnaires of benchmarks/, built from the shipped config (what a
+    session of this repo loads)."""
+    return load_instruments(SHIPPED, sorted((REPO / "benchmarks").glob("*.yaml")))
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ example from a conftest.py or a plugin module) and needs no change to any core m
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from snap_bench.analysis.metric_specs import declare, metric_spec
 from snap_bench.design.config import ConfigFiles
@@ -14,6 +15,7 @@ from snap_bench.instruments.base import Instrument, Scored, Selection
 from snap_bench.instruments.compass import CompassInstrument
 from snap_bench.instruments.perturbation import PerturbationInstrument
 from snap_bench.instruments.profile import ProfileInstrument
+from snap_bench.instruments.questionnaire import questionnaire_kind
 
 __all__ = [
     "CompassInstrument",
@@ -23,6 +25,7 @@ __all__ = [
     "Scored",
     "Selection",
     "load_instrument",
+    "load_instruments",
     "metric_spec",
     "register",
     "registered",
@@ -52,6 +55,17 @@ def load_instrument(name: str, config: ConfigFiles) -> Instrument:
     """Build the instrument ``name`` from ``config`` (a project's files over the packaged ones); KeyError for
     an unknown name."""
     return _REGISTRY[name](config)
+
+
+def load_instruments(config: ConfigFiles, questionnaires: Iterable[Path] = ()) -> dict[str, Instrument]:
+    """Every registered instrument and the questionnaire written in each file of ``questionnaires``, built
+    from ``config`` (what a session whose paths hold those files loads; for scripts and tests)."""
+    built = {name: load_instrument(name, config) for name in registered()}
+    for path in questionnaires:
+        kind = questionnaire_kind(path, config)
+        declare(kind.name, kind.metrics)
+        built[kind.name] = kind(config)
+    return built
 
 
 for _kind in (ProfileInstrument, CompassInstrument, PerturbationInstrument):

@@ -97,6 +97,14 @@ class QuestionnaireInstrument(Instrument):
         for key in MERGED_BY_NAME:
             if isinstance(own.mapping().get(key), dict):
                 merged[key] = {**defaults.get(key, {}), **own.mapping()[key]}
+        if len(self.factor_levels["paraphrase"]) < 2 and "inter_paraphrase_r" not in own.mapping().get(
+            "non_inferiority", {}
+        ):
+            # One text per item has no inter-paraphrase r to compare: a default margin for it would leave every
+            # gate of the questionnaire "not compared", so incomplete.
+            merged["non_inferiority"] = {
+                k: v for k, v in merged.get("non_inferiority", {}).items() if k != "inter_paraphrase_r"
+            }
         return Node(merged, own.path, own.key)
 
     def conditions(self, selection: Selection) -> list[Condition]:

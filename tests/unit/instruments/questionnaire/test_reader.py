@@ -115,3 +115,18 @@ def test_own_thresholds_lie_over_the_defaults_for_a_questionnaire(tmp_path: Path
     metrics = section.get("metrics").mapping()
     assert metrics["unscored_rate"]["minimum"] == 0.2
     assert metrics["dependability"]["target"] == 0.70  # kept from the defaults
+
+
+def test_one_text_per_item_drops_the_inter_paraphrase_margin(tmp_path: Path) -> None:
+    """A single-paraphrase questionnaire reports no inter-paraphrase r: a default margin for it would leave
+    every gate of it incomplete; one with paraphrases keeps it."""
+    single = questionnaire_kind(write(tmp_path, MINIMAL), CONFIG)(CONFIG).thresholds_section()
+    assert single is not None
+    assert "inter_paraphrase_r" not in single.get("non_inferiority").mapping()
+    assert "dependability" in single.get("non_inferiority").mapping()
+    two = MINIMAL.replace(
+        'text: "I stay calm when plans fall apart."', "paraphrases: {P1: I stay calm., P2: I keep calm.}"
+    ).replace('text: "Small setbacks make me lose my temper."', "paraphrases: {P1: I snap., P2: I lose it.}")
+    paraphrased = questionnaire_kind(write(tmp_path, two, "calm2.yaml"), CONFIG)(CONFIG).thresholds_section()
+    assert paraphrased is not None
+    assert "inter_paraphrase_r" in paraphrased.get("non_inferiority").mapping()
