@@ -1,20 +1,25 @@
-"""The one registry of instruments: the name a test module's ``instrument`` marker uses -> its class.
+"""The one registry of instruments: the name a test module's ``instrument`` marker uses -> its class; and the
+kinds of instrument a YAML file may write.
 
 The three shipped instruments register here; another one registers itself with :func:`register` (for
-example from a conftest.py or a plugin module) and needs no change to any core module.
+example from a conftest.py or a plugin module) and needs no change to any core module. A YAML file whose
+top-level key (near its top) is ``questionnaire`` is a Likert questionnaire, ``task`` a classification task
+asked through rewordings (only the opening of a file is read to tell: recordings are YAML too).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from snap_bench.analysis.metric_specs import declare, metric_spec
-from snap_bench.design.config import ConfigFiles
+from snap_bench.design.config import ConfigError, ConfigFiles
 from snap_bench.instruments.base import Instrument, Scored, Selection
 from snap_bench.instruments.compass import CompassInstrument
-from snap_bench.instruments.perturbation import PerturbationInstrument
+from snap_bench.instruments.perturbation import TASK_KEY, PerturbationInstrument, task_kind
 from snap_bench.instruments.profile import ProfileInstrument
+from snap_bench.instruments.questionnaire import KIND_KEY as QUESTIONNAIRE_KEY
 from snap_bench.instruments.questionnaire import questionnaire_kind
 
 __all__ = [
@@ -24,6 +29,8 @@ __all__ = [
     "ProfileInstrument",
     "Scored",
     "Selection",
+    "file_instrument_kind",
+    "instrument_file_kind",
     "load_instrument",
     "load_instruments",
     "metric_spec",
@@ -32,6 +39,36 @@ __all__ = [
 ]
 
 _REGISTRY: dict[str, type[Instrument]] = {}
+
+SUFFIXES = (".yaml", ".yml")
+# The top-level key that makes a YAML file an instrument -> what makes the instrument's class from the file.
+KINDS: dict[str, Callable[[Path, ConfigFiles], type[Instrument]]] = {
+    QUESTIONNAIRE_KEY: questionnaire_kind,
+    TASK_KEY: task_kind,
+}
+HEAD_BYTES = 4096
+_KIND_LINE = re.compile(rf"^({'|'.join(KINDS)})\s*:", re.MULTILINE)
+
+
+def instrument_file_kind(path: Path) -> str | None:
+    """The kind of instrument ``path`` writes (its top-level key), None for any other file."""
+    if path.suffix not in SUFFIXES or not path.is_file():
+        return None
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    found = _KIND_LINE.search(head)
+    return found.group(1) if found else None
+
+
+def file_instrument_kind(path: Path, config: ConfigFiles) -> type[Instrument]:
+    """The instrument class of the file ``path``; a mistake in it is a ConfigError naming file, key and fix."""
+    key = instrument_file_kind(path)
+    if key is None:
+        raise ConfigError(path, "", "not an instrument file", f"open it with one of: {', '.join(KINDS)}")
+    return KINDS[key](path, config)
 
 
 def register(kind: type[Instrument]) -> type[Instrument]:
@@ -57,12 +94,12 @@ def load_instrument(name: str, config: ConfigFiles) -> Instrument:
     return _REGISTRY[name](config)
 
 
-def load_instruments(config: ConfigFiles, questionnaires: Iterable[Path] = ()) -> dict[str, Instrument]:
-    """Every registered instrument and the questionnaire written in each file of ``questionnaires``, built
+def load_instruments(config: ConfigFiles, files: Iterable[Path] = ()) -> dict[str, Instrument]:
+    """Every registered instrument and the questionnaire or task written in each file of ``files``, built
     from ``config`` (what a session whose paths hold those files loads; for scripts and tests)."""
     built = {name: load_instrument(name, config) for name in registered()}
-    for path in questionnaires:
-        kind = questionnaire_kind(path, config)
+    for path in files:
+        kind = file_instrument_kind(path, config)
         declare(kind.name, kind.metrics)
         built[kind.name] = kind(config)
     return built

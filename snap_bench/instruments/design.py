@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from snap_bench.design.config import ConfigFiles, Node
+from snap_bench.design.config import ConfigFiles, Node, load_yaml
 from snap_bench.instruments.base import Selection
+from snap_bench.judging.verdicts import THRESHOLDS_FILE
 
 
 def item_id(node: Node, taken: Container[str], example: str) -> str:
@@ -77,3 +78,46 @@ def selectable_names(items: Iterable[BankItem]) -> list[str]:
     for item in items:
         names |= {item.id, item.construct, item.bank}
     return sorted(names)
+
+
+def known_keys(node: Node, keys: tuple[str, ...]) -> None:
+    """A key the reader does not know is a typo until shown otherwise."""
+    for key, child in node.items():
+        if key not in keys:
+            raise child.error("unknown key", f"use one of: {', '.join(keys)}")
+
+
+def instrument_name(node: Node) -> str:
+    """The name a file gives its instrument: an identifier (it names cassette folders and report sections)."""
+    name = node.text()
+    if not name.isidentifier() or not name.isascii():
+        raise node.error(f"{name!r} is not a name", "use letters, digits and underscores, e.g. calm or bfi25")
+    return name
+
+
+def file_beside(node: Node, written_in: Path, config: ConfigFiles) -> Path:
+    """A file an instrument file names: beside it where one is, else the project's or packaged config file."""
+    relative = node.text()
+    local = written_in.parent / relative
+    path = local if local.is_file() else config.path(relative)
+    if not path.is_file():
+        raise node.error(f"{relative} does not exist", f"create {local} or fix the path")
+    return path
+
+
+# Where a section's metrics are named: a file's own entries replace the defaults' by name.
+MERGED_BY_NAME = ("metrics", "non_inferiority")
+
+
+def overlaid_thresholds(config: ConfigFiles, section: str, own: Node) -> dict[str, Any]:
+    """An instrument file's own `thresholds:` laid over ``section`` of thresholds.yaml (the defaults for its
+    kind): ``metrics`` and ``non_inferiority`` entries replace the defaults' by name, other keys whole."""
+    thresholds = load_yaml(config.path(THRESHOLDS_FILE))
+    if not thresholds.has(section):  # a project's thresholds.yaml written before instrument files
+        thresholds = load_yaml(ConfigFiles.shipped().path(THRESHOLDS_FILE))
+    defaults = thresholds.get(section).mapping()
+    merged: dict[str, Any] = {**defaults, **own.mapping()}
+    for key in MERGED_BY_NAME:
+        if isinstance(own.mapping().get(key), dict):
+            merged[key] = {**defaults.get(key, {}), **own.mapping()[key]}
+    return merged

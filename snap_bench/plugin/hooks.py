@@ -13,13 +13,13 @@ import pytest
 
 from snap_bench.asking.asker import BudgetReached, RecordingUnavailable
 from snap_bench.design.config import ConfigError
-from snap_bench.instruments import registered
+from snap_bench.instruments import instrument_file_kind, registered
 from snap_bench.observations.observation import Observation
 from snap_bench.plugin.case import Case
 from snap_bench.plugin.exit_heap import freeze_session_heap, thaw_previous_session_heap
+from snap_bench.plugin.instrument_files import BrokenInstrumentFile, InstrumentFileModule
 from snap_bench.plugin.options import add_options
 from snap_bench.plugin.outcomes import NOT_MEASURED_ATTRIBUTE, mark_unscored, teststatus
-from snap_bench.plugin.questionnaire_files import BrokenQuestionnaire, QuestionnaireModule, is_questionnaire
 from snap_bench.plugin.reporter import SessionReporter
 from snap_bench.plugin.session import SnapSession
 from snap_bench.plugin.session_options import SessionOptions, check_out_dir
@@ -84,14 +84,14 @@ def snap_session(config: pytest.Config) -> SnapSession:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    """A YAML questionnaire is a test module of its own (snap_bench.plugin.questionnaire_files)."""
-    if not is_questionnaire(file_path):
+    """A YAML questionnaire or task is a test module of its own (snap_bench.plugin.instrument_files)."""
+    if not instrument_file_kind(file_path):
         return None
     try:
-        name = snap_session(parent.config).questionnaires.add(file_path)
+        name = snap_session(parent.config).instrument_files.add(file_path)
     except ConfigError as error:
-        return BrokenQuestionnaire.from_parent(parent, path=file_path, problem=str(error))
-    module: QuestionnaireModule = QuestionnaireModule.from_parent(parent, path=file_path)
+        return BrokenInstrumentFile.from_parent(parent, path=file_path, problem=str(error))
+    module: InstrumentFileModule = InstrumentFileModule.from_parent(parent, path=file_path)
     module.instrument_name = name
     return module
 

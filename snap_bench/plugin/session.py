@@ -41,6 +41,7 @@ from snap_bench.plugin.ask_ahead_setup import ask_ahead_factory, process_shares,
 from snap_bench.plugin.case import Case
 from snap_bench.plugin.ci_outputs import write_ci_summary
 from snap_bench.plugin.endpoints import Endpoints
+from snap_bench.plugin.instrument_files import InstrumentFiles, instrument_file_paths
 from snap_bench.plugin.ledger import ConditionLedger
 from snap_bench.plugin.model_facts import (
     WORKER_INPUT_KEY,
@@ -52,7 +53,6 @@ from snap_bench.plugin.model_facts import (
     with_catalogue_price,
 )
 from snap_bench.plugin.preload import preload
-from snap_bench.plugin.questionnaire_files import Questionnaires, questionnaire_paths
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_meta import session_meta, session_notices
 from snap_bench.plugin.session_options import SessionOptions
@@ -80,7 +80,7 @@ class SnapSession:
         self._endpoints: Endpoints | None = None
         self.artefacts = Artefacts(options.out_dir, Path(config.invocation_params.dir))
         self._instruments: dict[str, Instrument] = {}
-        self.questionnaires = Questionnaires(options.config)  # written in YAML under the run's paths
+        self.instrument_files = InstrumentFiles(options.config)  # written in YAML under the run's paths
         self._asker: Asker | None = None
         self._interrupted = False  # Ctrl-C was seen (pytest_keyboard_interrupt)
         self._writer: ObservationWriter | None = None
@@ -108,8 +108,10 @@ class SnapSession:
             self.models = choose_models(self.registry, self.options, self.recordings)
             if self.options.top_logprobs:  # --snap-logprobs wins over each entry's `logprobs`
                 self.models = [dataclasses.replace(m, top_logprobs=self.options.top_logprobs) for m in self.models]
-            for path in questionnaire_paths(self.config, self.options.cassette_dir):
-                self.questionnaires.add(path)
+            for path in instrument_file_paths(self.config, self.options.cassette_dir):
+                self.instrument_files.add(path)
+            follow_up = self.options.follow_up | self.instrument_files.follow_up(self.config)
+            self.options = dataclasses.replace(self.options, follow_up=follow_up)
             self.facts = self._model_facts()
             self.models = [with_catalogue_price(model, self.facts.get(model.name)) for model in self.models]
             if self.options.baseline:
@@ -164,11 +166,11 @@ class SnapSession:
     def active_instruments(self) -> list[str]:
         """The instruments this session may run: every registered one (a test module picks its own) and every
         questionnaire file under the run's paths."""
-        return [*registered(), *self.questionnaires.kinds]
+        return [*registered(), *self.instrument_files.kinds]
 
     def instrument(self, name: str) -> Instrument:
         if name not in self._instruments:
-            known = {**registered(), **self.questionnaires.kinds}
+            known = {**registered(), **self.instrument_files.kinds}
             if name not in known:
                 raise pytest.UsageError(
                     f"unknown instrument {name!r} in an `instrument` marker; known: {', '.join(known)}"

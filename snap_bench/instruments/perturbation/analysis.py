@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from snap_bench.analysis.metric_tables import AnalysisSettings, Metric, ModelAnalysis, proportion
-from snap_bench.instruments.perturbation.answers import VARIANT_FACTORS, answers_table
+from snap_bench.instruments.perturbation.answers import answers_table
 from snap_bench.instruments.perturbation.bootstrap import bootstrapped, sample_sums, variant_effect_metrics
 from snap_bench.instruments.perturbation.details import report_details
 from snap_bench.instruments.perturbation.few_shot import ACCURACY_WEIGHT, EXAMPLES_FACTOR
+from snap_bench.instruments.perturbation.label_set import LABEL_GOLD, LabelSet
 from snap_bench.instruments.perturbation.phase2 import analyse_phase2
 from snap_bench.instruments.perturbation.unit_statistics import (
+    NO_POLARITY,
     accuracy_effect_of,
     consistency,
     custom_accuracy,
@@ -31,13 +33,19 @@ from snap_bench.instruments.perturbation.unit_statistics import (
 from snap_bench.observations.observation import Observation
 from snap_bench.observations.parsing import AnswerCode
 
-NOT_FIVE_CLASS = "not applicable: the data have polarity gold only (e.g. fresh/rotten), not five classes"
+NOT_LABEL_GOLD = "not applicable: the data have polarity gold only (e.g. fresh/rotten), not five classes"
 
 
 def analyse_perturbation(
-    model: str, instrument: str, observations: Sequence[Observation], settings: AnalysisSettings
+    model: str,
+    instrument: str,
+    observations: Sequence[Observation],
+    settings: AnalysisSettings,
+    label_set: LabelSet,
+    dimensions: Sequence[str],
 ) -> ModelAnalysis:
-    """The robustness figures of one model: see unit_statistics' module docstring for the rules."""
+    """The robustness figures of one model (``dimensions``: the rewording dimensions in the design's order):
+    see unit_statistics' module docstring for the rules."""
     baseline = [o for o in observations if EXAMPLES_FACTOR not in o.factors]
     few_shot = [o for o in observations if EXAMPLES_FACTOR in o.factors]
     result = ModelAnalysis(model, instrument, len(observations), sum(o.is_scored for o in observations))
@@ -53,7 +61,7 @@ def analyse_perturbation(
         metrics[name] = proportion(sum(o.code == int(code) for o in baseline), len(baseline), settings.confidence)
     metrics["unscored_rate"] = proportion(n_unscored, len(baseline), settings.confidence)
 
-    answers = answers_table(baseline)
+    answers = answers_table(baseline, label_set, dimensions)
     if isinstance(answers, str):
         for name in ("custom_accuracy", "polarity_accuracy", "exact_accuracy", "consistency", "weighted_index"):
             metrics[name] = Metric(None, undefined=answers)
@@ -61,18 +69,22 @@ def analyse_perturbation(
 
     sums = sample_sums(answers)  # each interval's resamples at once (instruments/perturbation/resampling.py)
     metrics["custom_accuracy"] = bootstrapped(answers, custom_accuracy, settings, sums.custom_accuracy)
-    metrics["polarity_accuracy"] = bootstrapped(answers, polarity_accuracy, settings, sums.polarity_accuracy)
+    metrics["polarity_accuracy"] = (
+        bootstrapped(answers, polarity_accuracy, settings, sums.polarity_accuracy)
+        if label_set.has_polarity
+        else Metric(None, undefined=NO_POLARITY)
+    )
     metrics["exact_accuracy"] = (
         bootstrapped(answers, exact_accuracy, settings, sums.exact_accuracy)
-        if answers.gold_kind == "five_class"
-        else Metric(None, undefined=NOT_FIVE_CLASS)
+        if answers.gold_kind == LABEL_GOLD
+        else Metric(None, undefined=NOT_LABEL_GOLD)
     )
     metrics["consistency"] = bootstrapped(answers, consistency, settings, sums.consistency, left_out=False)
     index = sums.weighted_index(ACCURACY_WEIGHT)
     metrics["weighted_index"] = bootstrapped(answers, weighted_index, settings, index)
     metrics["fleiss_kappa"] = bootstrapped(answers, kappa, settings, sums.fleiss_kappa, complete_only=True)
     metrics.update(variant_effect_metrics(answers, settings, sums))
-    factors = [f for f in VARIANT_FACTORS if len({levels.get(f) for levels in answers.variant_levels}) == 2]
+    factors = [f for f in dimensions if len({levels.get(f) for levels in answers.variant_levels}) == 2]
     pairs = {factor: level_pairs(answers, factor)[1] for factor in factors}
     for factor in factors:
         effect = sums.accuracy_effect(*level_columns(answers, factor))

@@ -1,7 +1,7 @@
 """One model's baseline answers as arrays: a unit (sample, occasion) per row, a rewording (variant) per column.
 
 Units: a *sample* is one labelled text; an *occasion* is one (temperature, run); a *variant* is one
-rewording (formality-phrasing-order-synonyms).
+rewording, a level of each of the task's dimensions (the sentiment study's formality-phrasing-order-synonyms).
 """
 
 from __future__ import annotations
@@ -13,11 +13,22 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from snap_bench.instruments.perturbation.sentiment_data import gold_interval, read_gold
+from snap_bench.instruments.perturbation.label_set import LabelSet
+from snap_bench.instruments.perturbation.labelled_data import read_gold
 from snap_bench.observations.observation import Observation
 
 FloatArray = npt.NDArray[np.float64]
-VARIANT_FACTORS = ("formality", "phrasing", "order", "synonyms")
+
+
+def variant_levels(observation: Observation, dimensions: Sequence[str]) -> dict[str, str]:
+    """The observation's level of each rewording dimension, in the design's order (an observation read back
+    from a file may hold its factors in another order)."""
+    return {f: observation.factors[f] for f in dimensions if f in observation.factors}
+
+
+def variant_id(observation: Observation, dimensions: Sequence[str]) -> str:
+    """The rewording an observation was asked through, e.g. formal-imp-task-syn1."""
+    return "-".join(variant_levels(observation, dimensions).values())
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,8 @@ class Answers:
     gold_high: FloatArray
     gold_kind: str
     gold_labels: list[str]  # per unit
+    label_set: LabelSet
+    dimensions: tuple[str, ...]  # the rewording dimensions, in the design's order
 
     def units_of(self, sample_indices: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
         """The units of the (resampled, possibly repeated) samples, in that order."""
@@ -50,7 +63,7 @@ class Answers:
         return cached
 
 
-def answers_table(observations: Sequence[Observation]) -> Answers | str:
+def answers_table(observations: Sequence[Observation], label_set: LabelSet, dimensions: Sequence[str]) -> Answers | str:
     """The baseline as arrays, or the reason it cannot be analysed (no gold, mixed gold kinds)."""
     if not observations:
         return "no baseline observations"
@@ -64,7 +77,7 @@ def answers_table(observations: Sequence[Observation]) -> Answers | str:
     variants: dict[str, dict[str, str]] = {}
     units: dict[tuple[str, float | None, int], dict[str, float]] = {}
     for o in observations:
-        levels = {f: o.factors[f] for f in VARIANT_FACTORS if f in o.factors}
+        levels = variant_levels(o, dimensions)
         variant = "-".join(levels.values())
         variants.setdefault(variant, levels)
         value = math.nan if o.keyed_score is None or not o.is_scored else float(o.keyed_score)
@@ -74,7 +87,7 @@ def answers_table(observations: Sequence[Observation]) -> Answers | str:
     # of the best variant (as in phase 2) and which level comes first in an effect follow from it.
     names = sorted(variants)
     keys = sorted(units)
-    intervals = [gold_interval(gold_kind, _gold(golds[key[0]])) for key in keys]
+    intervals = [label_set.gold_interval(gold_kind, _gold(golds[key[0]])) for key in keys]
     return Answers(
         samples=samples,
         variants=names,
@@ -85,6 +98,8 @@ def answers_table(observations: Sequence[Observation]) -> Answers | str:
         gold_high=np.array([high for _, high in intervals]),
         gold_kind=gold_kind,
         gold_labels=[_gold(golds[key[0]]) for key in keys],
+        label_set=label_set,
+        dimensions=tuple(dimensions),
     )
 
 

@@ -12,7 +12,6 @@ import numpy as np
 from snap_bench.analysis.metric_tables import AnalysisSettings, Metric
 from snap_bench.instruments.perturbation.answers import Answers
 from snap_bench.instruments.perturbation.resampling import CountsStatistic, SampleSums
-from snap_bench.instruments.perturbation.sentiment_data import max_squared_error
 from snap_bench.instruments.perturbation.unit_statistics import (
     UnitStatistic,
     normalised_errors,
@@ -111,7 +110,7 @@ def sample_sums(answers: Answers) -> SampleSums:
     """The table's per-sample sums, from which each batch statistic computes every resample at once."""
     every = np.arange(len(answers.sample_of), dtype=np.intp)
     errors = squared_errors(answers, every)
-    worst = max_squared_error(answers.gold_kind)
+    worst = answers.label_set.max_error(answers.gold_kind)
     return SampleSums(
         answers.values, errors, answers.gold_low, answers.gold_high, answers.sample_of, len(answers.samples), worst
     )

@@ -12,7 +12,6 @@ import numpy as np
 from snap_bench.analysis.metric_tables import Metric
 from snap_bench.instruments.perturbation.answers import Answers, FloatArray
 from snap_bench.instruments.perturbation.few_shot import answered_accuracy, variant_index
-from snap_bench.instruments.perturbation.sentiment_data import ENCODING, LABELS
 from snap_bench.instruments.perturbation.unit_statistics import (
     accuracy_of_errors,
     consistency,
@@ -24,8 +23,6 @@ from snap_bench.instruments.perturbation.unit_statistics import (
 )
 from snap_bench.stats import UndefinedStatistic
 from snap_bench.stats.categorical import modal_share
-
-LABEL_OF = {value: label for label, value in ENCODING.items()}
 
 
 def report_details(answers: Answers, factors: Sequence[str], metrics: dict[str, Metric]) -> dict[str, Any]:
@@ -66,8 +63,8 @@ def report_details(answers: Answers, factors: Sequence[str], metrics: dict[str, 
     shares = modal_share(answers.values)
     return {
         "gold_kind": answers.gold_kind,
-        "labels": list(LABELS),
-        "encoding": dict(ENCODING),
+        "labels": list(answers.label_set.labels),
+        "encoding": dict(answers.label_set.encoding),
         "variants": variants,
         "best_variant": ranked[0]["id"] if ranked else None,
         "worst_variant": ranked[-1]["id"] if ranked else None,
@@ -77,7 +74,7 @@ def report_details(answers: Answers, factors: Sequence[str], metrics: dict[str, 
                 "sample": answers.samples[answers.sample_of[u]],
                 "gold": answers.gold_labels[u],
                 "consistency": float(shares[u]),
-                "labels": [None if math.isnan(v) else LABEL_OF.get(int(v)) for v in answers.values[u]],
+                "labels": [None if math.isnan(v) else answers.label_set.label_of(v) for v in answers.values[u]],
             }
             for u in range(len(answers.sample_of))
         ],
@@ -105,4 +102,6 @@ def _single(answers: Answers, column: FloatArray) -> Answers:
         answers.gold_high,
         answers.gold_kind,
         answers.gold_labels,
+        answers.label_set,
+        answers.dimensions,
     )

@@ -11,12 +11,12 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from snap_bench.design.config import ConfigError, ConfigFiles, Node, load_yaml
-from snap_bench.design.temperatures import temperature_level, temperatures
+from snap_bench.design.temperatures import temperature_level
 from snap_bench.instruments.base import Instrument, Scored, Selection
-from snap_bench.instruments.design import selected
+from snap_bench.instruments.design import overlaid_thresholds, selected
 from snap_bench.instruments.perturbation.few_shot import (
     EXAMPLE_POSITIONS,
     EXAMPLES_FACTOR,
@@ -26,19 +26,11 @@ from snap_bench.instruments.perturbation.few_shot import (
     seeded_order,
     variant_index,
 )
+from snap_bench.instruments.perturbation.labelled_data import Sample, gold_construct
 from snap_bench.instruments.perturbation.labels import parse_label
 from snap_bench.instruments.perturbation.metrics import METRICS
-from snap_bench.instruments.perturbation.prompt_variants import PromptDesign, Variant
-from snap_bench.instruments.perturbation.sentiment_data import (
-    ENCODING,
-    LABELS,
-    DataSpec,
-    Sample,
-    gold_construct,
-    gold_interval,
-    load_samples,
-    max_squared_error,
-)
+from snap_bench.instruments.perturbation.prompt_variants import Variant
+from snap_bench.instruments.perturbation.task import TaskDesign, read_task, read_task_section
 from snap_bench.observations.observation import Condition, Observation
 from snap_bench.report.context import ReportContext
 
@@ -50,6 +42,8 @@ if TYPE_CHECKING:
 
 EXPERIMENT_FILE = "experiment.yaml"
 SECTION = "perturbation"
+# The thresholds.yaml section a task file's own `thresholds:` is laid over: the sentiment study's.
+DEFAULT_THRESHOLDS = "perturbation"
 PHASE2_OPTION = "--snap-perturbation-phase2"
 
 
@@ -65,65 +59,50 @@ class PerturbationInstrument(Instrument):
     benchmark_test = "test_sentiment"
     metrics = METRICS
 
+    # Read from a task file (its thresholds are its own `thresholds:` over the defaults for a task).
+    from_file: ClassVar[bool] = False
+
     def __init__(self, config: ConfigFiles) -> None:
-        self.config = config
         experiment = config.path(EXPERIMENT_FILE)
-        self._files = [experiment]
         section = load_yaml(experiment).get(SECTION)
-        data = section.get("data")
-        self.data_spec = DataSpec.from_node(data)
-        samples = load_samples(self._data_path(data.get("test"), config), self.data_spec, "S")
-        limit = data.get("limit", None)
-        if limit.value is not None:
-            samples = samples[: limit.integer(1, len(samples))]
-        self.samples = {s.id: s for s in samples}
-        examples_node = data.get("examples", None)
-        self.example_pool: list[Sample] = []
-        if examples_node.value is not None:
-            self.example_pool = load_samples(self._data_path(examples_node, config), self.data_spec, "E")
-            self._check_disjoint(examples_node)
-        self.runs = section.get("runs").integer(1, 100)
-        self.max_tokens = section.get("max_tokens").integer(1, 4096)
-        self.temperatures = temperatures(section.get("temperatures"))
-        self.design = PromptDesign(
-            section.get("factors"),
-            section.get("template"),
-            section.get("pieces", {}),
-            {"labels": ", ".join(LABELS)},
-        )
-        phase2 = section.get("phase2")
-        self.examples_per_label = phase2.get("examples_per_label").integer(1, 20)
-        self.example_format = phase2.get("example_format").text()
-        for placeholder in ("{text}", "{label}"):
-            if placeholder not in self.example_format:
-                raise phase2.get("example_format").error(f"no {placeholder}", f"put {placeholder} in the format")
-        self.examples_header = phase2.get("examples_header").text()
-        self.example_order_seed = phase2.get("example_order_seed").integer(0, 2**32 - 1)
-        self.best_variant_rule = phase2.get("best_variant_by").choice(("weighted_index", "custom_accuracy"))
+        self._use(read_task_section(section, self.name, self.title, [experiment], config), config)
+
+    def _use(self, task: TaskDesign, config: ConfigFiles) -> None:
+        self.config = config
+        self.task = task
+        self.label_set = task.label_set
+        self.data_spec = task.data_spec
+        self.samples = task.samples
+        self.example_pool = task.example_pool
+        self.runs = task.runs
+        self.max_tokens = task.max_tokens
+        self.temperatures = task.temperatures
+        self.design = task.prompts
+        self.examples_per_label = task.few_shot.examples_per_label
+        self.example_format = task.few_shot.example_format
+        self.examples_header = task.few_shot.examples_header
+        self.example_order_seed = task.few_shot.example_order_seed
+        self.best_variant_rule = task.few_shot.best_variant_by
         self._examples: list[Sample] | None = None
         self._best: dict[str, BestVariant] = {}
 
-    def _data_path(self, node: Node, config: ConfigFiles) -> Path:
-        path = config.path(node.text())
-        if not path.is_file():
-            raise node.error(f"{node.text()} does not exist", f"create {path} or fix the path")
-        self._files.append(path)
-        return path
-
-    def _check_disjoint(self, node: Node) -> None:
-        texts = {sample.text: sample.id for sample in self.samples.values()}
-        for example in self.example_pool:
-            if example.text in texts:
-                raise node.error(
-                    f"example {example.id} repeats test sample {texts[example.text]}",
-                    "draw the few-shot examples from a split disjoint from the test samples",
-                )
+    def thresholds_section(self) -> Node | None:
+        """A task file's own `thresholds:` laid over the defaults for a task (the sentiment study's section of
+        thresholds.yaml); None for the study itself, whose section is its name's, as for any instrument."""
+        if not self.from_file or self.config is None:
+            return None
+        own = self.task.thresholds or Node({}, self.task.files[0], "thresholds")
+        merged = overlaid_thresholds(self.config, DEFAULT_THRESHOLDS, own)
+        if not self.label_set.weighted and "drift_margin" not in own.mapping():
+            # The drift is read on the labels' weights; topics in a list have no axis to drift along.
+            merged.pop("drift_margin", None)
+        return Node(merged, own.path, own.key)
 
     # -- the design ---------------------------------------------------------------------------
 
     @property
     def source_files(self) -> list[Path]:
-        return list(self._files)
+        return list(self.task.files)
 
     @property
     def factor_levels(self) -> dict[str, list[str]]:
@@ -192,12 +171,20 @@ class PerturbationInstrument(Instrument):
         if self._examples is None:
             if not self.example_pool:
                 raise ConfigError(
-                    self._files[0],
-                    f"{SECTION}.data.examples",
+                    self.task.files[0],
+                    "data.examples" if self.from_file else f"{SECTION}.data.examples",
                     "phase 2 needs a pool of labelled examples",
                     "name a CSV or JSONL file disjoint from the test samples",
                 )
-            chosen = diverse_examples(self.example_pool, self.examples_per_label)
+            try:
+                chosen = diverse_examples(self.example_pool, self.examples_per_label)
+            except ValueError as error:  # too few examples of a label in the pool
+                raise ConfigError(
+                    self.task.files[0],
+                    "phase2.examples_per_label" if self.from_file else f"{SECTION}.phase2.examples_per_label",
+                    str(error),
+                    "add labelled examples to the pool, or ask for fewer per label",
+                ) from None
             self._examples = seeded_order(chosen, self.example_order_seed)
         return self._examples
 
@@ -256,11 +243,11 @@ class PerturbationInstrument(Instrument):
         return [{"role": "user", "content": self.prompt(condition)}]
 
     def score(self, condition: Condition, answer: str) -> Scored:
-        parsed = parse_label(answer, LABELS)
+        parsed = parse_label(answer, self.label_set.labels)
         construct = self.construct(condition)
         if parsed.label is None:
             return Scored(None, None, parsed.code, parsed.reason, construct)
-        value = ENCODING[parsed.label]
+        value = self.label_set.encoding[parsed.label]
         return Scored(value, float(value), None, parsed.reason, construct)
 
     def construct(self, condition: Condition) -> str | None:
@@ -284,7 +271,7 @@ class PerturbationInstrument(Instrument):
     def analyse(self, model: str, observations: Sequence[Observation], settings: AnalysisSettings) -> ModelAnalysis:
         from snap_bench.instruments.perturbation.analysis import analyse_perturbation
 
-        return analyse_perturbation(model, self.name, observations, settings)
+        return analyse_perturbation(model, self.name, observations, settings, self.label_set, list(self.design.factors))
 
     def report_section(self, context: ReportContext) -> str:
         from snap_bench.instruments.perturbation.report import perturbation_section
@@ -305,7 +292,7 @@ def best_variant_from_recordings(
 
     # Imported here: the stats package loads scipy, which importing the instrument registry (at
     # plugin import, in every worker) must not pay for.
-    from snap_bench.stats.categorical import interval_squared_errors, modal_share, mse_accuracy
+    from snap_bench.stats.categorical import modal_share, mse_accuracy
 
     conditions = instrument.conditions(Selection())
     answers: dict[str, str] = {}
@@ -326,6 +313,7 @@ def best_variant_from_recordings(
         )
     variants = instrument.variants()
     gold_kind = instrument.data_spec.gold_kind
+    label_set = instrument.label_set
     by_variant: dict[str, list[float]] = {variant.id: [] for variant in variants}
     asked: Counter[str] = Counter()
     labels: dict[str, dict[str, float]] = {}
@@ -337,8 +325,8 @@ def best_variant_from_recordings(
             math.nan if scored.keyed_score is None else scored.keyed_score
         )
         if scored.keyed_score is not None:
-            low, high = gold_interval(gold_kind, instrument.samples[condition.item].gold)
-            by_variant[variant_id].append(float(interval_squared_errors([scored.keyed_score], [low], [high])[0]))
+            low, high = label_set.gold_interval(gold_kind, instrument.samples[condition.item].gold)
+            by_variant[variant_id].append(float(label_set.errors([scored.keyed_score], [low], [high])[0]))
     matrix = np.array([[row.get(v.id, math.nan) for v in variants] for row in labels.values()])
     consistency = float(modal_share(matrix).mean())
     best: BestVariant | None = None
@@ -346,7 +334,7 @@ def best_variant_from_recordings(
     # Ties go to the alphabetically first variant id, the rule the analysis's report follows.
     for variant in sorted(variants, key=lambda v: v.id):
         errors = by_variant[variant.id]
-        accuracy = mse_accuracy(errors, max_squared_error(gold_kind)) if errors else None
+        accuracy = mse_accuracy(errors, label_set.max_error(gold_kind)) if errors else None
         index = variant_index(accuracy, len(errors), asked[variant.id], consistency)
         key = index if rule == "weighted_index" else answered_accuracy(accuracy, len(errors), asked[variant.id])
         if best is None or key > best_key:
@@ -354,3 +342,26 @@ def best_variant_from_recordings(
             best_key = key
     assert best is not None  # a design has at least one variant
     return best
+
+
+def task_kind(path: Path, config: ConfigFiles) -> type[PerturbationInstrument]:
+    """The instrument of the classification task written in ``path``: a class, as the registry keeps
+    instruments, named and titled from the file (a mistake in it is a ConfigError now, at collection)."""
+    task = read_task(path, config)
+
+    def __init__(self: PerturbationInstrument, config: ConfigFiles) -> None:
+        self._use(read_task(path, config), config)
+
+    return type(
+        f"Task_{task.name}",
+        (PerturbationInstrument,),
+        {
+            "name": task.name,
+            "title": task.title,
+            "from_file": True,
+            "source": path,
+            "benchmark_doc": "",
+            "benchmark_test": "",
+            "__init__": __init__,
+        },
+    )

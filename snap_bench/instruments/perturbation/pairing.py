@@ -25,12 +25,12 @@ def baseline_table(instrument: Any, observations: Sequence[Observation]) -> Any:
     """One row per baseline answer: its unit, variant, label value, normalised error and unscored flag."""
     import pandas as pd
 
-    from snap_bench.instruments.perturbation.answers import VARIANT_FACTORS
+    from snap_bench.instruments.perturbation.answers import variant_id
     from snap_bench.instruments.perturbation.few_shot import EXAMPLES_FACTOR
-    from snap_bench.instruments.perturbation.sentiment_data import gold_interval, max_squared_error, read_gold
-    from snap_bench.stats.categorical import interval_squared_errors
+    from snap_bench.instruments.perturbation.labelled_data import read_gold
 
     rows: list[dict[str, Any]] = []
+    dimensions = list(instrument.design.factors)
     for o in observations:
         if EXAMPLES_FACTOR in o.factors:
             continue
@@ -38,15 +38,16 @@ def baseline_table(instrument: Any, observations: Sequence[Observation]) -> Any:
         error = math.nan
         gold = read_gold(o.construct)
         if gold is not None and not math.isnan(value):
-            low, high = gold_interval(*gold)
-            error = float(interval_squared_errors([value], [low], [high])[0]) / max_squared_error(gold[0])
+            labels = instrument.label_set
+            low, high = labels.gold_interval(*gold)
+            error = float(labels.errors([value], [low], [high])[0]) / labels.max_error(gold[0])
         rows.append(
             {
                 "condition_id": o.condition_id,
                 "item": o.item,
                 "temperature": o.temperature,
                 "run": o.run,
-                "variant": "-".join(o.factors.get(f, "") for f in VARIANT_FACTORS),
+                "variant": variant_id(o, dimensions),
                 "value": value,
                 "error": error,
                 "unscored": float(not o.is_scored),
@@ -61,17 +62,17 @@ def flip_table(instrument: Any, observations: Sequence[Observation]) -> Any:
     many counted (the rule of the analysis's flip rate); long, one row per unit x count."""
     import pandas as pd
 
-    from snap_bench.instruments.perturbation.answers import VARIANT_FACTORS, answers_table
+    from snap_bench.instruments.perturbation.answers import answers_table
     from snap_bench.instruments.perturbation.few_shot import EXAMPLES_FACTOR
     from snap_bench.instruments.perturbation.unit_statistics import level_pairs
 
     baseline = [o for o in observations if EXAMPLES_FACTOR not in o.factors]
-    answers = answers_table(baseline)
+    answers = answers_table(baseline, instrument.label_set, list(instrument.design.factors))
     if isinstance(answers, str):
         return pd.DataFrame(columns=[*UNIT, "count", "amount"])
     keys = sorted({(o.item, o.temperature, o.run) for o in baseline})
     rows: list[dict[str, Any]] = []
-    for factor in VARIANT_FACTORS:
+    for factor in answers.dimensions:
         if len({levels.get(factor) for levels in answers.variant_levels}) != 2:
             continue
         _, pairs = level_pairs(answers, factor)

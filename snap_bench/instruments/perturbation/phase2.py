@@ -10,14 +10,13 @@ from typing import Any
 import numpy as np
 
 from snap_bench.analysis.metric_tables import AnalysisSettings, Metric
-from snap_bench.instruments.perturbation.answers import VARIANT_FACTORS, Answers, FloatArray, answers_table
+from snap_bench.instruments.perturbation.answers import Answers, FloatArray, answers_table, variant_id
 from snap_bench.instruments.perturbation.few_shot import (
     EXAMPLES_FACTOR,
     SPLIT_SEED,
     answered_accuracy,
     split_samples,
 )
-from snap_bench.instruments.perturbation.sentiment_data import max_squared_error
 from snap_bench.instruments.perturbation.unit_statistics import (
     custom_accuracy,
     polarity_accuracy,
@@ -56,14 +55,14 @@ def analyse_phase2(
     selection, held_out = split_samples(answers.samples)
     positions: dict[str, Any] = {}
     gains: dict[str, Metric] = {}
-    variant = _variant_of(few_shot[0])
+    variant = variant_id(few_shot[0], answers.dimensions)
     kept = set(held_out)
     without: dict[tuple[str, float | None, int], Observation] = {
-        _unit(o): o for o in baseline if _variant_of(o) == variant and o.is_scored and o.item in kept
+        _unit(o): o for o in baseline if variant_id(o, answers.dimensions) == variant and o.is_scored and o.item in kept
     }
     for position in sorted({o.factors[EXAMPLES_FACTOR] for o in few_shot}):
         rows = [o for o in few_shot if o.factors[EXAMPLES_FACTOR] == position]
-        table = answers_table([_as_baseline(o) for o in rows])
+        table = answers_table([_as_baseline(o) for o in rows], answers.label_set, answers.dimensions)
         entry: dict[str, Any] = {"n": len(rows), "unscored_rate": sum(not o.is_scored for o in rows) / len(rows)}
         if not isinstance(table, str):
             units = np.arange(len(table.sample_of), dtype=np.intp)
@@ -71,7 +70,7 @@ def analyse_phase2(
             entry["polarity_accuracy"] = value_or_none(partial(polarity_accuracy, table, units))
         held = [o for o in rows if o.item in kept]
         pairs = [(without[_unit(o)], o) for o in held if o.is_scored and _unit(o) in without]
-        gain = _paired_gain(pairs, len(held), settings)
+        gain = _paired_gain(pairs, len(held), settings, answers)
         entry["n_paired"] = len(pairs)
         entry["gain"] = gain.value
         positions[position] = entry
@@ -121,7 +120,9 @@ def _joined(*parts: str) -> str:
     return "; ".join(part for part in parts if part)
 
 
-def _paired_gain(pairs: Sequence[tuple[Observation, Observation]], n_asked: int, settings: AnalysisSettings) -> Metric:
+def _paired_gain(
+    pairs: Sequence[tuple[Observation, Observation]], n_asked: int, settings: AnalysisSettings, baseline: Answers
+) -> Metric:
     """Custom accuracy with examples minus without, on the same scored units, with an interval over samples.
 
     The gain is (sum of squared errors without - with) / units / worst penalty; the bootstrap resamples
@@ -131,8 +132,8 @@ def _paired_gain(pairs: Sequence[tuple[Observation, Observation]], n_asked: int,
     undefined = "no sample has a scored answer with and without examples"
     if not pairs:
         return Metric(None, n=0, n_left_out=n_left_out, undefined=undefined)
-    without = answers_table([before for before, _ in pairs])
-    with_examples = answers_table([_as_baseline(after) for _, after in pairs])
+    without = answers_table([before for before, _ in pairs], baseline.label_set, baseline.dimensions)
+    with_examples = answers_table([_as_baseline(after) for _, after in pairs], baseline.label_set, baseline.dimensions)
     if isinstance(without, str) or isinstance(with_examples, str):
         return Metric(None, n=0, n_left_out=n_asked, undefined=without if isinstance(without, str) else undefined)
     units = np.arange(len(pairs), dtype=np.intp)
@@ -144,7 +145,7 @@ def _paired_gain(pairs: Sequence[tuple[Observation, Observation]], n_asked: int,
         ],
         dtype=np.float64,
     )
-    worst = max_squared_error(without.gold_kind)
+    worst = without.label_set.max_error(without.gold_kind)
 
     def gain(rows: FloatArray) -> float:
         return float((rows[:, 0].sum() - rows[:, 1].sum()) / rows[:, 2].sum() / worst)
@@ -156,10 +157,6 @@ def _paired_gain(pairs: Sequence[tuple[Observation, Observation]], n_asked: int,
         gain, per_sample, n_resamples=settings.n_resamples, confidence=settings.confidence, seed=settings.seed
     )
     return Metric(value, interval.low, interval.high, n=len(pairs), n_left_out=n_left_out)
-
-
-def _variant_of(observation: Observation) -> str:
-    return "-".join(observation.factors.get(f, "") for f in VARIANT_FACTORS)
 
 
 def _unit(observation: Observation) -> tuple[str, float | None, int]:

@@ -3,7 +3,8 @@
 Every level of every factor sets named pieces (``formal`` sets ``what: "What is"``, ``syn2`` sets
 ``sentiment: "emotion"``); a variant is one level per factor, and its prompt is the template with
 ``{piece}`` placeholders filled in, recursively (a piece may use other pieces). ``{text}`` is filled
-last and only once, so braces inside a review never act as placeholders.
+last and only once, so braces inside a review never act as placeholders. A level may be one text
+instead: it sets the piece named after its factor (a task's dimension ``tone`` fills ``{tone}``).
 """
 
 from __future__ import annotations
@@ -44,7 +45,12 @@ class PromptDesign:
             for level, pieces_node in levels_node.items():
                 if not re.fullmatch(r"[a-z0-9]+", level):
                     raise pieces_node.error(f"level {level!r} is not short lower-case letters and digits", "rename it")
-                pieces = {name: _piece(piece) for name, piece in pieces_node.items()}
+                # A level written as one text sets the piece named after its dimension ({tone} for tone).
+                pieces = (
+                    {factor: _piece(pieces_node)}
+                    if isinstance(pieces_node.value, str)
+                    else {name: _piece(piece) for name, piece in pieces_node.items()}
+                )
                 if names is not None and set(pieces) != names:
                     raise pieces_node.error(
                         f"sets pieces {sorted(pieces)}, the other levels set {sorted(names)}",
@@ -70,6 +76,18 @@ class PromptDesign:
             raise template.error("the rendered prompt has no {text}", "put {text} where the input text goes")
         for variant in self.variants():  # an unknown placeholder is a config error now, not at ask time
             self.render(variant, "probe")
+        self._check_each_factor_rewords(factors)
+
+    def _check_each_factor_rewords(self, factors: Node) -> None:
+        """A factor whose levels give one prompt would show a perfect flip rate for nothing."""
+        first = {factor: next(iter(levels)) for factor, levels in self.factors.items()}
+        for factor, levels in self.factors.items():
+            prompts = {self.render(Variant(tuple({**first, factor: level}.items())), "probe") for level in levels}
+            if len(prompts) < 2:
+                raise factors.get(factor).error(
+                    "its levels give the same prompt",
+                    f"use the placeholder {{{factor}}} (or a piece its levels set) in the template",
+                )
 
     def variants(self) -> list[Variant]:
         """Every combination of levels, first factor slowest, in the order the config lists them."""

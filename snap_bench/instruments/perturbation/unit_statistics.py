@@ -1,13 +1,14 @@
 """The perturbation figures of a set of units; the bootstrap passes the units of resampled samples.
 
-Accuracy rule (the study's MSE-based custom accuracy, on the polarity-weighted encoding
--3, -2, 0, +2, +3): accuracy = 1 - MSE / worst penalty. With five-class gold the error is the
+Accuracy rule (the study's MSE-based custom accuracy, on the task's label weights; label_set.py): accuracy
+= 1 - MSE / worst penalty. On the sentiment weights -3, -2, 0, +2, +3, with label gold the error is the
 ordinary squared difference and the worst penalty 36. With binary (polarity) gold a positive text
 accepts both positive labels, so the error is the squared distance to the nearer of +2 and +3 (a
 negative text: -2 and -3), and the worst penalty is 25 (-3 for a positive text). Unscored answers
 (refusals, invalid, API errors) have no error: they are left out of the accuracy, counted in
 ``n_left_out`` and judged on their own through ``unscored_rate``; in the consistency they count
-as disagreeing with the modal label.
+as disagreeing with the modal label. A nominal label set (no weights) costs 1 per wrong label, so its
+custom accuracy is the share of right answers.
 """
 
 from __future__ import annotations
@@ -19,15 +20,15 @@ import numpy.typing as npt
 
 from snap_bench.instruments.perturbation.answers import Answers, FloatArray
 from snap_bench.instruments.perturbation.few_shot import ACCURACY_WEIGHT
-from snap_bench.instruments.perturbation.sentiment_data import max_squared_error
 from snap_bench.stats import UndefinedStatistic
 from snap_bench.stats.categorical import (
     category_counts,
     fleiss_kappa,
-    interval_squared_errors,
     modal_share,
     mse_accuracy,
 )
+
+NO_POLARITY = "not applicable: the labels have no weights on both sides of zero"
 
 #: A figure of the units given (indices into the table's rows), raising UndefinedStatistic where it has none.
 UnitStatistic = Callable[[Answers, npt.NDArray[np.intp]], float]
@@ -41,7 +42,7 @@ def squared_errors(answers: Answers, units: npt.NDArray[np.intp]) -> FloatArray:
     if scored.any():
         low = np.broadcast_to(answers.gold_low[units][:, None], values.shape)[scored]
         high = np.broadcast_to(answers.gold_high[units][:, None], values.shape)[scored]
-        errors[scored] = interval_squared_errors(values[scored], low, high)
+        errors[scored] = answers.label_set.errors(values[scored], low, high)
     return errors
 
 
@@ -50,7 +51,7 @@ def accuracy_of_errors(answers: Answers, errors: FloatArray) -> float:
     present = errors[~np.isnan(errors)]
     if not present.size:
         raise UndefinedStatistic("custom accuracy", "no scored answer")
-    return mse_accuracy(present, max_squared_error(answers.gold_kind))
+    return mse_accuracy(present, answers.label_set.max_error(answers.gold_kind))
 
 
 def custom_accuracy(answers: Answers, units: npt.NDArray[np.intp]) -> float:
@@ -70,6 +71,8 @@ def variant_accuracies(answers: Answers, units: npt.NDArray[np.intp]) -> list[fl
 
 def polarity_accuracy(answers: Answers, units: npt.NDArray[np.intp]) -> float:
     """Share of scored answers on the gold's side of neutral (neutral is right only for neutral gold)."""
+    if not answers.label_set.has_polarity:
+        raise UndefinedStatistic("polarity accuracy", NO_POLARITY)
     values = answers.values[units]
     gold_sign = np.sign(answers.gold_low[units] + answers.gold_high[units])[:, None]
     scored = ~np.isnan(values)
@@ -79,7 +82,7 @@ def polarity_accuracy(answers: Answers, units: npt.NDArray[np.intp]) -> float:
 
 
 def exact_accuracy(answers: Answers, units: npt.NDArray[np.intp]) -> float:
-    """Share of scored answers naming the five-class gold label exactly."""
+    """Share of scored answers naming the gold label exactly."""
     values = answers.values[units]
     scored = ~np.isnan(values)
     if not scored.any():
@@ -191,7 +194,7 @@ def flip_rate_of(factor: str) -> UnitStatistic:
 def normalised_errors(answers: Answers) -> FloatArray:
     """Squared errors over the worst penalty, units x variants (NaN: unscored): 1 - mean is the accuracy."""
     every = np.arange(len(answers.sample_of), dtype=np.intp)
-    result: FloatArray = squared_errors(answers, every) / max_squared_error(answers.gold_kind)
+    result: FloatArray = squared_errors(answers, every) / answers.label_set.max_error(answers.gold_kind)
     return result
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import product
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from snap_bench.analysis.metric_specs import MetricSpec
-from snap_bench.design.config import ConfigFiles, Node, load_yaml
+from snap_bench.design.config import ConfigFiles, Node
 from snap_bench.design.temperatures import temperature_level
 from snap_bench.instruments.base import Instrument, Scored, Selection
-from snap_bench.instruments.design import selectable_names, selected
+from snap_bench.instruments.design import overlaid_thresholds, selectable_names, selected
 from snap_bench.instruments.questionnaire.design import QuestionnaireDesign
 from snap_bench.instruments.questionnaire.metrics import METRICS
 from snap_bench.instruments.questionnaire.reader import read_questionnaire
@@ -29,11 +29,8 @@ if TYPE_CHECKING:
     from snap_bench.analysis.metric_tables import AnalysisSettings, ModelAnalysis
     from snap_bench.analysis.stability import StabilityDesign
 
-THRESHOLDS_FILE = "thresholds.yaml"
 # The thresholds.yaml section a questionnaire's own `thresholds:` is laid over.
 DEFAULT_THRESHOLDS = "questionnaire"
-# Where a section's metrics are named: a questionnaire's own entries replace the defaults' by name.
-MERGED_BY_NAME = ("metrics", "non_inferiority")
 
 
 class QuestionnaireInstrument(Instrument):
@@ -89,14 +86,7 @@ class QuestionnaireInstrument(Instrument):
         if not self.from_file or self.config is None:
             return None
         own = self.design.thresholds or Node({}, self.design.files[0], "thresholds")
-        thresholds = load_yaml(self.config.path(THRESHOLDS_FILE))
-        if not thresholds.has(DEFAULT_THRESHOLDS):  # a project's thresholds.yaml written before questionnaires
-            thresholds = load_yaml(ConfigFiles.shipped().path(THRESHOLDS_FILE))
-        defaults = thresholds.get(DEFAULT_THRESHOLDS).mapping()
-        merged: dict[str, Any] = {**defaults, **own.mapping()}
-        for key in MERGED_BY_NAME:
-            if isinstance(own.mapping().get(key), dict):
-                merged[key] = {**defaults.get(key, {}), **own.mapping()[key]}
+        merged = overlaid_thresholds(self.config, DEFAULT_THRESHOLDS, own)
         if len(self.factor_levels["paraphrase"]) < 2 and "inter_paraphrase_r" not in own.mapping().get(
             "non_inferiority", {}
         ):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from snap_bench.design.config import ConfigFiles, Node, load_yaml
 from snap_bench.design.temperatures import temperatures
-from snap_bench.instruments.design import item_id, paraphrases
+from snap_bench.instruments.design import file_beside, instrument_name, item_id, known_keys, paraphrases
 from snap_bench.instruments.questionnaire.design import ItemNorm, LikertItem, Norms, QuestionnaireDesign, TraitNorm
 from snap_bench.observations.parsing import LikertScale
 
@@ -43,7 +43,7 @@ def read_questionnaire(path: Path, config: ConfigFiles) -> QuestionnaireDesign:
     """The design written in ``path``; files it names are looked up beside it, then in ``config``."""
     root = load_yaml(path)
     known_keys(root, KEYS)
-    name = _name(root.get(KIND_KEY))
+    name = instrument_name(root.get(KIND_KEY))
     files = [path]
     scale, labels = _scale(root.get("scale"))
     instruction = _instruction(root.get("instruction", None), scale, labels)
@@ -58,7 +58,7 @@ def read_questionnaire(path: Path, config: ConfigFiles) -> QuestionnaireDesign:
     norms_node = root.get("norms", None)
     norms = None
     if norms_node.value is not None:
-        norms_path = _beside(norms_node, path, config)
+        norms_path = file_beside(norms_node, path, config)
         files.append(norms_path)
         norms = read_norms(norms_path)
     items = _items(root.get("items"), contexts)
@@ -80,20 +80,6 @@ def read_questionnaire(path: Path, config: ConfigFiles) -> QuestionnaireDesign:
         thresholds=root.get("thresholds") if root.has("thresholds") else None,
         norms=norms,
     )
-
-
-def known_keys(node: Node, keys: tuple[str, ...]) -> None:
-    """A key the reader does not know is a typo until shown otherwise."""
-    for key, child in node.items():
-        if key not in keys:
-            raise child.error("unknown key", f"use one of: {', '.join(keys)}")
-
-
-def _name(node: Node) -> str:
-    name = node.text()
-    if not name.isidentifier() or not name.isascii():
-        raise node.error(f"{name!r} is not a name", "use letters, digits and underscores, e.g. calm or bfi25")
-    return name
 
 
 def _scale(node: Node) -> tuple[LikertScale, list[str]]:
@@ -141,16 +127,6 @@ def _instruction(node: Node, scale: LikertScale, labels: list[str]) -> str:
     return text
 
 
-def _beside(node: Node, questionnaire: Path, config: ConfigFiles) -> Path:
-    """A file the questionnaire names: beside it where one is, else the project's or packaged config file."""
-    relative = node.text()
-    local = questionnaire.parent / relative
-    path = local if local.is_file() else config.path(relative)
-    if not path.is_file():
-        raise node.error(f"{relative} does not exist", f"create {local} or fix the path")
-    return path
-
-
 def _texts(
     node: Node, questionnaire: Path, config: ConfigFiles, files: list[Path], as_files: bool = False
 ) -> dict[str, str | None]:
@@ -165,7 +141,7 @@ def _texts(
             file_node = value if as_files else value.get("file")
             if not as_files:
                 known_keys(value, ("file",))
-            path = _beside(file_node, questionnaire, config)
+            path = file_beside(file_node, questionnaire, config)
             files.append(path)
             texts[level] = path.read_text(encoding="utf-8").strip()
         else:

@@ -11,9 +11,12 @@ from snap_bench.design.config import ConfigError, ConfigFiles
 from snap_bench.instruments import load_instrument
 from snap_bench.instruments.base import Selection
 from snap_bench.instruments.perturbation.instrument import PerturbationInstrument
-from snap_bench.instruments.perturbation.sentiment_data import LABELS, gold_interval, max_squared_error, read_gold
+from snap_bench.instruments.perturbation.label_set import SENTIMENT
+from snap_bench.instruments.perturbation.labelled_data import read_gold
 from snap_bench.observations.observation import Condition
 from tests.conftest import SHIPPED, own_copy, set_limit
+
+LABELS = SENTIMENT.labels
 
 FIVE_CLASS_CSV = """id,text,label
 A1,"A masterpiece, pure joy from start to finish.",4
@@ -151,7 +154,7 @@ def test_five_class_data_from_csv(config_dir: Path) -> None:
     instrument = five_class(config_dir)
     assert [s.gold for s in instrument.samples.values()] == list(reversed(LABELS))
     condition = instrument.conditions(Selection(items=frozenset({"A1"})))[0]
-    assert read_gold(instrument.construct(condition)) == ("five_class", "very positive")
+    assert read_gold(instrument.construct(condition)) == ("label", "very positive")
 
 
 def test_jsonl_data(config_dir: Path) -> None:
@@ -176,7 +179,7 @@ def test_limit_takes_the_first_rows(config_dir: Path) -> None:
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        ('id,text,label\nS1,"Fine.",lukewarm\n', "row 2: label 'lukewarm' is not a polarity label. Fix: use one of"),
+        ('id,text,label\nS1,"Fine.",lukewarm\n', "row 2: label 'lukewarm' is not a polarity. Fix: use one of"),
         ('id,text,label\nS1,"",fresh\n', "row 2: no value in column 'text'. Fix: give every row a 'text'"),
         ('id,text,label\nS1,"A.",fresh\nS1,"B.",rotten\n', "row 3: duplicate id 'S1'"),
         ("id,text,label\n", "no rows. Fix: add labelled texts"),
@@ -235,11 +238,11 @@ def test_examples_that_repeat_a_test_text_are_refused(config_dir: Path) -> None:
 
 
 def test_gold_intervals_and_worst_penalties() -> None:
-    assert gold_interval("five_class", "negative") == (-2.0, -2.0)
-    assert gold_interval("polarity", "positive") == (2.0, 3.0)
-    assert gold_interval("polarity", "negative") == (-3.0, -2.0)
-    assert max_squared_error("five_class") == 36.0
-    assert max_squared_error("polarity") == 25.0
+    assert SENTIMENT.gold_interval("label", "negative") == (-2.0, -2.0)
+    assert SENTIMENT.gold_interval("polarity", "positive") == (2.0, 3.0)
+    assert SENTIMENT.gold_interval("polarity", "negative") == (-3.0, -2.0)
+    assert SENTIMENT.max_error("label") == 36.0
+    assert SENTIMENT.max_error("polarity") == 25.0
 
 
 def test_prompt_of_a_condition_with_examples(config_dir: Path) -> None:

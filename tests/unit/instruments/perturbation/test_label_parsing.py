@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from snap_bench.instruments.perturbation.label_set import SENTIMENT
 from snap_bench.instruments.perturbation.labels import parse_label
-from snap_bench.instruments.perturbation.sentiment_data import LABELS
 from snap_bench.observations.parsing import AnswerCode
+
+LABELS = SENTIMENT.labels
 
 # (answer, expected label or code). Shapes from the recorded small models and from larger ones.
 CASES: list[tuple[str, str | AnswerCode]] = [

@@ -14,7 +14,7 @@ from snap_bench.instruments import load_instrument
 from snap_bench.instruments.base import Selection
 from snap_bench.instruments.perturbation.few_shot import diverse_examples, seeded_order, tfidf
 from snap_bench.instruments.perturbation.instrument import PerturbationInstrument, best_variant_from_recordings
-from snap_bench.instruments.perturbation.sentiment_data import Sample
+from snap_bench.instruments.perturbation.labelled_data import Sample
 from snap_bench.recordings.cassettes import cassette_path
 from snap_bench.recordings.state import Recordings
 from tests.conftest import SHIPPED

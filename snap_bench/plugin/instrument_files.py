@@ -1,7 +1,8 @@
-"""Questionnaires written in YAML, found under the run's paths and collected as test modules.
+"""Instruments written in YAML (questionnaires and classification tasks), found under the run's paths and
+collected as test modules.
 
-A YAML file whose top-level key ``questionnaire`` opens it is an instrument: the session finds every such
-file under the paths it was given (the controller of an xdist run collects nothing, yet analyses them),
+A YAML file whose top-level key is ``questionnaire`` or ``task`` is an instrument: the session finds every
+such file under the paths it was given (the controller of an xdist run collects nothing, yet analyses them),
 and pytest collects each as a module with one test per model and condition, as a test module marked
 with its instrument would be: the same fixtures, parametrisation, node ids, JUnit and report rows.
 """
@@ -9,7 +10,6 @@ with its instrument would be: the same fixtures, parametrisation, node ids, JUni
 from __future__ import annotations
 
 import fnmatch
-import re
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,41 +19,24 @@ import pytest
 
 from snap_bench.analysis.metric_specs import declare
 from snap_bench.design.config import ConfigError, ConfigFiles
-from snap_bench.instruments import Instrument, registered
-from snap_bench.instruments.questionnaire import KIND_KEY, questionnaire_kind
+from snap_bench.instruments import SUFFIXES, Instrument, file_instrument_kind, instrument_file_kind, registered
 
-SUFFIXES = (".yaml", ".yml")
-# Only the opening of a file is read to tell a questionnaire from other YAML (recordings are YAML too).
-HEAD_BYTES = 4096
-_KIND_LINE = re.compile(rf"^{KIND_KEY}\s*:", re.MULTILINE)
 _TEST_MODULE = '''
 def test_{name}(case, ask):
-    """Ask the model one condition of the questionnaire {name}."""
+    """Ask the model one condition of {name}."""
     ask(case)
 '''
 
 
-def is_questionnaire(path: Path) -> bool:
-    """Whether ``path`` is a YAML file with the top-level key ``questionnaire`` (near its top)."""
-    if path.suffix not in SUFFIXES or not path.is_file():
-        return False
-    try:
-        with path.open("rb") as stream:
-            head = stream.read(HEAD_BYTES).decode("utf-8", errors="replace")
-    except OSError:
-        return False
-    return bool(_KIND_LINE.search(head))
-
-
-def questionnaire_paths(config: pytest.Config, skip: Path) -> list[Path]:
-    """Every questionnaire file under the run's paths, in a stable order (``skip``: the recordings)."""
+def instrument_file_paths(config: pytest.Config, skip: Path) -> list[Path]:
+    """Every instrument file under the run's paths, in a stable order (``skip``: the recordings)."""
     found: dict[Path, None] = {}
     ignored = [str(pattern) for pattern in config.getini("norecursedirs")]
     for argument in config.args:
         path = Path(argument.split("::")[0])
         path = (path if path.is_absolute() else Path(config.invocation_params.dir) / path).resolve()
         for candidate in _yaml_files(path, ignored, skip.resolve()):
-            if is_questionnaire(candidate):
+            if instrument_file_kind(candidate):
                 found[candidate] = None
     return list(found)
 
@@ -72,8 +55,8 @@ def _yaml_files(path: Path, ignored: list[str], skip: Path) -> Iterator[Path]:
             yield child
 
 
-class Questionnaires:
-    """The session's questionnaire files: name -> instrument class, and the file each was read from."""
+class InstrumentFiles:
+    """The session's instrument files: name -> instrument class, and the file each was read from."""
 
     def __init__(self, config: ConfigFiles) -> None:
         self.config = config
@@ -81,42 +64,47 @@ class Questionnaires:
         self._files: dict[Path, str] = {}
 
     def add(self, path: Path) -> str:
-        """Make the questionnaire written in ``path`` one of the session's instruments; its name. A mistake in
+        """Make the instrument written in ``path`` one of the session's instruments; its name. A mistake in
         the file is a ConfigError naming the file, key and fix."""
         path = path.resolve()
         if path in self._files:
             return self._files[path]
-        kind = questionnaire_kind(path, self.config)
+        kind = file_instrument_kind(path, self.config)
         taken = next((str(other) for other, name in self._files.items() if name == kind.name), None)
         if taken is not None or kind.name in registered():
             raise ConfigError(
                 path,
-                KIND_KEY,
+                str(instrument_file_kind(path)),
                 f"the name {kind.name!r} is taken by {taken or 'an instrument of the plugin'}",
-                "give every questionnaire a name of its own",
+                "give every instrument file a name of its own",
             )
         declare(kind.name, kind.metrics)
         self.kinds[kind.name] = kind
         self._files[path] = kind.name
         return kind.name
 
+    def follow_up(self, config: pytest.Config) -> frozenset[str]:
+        """The files' instruments whose follow-up stage was asked for (a task's phase 2 follows the same
+        option as the sentiment study's, --snap-perturbation-phase2)."""
+        return frozenset(name for name, kind in self.kinds.items() if kind.follow_up_requested(config))
 
-class QuestionnaireModule(pytest.Module):
-    """A questionnaire file as pytest sees it: a module marked with its instrument, holding one test function
+
+class InstrumentFileModule(pytest.Module):
+    """An instrument file as pytest sees it: a module marked with its instrument, holding one test function
     that takes the ``case`` and ``ask`` fixtures (what benchmarks/test_profile.py holds for the profile)."""
 
     instrument_name: str = ""
 
     def _getobj(self) -> Any:
-        module = types.ModuleType(f"snap_bench_questionnaire_{self.instrument_name}")
+        module = types.ModuleType(f"snap_bench_instrument_{self.instrument_name}")
         module.__file__ = str(self.path)
         exec(compile(_TEST_MODULE.format(name=self.instrument_name), str(self.path), "exec"), module.__dict__)
         module.__dict__["pytestmark"] = [pytest.mark.instrument(self.instrument_name)]
         return module
 
 
-class BrokenQuestionnaire(pytest.File):
-    """A questionnaire file with a mistake: its collection fails with the message naming file, key and fix."""
+class BrokenInstrumentFile(pytest.File):
+    """An instrument file with a mistake: its collection fails with the message naming file, key and fix."""
 
     def __init__(self, *, problem: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)

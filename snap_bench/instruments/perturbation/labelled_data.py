@@ -1,8 +1,8 @@
-"""Labelled texts for the sentiment instrument: read from CSV or JSONL, gold mapped to the label set.
+"""Labelled texts for a classification task: read from CSV or JSONL, gold mapped to the task's label set.
 
-Two kinds of gold exist. ``five_class`` data (SST-5 and the like) name one of the five labels per
-text; ``polarity`` data (fresh/rotten, pos/neg) only say whether the text is positive or negative.
-Metrics that need the five classes are computed only for the first kind.
+Two kinds of gold exist (label_set.py): ``label`` data (SST-5 and the like) name one label of the set
+per text; ``polarity`` data (fresh/rotten, pos/neg) only say whether the text is positive or negative.
+Metrics that need one gold label per text are computed only for the first kind.
 """
 
 from __future__ import annotations
@@ -13,18 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from snap_bench.design.config import ConfigError, Node
+from snap_bench.instruments.perturbation.label_set import GOLD_KINDS, GOLD_SYNONYMS, LABEL_GOLD, POLARITY_GOLD, LabelSet
 
-LABELS = ("very negative", "negative", "neutral", "positive", "very positive")
-# The study's polarity-weighted encoding: polarity mistakes cost more than intensity mistakes.
-ENCODING = {"very negative": -3, "negative": -2, "neutral": 0, "positive": 2, "very positive": 3}
-POLARITIES = ("negative", "positive")
-GOLD_KINDS = ("five_class", "polarity")
 FORMATS = ("csv", "jsonl")
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One labelled text: ``gold`` is a label of LABELS (five_class) or of POLARITIES (polarity)."""
+    """One labelled text: ``gold`` is a label of the set (label gold) or negative / positive (polarity)."""
 
     id: str
     text: str
@@ -42,38 +38,45 @@ class DataSpec:
     id_column: str | None
     gold_kind: str
     label_map: dict[str, str]
+    allowed: tuple[str, ...]  # what the gold may say, after label_map
 
     @classmethod
-    def from_node(cls, node: Node) -> DataSpec:
-        gold_kind = node.get("gold").choice(GOLD_KINDS)
-        allowed = LABELS if gold_kind == "five_class" else POLARITIES
+    def from_node(cls, node: Node, label_set: LabelSet) -> DataSpec:
+        gold_node = node.get("gold", LABEL_GOLD)
+        gold_kind = GOLD_SYNONYMS.get(str(gold_node.value), None) or gold_node.choice(GOLD_KINDS)
+        if gold_kind == POLARITY_GOLD and not label_set.has_polarity:
+            raise gold_node.error(
+                "polarity gold needs labels weighted on both sides of zero",
+                "give the labels weights (negative ones below 0, positive ones above), or use gold: label",
+            )
+        allowed = label_set.gold_labels(gold_kind)
         label_map: dict[str, str] = {}
         for raw, target in node.get("label_map", {}).items():
             label_map[raw] = target.choice(allowed)
         id_node = node.get("id_column", None)
         return cls(
-            format=node.get("format").choice(FORMATS),
+            format=node.get("format", "csv").choice(FORMATS),
             text_column=node.get("text_column", "text").text(),
             label_column=node.get("label_column", "label").text(),
             id_column=id_node.text() if id_node.value is not None else None,
             gold_kind=gold_kind,
             label_map=label_map,
+            allowed=allowed,
         )
 
     def gold(self, raw: str) -> str | None:
         """The gold label of a raw label, or None when it is not one we know."""
-        allowed = LABELS if self.gold_kind == "five_class" else POLARITIES
         value = self.label_map.get(raw, raw if not self.label_map else None)
         if value is None:
             return None
         value = value.strip().lower()
-        return value if value in allowed else None
+        return value if value in self.allowed else None
 
 
 def load_samples(path: Path, spec: DataSpec, id_prefix: str) -> list[Sample]:
     """Read ``path`` as ``spec`` says; any problem is a ConfigError naming the file, the row and the fix."""
     if not path.is_file():
-        raise ConfigError(path, "", "data file not found", "create it, or fix the path under perturbation.data")
+        raise ConfigError(path, "", "data file not found", "create it, or fix the path under data")
     rows = _csv_rows(path) if spec.format == "csv" else _jsonl_rows(path)
     samples: list[Sample] = []
     seen: set[str] = set()
@@ -85,17 +88,17 @@ def load_samples(path: Path, spec: DataSpec, id_prefix: str) -> list[Sample]:
                     path,
                     where,
                     f"no value in column {column!r}",
-                    f"give every row a {column!r}, or name the right column in perturbation.data",
+                    f"give every row a {column!r}, or name the right column under data",
                 )
         raw = str(row[spec.label_column]).strip()
         gold = spec.gold(raw)
         if gold is None:
-            known = sorted(spec.label_map) or list(LABELS if spec.gold_kind == "five_class" else POLARITIES)
+            known = sorted(spec.label_map) or list(spec.allowed)
             raise ConfigError(
                 path,
                 where,
-                f"label {raw!r} is not a {spec.gold_kind} label",
-                f"use one of {', '.join(known)}, or map it in perturbation.data.label_map",
+                f"label {raw!r} is not {'a polarity' if spec.gold_kind == POLARITY_GOLD else 'one of the labels'}",
+                f"use one of {', '.join(known)}, or map it under data.label_map",
             )
         sample_id = str(row[spec.id_column]).strip() if spec.id_column else f"{id_prefix}{len(samples) + 1:03d}"
         if not sample_id.isalnum():
@@ -144,33 +147,11 @@ def _jsonl_rows(path: Path) -> list[tuple[int, dict[str, str]]]:
     return rows
 
 
-def gold_interval(gold_kind: str, gold: str) -> tuple[float, float]:
-    """The encodings a right answer may have: one label's for five-class gold, a polarity's labels' else.
-
-    Binary gold does not say how strong the sentiment is, so "positive" and "very positive" are
-    both right for a fresh review, and the error of a wrong answer is its distance to the nearer.
-    """
-    if gold_kind == "five_class":
-        value = float(ENCODING[gold])
-        return value, value
-    values = [float(v) for label, v in ENCODING.items() if (v > 0 if gold == "positive" else v < 0)]
-    return min(values), max(values)
-
-
-def max_squared_error(gold_kind: str) -> float:
-    """The worst penalty the gold allows: 36 (very negative for very positive) or 25 (-3 for [+2, +3])."""
-    span = max(ENCODING.values()) - min(ENCODING.values())
-    if gold_kind == "five_class":
-        return float(span**2)
-    nearest = min(v for v in ENCODING.values() if v > 0)
-    return float((nearest - min(ENCODING.values())) ** 2)
-
-
-GOLD_PREFIX = {"five_class": "gold:", "polarity": "polarity:"}
+GOLD_PREFIX = {"label": "gold:", "polarity": "polarity:"}
 
 
 def gold_construct(sample: Sample, gold_kind: str) -> str:
-    """How an observation carries its gold: ``gold:very positive`` (5-class) or ``polarity:positive``."""
+    """How an observation carries its gold: ``gold:very positive`` (label gold) or ``polarity:positive``."""
     return f"{GOLD_PREFIX[gold_kind]}{sample.gold}"
 
 
