@@ -130,10 +130,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command == "init":
         return init_project(options.folder)
     if options.command == "glossary":
-        from snap_bench.instruments import registered
+        from snap_bench.instruments import instrument_kinds
         from snap_bench.report.glossary import glossary_markdown
 
-        print(glossary_markdown(registered()))
+        print(glossary_markdown(instrument_kinds()))
         return 0
     try:
         if options.copy:

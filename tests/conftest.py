@@ -14,6 +14,7 @@ import pytest
 
 from snap_bench.design.config import PACKAGED, ConfigFiles
 from snap_bench.instruments import Instrument, load_instruments
+from snap_bench.instruments.perturbation import PerturbationInstrument, task_kind
 from tests.fake_openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -25,13 +26,15 @@ SLICE = ("--snap-items=M01", "--snap-prompts=NEU", "--snap-temperatures=0")
 SLICE_SIZE = 18
 # Plugin behaviour is checked both in one process and with xdist's workers.
 WORKERS = [pytest.param((), id="plain"), pytest.param(("-n", "2"), id="xdist")]
-BENCHMARK_MODULES = {"profile": "test_profile.py", "compass": "test_compass.py", "perturbation": "test_perturbation.py"}
+BENCHMARK_MODULES = {"profile": "test_profile.py", "compass": "test_compass.py", "perturbation": "perturbation.yaml"}
+# The prompt-perturbation study, a task written in YAML.
+PERTURBATION = REPO / "benchmarks" / "perturbation.yaml"
 
 
 @cache
 def shipped_instruments() -> dict[str, Instrument]:
-    """Every registered instrument and the questionnaires of benchmarks/, built from the shipped config (what a
-    session of this repo loads)."""
+    """Every registered instrument and the questionnaires and tasks of benchmarks/, built from the shipped config
+    (what a session of this repo loads)."""
     return load_instruments(SHIPPED, sorted((REPO / "benchmarks").glob("*.yaml")))
 
 
@@ -109,20 +112,37 @@ class BenchProject:
         return self.pytester.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", *extra, *args)
 
 
+def gates_against_itself(
+    bench: BenchProject, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...], check: str
+) -> None:
+    """Replayed with no key, saved as fake-model's baseline and gated against it: an unchanged model passes
+    the gate, ``check`` (INSTRUMENT-METRIC) among its compared figures."""
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    saved = bench.root / "baselines" / "fake-model.json"
+    bench.run("--model=fake-model", *workers, f"--snap-save-baseline={saved}", gate=True)
+    gated = bench.run("--model=fake-model", *workers, f"--baseline={saved}", "--snap-gate=baseline", "-rA", gate=True)
+    assert gated.ret == pytest.ExitCode.OK, gated.stdout.str()
+    gated.stdout.fnmatch_lines([f"PASSED snap-bench::thresholds[[]fake-model-vs-fake-model@baseline-{check}*"])
+
+
 @pytest.fixture
 def bench(pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> BenchProject:
     monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
     return BenchProject(pytester, fake_server.base_url)
 
 
-def set_limit(config_dir: Path, limit: int | None) -> None:
-    """Replace (or add, or with None remove) perturbation.data.limit in the project's own experiment.yaml."""
-    path = own_copy(config_dir, "experiment.yaml")
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("    limit:")]
+def set_limit(task_file: Path, limit: int | None) -> None:
+    """Replace (or add, or with None remove) data.limit in a copy of the perturbation task file."""
+    lines = [line for line in task_file.read_text(encoding="utf-8").splitlines() if not line.startswith("  limit:")]
     text = "\n".join(lines) + "\n"
     if limit is not None:
-        text = text.replace("    gold: polarity\n", f"    gold: polarity\n    limit: {limit}\n")
-    path.write_text(text, encoding="utf-8")
+        text = text.replace("  gold: polarity\n", f"  gold: polarity\n  limit: {limit}\n")
+    task_file.write_text(text, encoding="utf-8")
+
+
+def perturbation_task(config: ConfigFiles = SHIPPED, task_file: Path = PERTURBATION) -> PerturbationInstrument:
+    """The prompt-perturbation study (or a copy of its file), built from ``config``."""
+    return task_kind(task_file, config)(config)
 
 
 def with_terminal_signals() -> None:

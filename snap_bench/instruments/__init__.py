@@ -1,8 +1,9 @@
 """The one registry of instruments: the name a test module's ``instrument`` marker uses -> its class; and the
 kinds of instrument a YAML file may write.
 
-The three shipped instruments register here; another one registers itself with :func:`register` (for
-example from a conftest.py or a plugin module) and needs no change to any core module. A YAML file whose
+The profile and the compass register here (the BFI-25 and the prompt-perturbation study are YAML files);
+another one registers itself with :func:`register` (for example from a conftest.py or a plugin module) and
+needs no change to any core module. A YAML file whose
 top-level key (near its top) is ``questionnaire`` is a Likert questionnaire, ``task`` a classification task
 asked through rewordings (only the opening of a file is read to tell: recordings are YAML too).
 """
@@ -31,6 +32,7 @@ __all__ = [
     "Selection",
     "file_instrument_kind",
     "instrument_file_kind",
+    "instrument_kinds",
     "load_instrument",
     "load_instruments",
     "metric_spec",
@@ -105,5 +107,12 @@ def load_instruments(config: ConfigFiles, files: Iterable[Path] = ()) -> dict[st
     return built
 
 
-for _kind in (ProfileInstrument, CompassInstrument, PerturbationInstrument):
+def instrument_kinds() -> dict[str, type[Instrument]]:
+    """The registered instruments and the class every task file's instrument derives from: whose options the
+    plugin adds (a task's phase 2 is asked with --snap-perturbation-phase2) and whose metrics the glossary
+    explains (a questionnaire file's are the profile's)."""
+    return {**_REGISTRY, PerturbationInstrument.name: PerturbationInstrument}
+
+
+for _kind in (ProfileInstrument, CompassInstrument):
     register(_kind)

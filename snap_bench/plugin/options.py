@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from snap_bench.instruments import registered
+from snap_bench.instruments import instrument_kinds
 from snap_bench.judging.exit_status import gate_mode
 from snap_bench.recordings.cassettes import RecordMode
 
@@ -87,7 +87,7 @@ def add_options(parser: pytest.Parser) -> None:
     _limit_options(group)
     _judging_options(group)
     # Options of an instrument's own (--snap-perturbation-phase2, --snap-compass-per-prompt).
-    for kind in registered().values():
+    for kind in instrument_kinds().values():
         kind.add_options(group)
     _ini_keys(parser)
 

@@ -18,7 +18,7 @@ from snap_bench.design.config import ConfigFiles
 from snap_bench.design.temperatures import DEFAULT
 from snap_bench.history.address import StoreAddress, StoreAddressError, store_address
 from snap_bench.history.database import INSTALL_DRIVER, postgres_driver_installed
-from snap_bench.instruments import registered
+from snap_bench.instruments import instrument_kinds, registered
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.plugin.options import comma_list, positive_float, positive_int
 from snap_bench.recordings.cassettes import RecordMode
@@ -136,7 +136,7 @@ class SessionOptions:
             else _ini_int(config, "snap_seed"),
             explicit=bool(models)
             or config.getoption("snap_dry_run")
-            or any(kind.follow_up_requested(config) for kind in registered().values())
+            or any(kind.follow_up_requested(config) for kind in instrument_kinds().values())
             or any(v is not None for v in explicit_values),
         )
 

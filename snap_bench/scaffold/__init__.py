@@ -1,7 +1,8 @@
 """``snap-bench init``: the files a repository needs to run the packaged instruments as its own.
 
 One thin test module per registered instrument under ``benchmarks/`` (the text each instrument gives,
-``Instrument.benchmark_module``), the BFI-25 questionnaire (YAML, collected as tests), a commented
+``Instrument.benchmark_module``), the BFI-25 questionnaire and the prompt-perturbation task (YAML, collected
+as tests), a commented
 ``config/models.yaml`` that extends the packaged model list,
 ``.env.example``, a ``.gitignore`` and a GitHub Actions workflow that records on a schedule and gates pull
 requests against committed baselines. The templates are the files of ``templates/`` beside this module.
@@ -19,8 +20,9 @@ from snap_bench.instruments import registered
 TEMPLATES = Path(__file__).resolve().with_name("templates")
 # Where each template goes, relative to the project folder (the package's copies carry no leading dot).
 PLACES = {
-    # The shipped questionnaire written in YAML (this repository's benchmarks/bfi25.yaml; a test keeps them one).
+    # The shipped instruments written in YAML (this repository's benchmarks/*.yaml; a test keeps them one).
     "benchmarks/bfi25.yaml": "bfi25.yaml",
+    "benchmarks/perturbation.yaml": "perturbation.yaml",
     "config/models.yaml": "models.yaml",
     ".env.example": "env.example",
     ".gitignore": "gitignore",

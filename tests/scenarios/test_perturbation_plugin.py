@@ -105,7 +105,7 @@ def test_phase2_asks_the_best_variant_with_examples_and_writes_the_audit(
     bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...]
 ) -> None:
     fake_server.script.answer = formal_right_casual_neutral
-    set_limit(bench.root / "config", 2)
+    set_limit(bench.root / "benchmarks" / "perturbation.yaml", 2)
     # the whole baseline must be recorded before phase 2 can choose the best variant
     result = bench.run("--model=fake-model", "--snap-perturbation-phase2", *workers)
     assert result.ret == pytest.ExitCode.USAGE_ERROR

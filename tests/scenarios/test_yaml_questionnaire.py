@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import WORKERS, BenchProject
+from tests.conftest import WORKERS, BenchProject, gates_against_itself
 from tests.fake_openai_server import FakeOpenAIServer
 
 # The minimal file, with hidden items (nothing in the package knows them) and a construct of its own.
@@ -97,15 +97,7 @@ def test_a_yaml_questionnaire_is_collected_asked_judged_and_reported(
     report = (bench.out / "report.html").read_text(encoding="utf-8")
     assert 'id="snap-instrument-calm"' in report
 
-    # Replayed with no key, saved as a baseline, and gated against it: an unchanged model passes the gate.
-    monkeypatch.delenv("FAKE_OPENAI_KEY")
-    saved = bench.root / "baselines" / "fake-model.json"
-    bench.run("--model=fake-model", *workers, f"--snap-save-baseline={saved}", gate=True)
-    gated = bench.run("--model=fake-model", *workers, f"--baseline={saved}", "--snap-gate=baseline", "-rA", gate=True)
-    assert gated.ret == pytest.ExitCode.OK, gated.stdout.str()
-    gated.stdout.fnmatch_lines(
-        ["PASSED snap-bench::thresholds[[]fake-model-vs-fake-model@baseline-calm-dependability*"]
-    )
+    gates_against_itself(bench, monkeypatch, workers, "calm-dependability")
 
 
 @pytest.mark.parametrize(

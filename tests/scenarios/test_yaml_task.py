@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import WORKERS, BenchProject
+from tests.conftest import WORKERS, BenchProject, gates_against_itself
 from tests.fake_openai_server import FakeOpenAIServer
 
 # Hidden inputs (nothing in the package knows them) with a nominal label set of their own.
@@ -118,15 +118,7 @@ def test_a_yaml_task_is_collected_asked_analysed_and_gated(
     assert model["details"]["labels"] == ["sport", "politics", "weather"]
     assert 'id="snap-instrument-topics"' in (bench.out / "report.html").read_text(encoding="utf-8")
 
-    # Replayed with no key and gated against its own baseline: an unchanged model passes the gate.
-    monkeypatch.delenv("FAKE_OPENAI_KEY")
-    saved = bench.root / "baselines" / "fake-model.json"
-    bench.run("--model=fake-model", *workers, f"--snap-save-baseline={saved}", gate=True)
-    gated = bench.run("--model=fake-model", *workers, f"--baseline={saved}", "--snap-gate=baseline", "-rA", gate=True)
-    assert gated.ret == pytest.ExitCode.OK, gated.stdout.str()
-    gated.stdout.fnmatch_lines(
-        ["PASSED snap-bench::thresholds[[]fake-model-vs-fake-model@baseline-topics-consistency*"]
-    )
+    gates_against_itself(bench, monkeypatch, workers, "topics-consistency")
 
 
 @pytest.mark.parametrize(

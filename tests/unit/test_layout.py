@@ -67,7 +67,9 @@ def mentions(word: str, name: str) -> bool:
 
 
 def test_the_registry_holds_the_shipped_instruments() -> None:
-    assert NAMES == ["compass", "perturbation", "profile"]
+    # the BFI-25 and the prompt-perturbation study are YAML files (benchmarks/), read by the questionnaire
+    # and task machinery, which is core: it names neither registered instrument
+    assert NAMES == ["compass", "profile"]
 
 
 def test_no_core_module_names_an_instrument() -> None:

@@ -1,8 +1,9 @@
-"""The prompt-perturbation instrument: 5-class sentiment asked through 16 rewordings of one task.
+"""The instrument of a classification task asked through rewordings (:func:`task_kind` makes one per task file;
+the shipped prompt-perturbation study, benchmarks/perturbation.yaml, is 5-class sentiment through 16).
 
-Design: sample x variant (formality x phrasing x order x synonyms, 2 x 2 x 2 x 2) x temperature x
-run. Phase 2 (``--snap-perturbation-phase2``) asks each model's best baseline variant again with
-labelled examples before (``pre``) or after (``suf``) the prompt.
+Design: sample x variant (one level of each rewording dimension; the study's formality x phrasing x order x
+synonyms, 2 x 2 x 2 x 2) x temperature x run. Phase 2 (``--snap-perturbation-phase2``) asks each model's best
+baseline variant again with labelled examples before (``pre``) or after (``suf``) the prompt.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from snap_bench.design.config import ConfigError, ConfigFiles, Node, load_yaml
+from snap_bench.design.config import ConfigError, ConfigFiles, Node
 from snap_bench.design.temperatures import temperature_level
 from snap_bench.instruments.base import Instrument, Scored, Selection
 from snap_bench.instruments.design import overlaid_thresholds, selected
@@ -30,7 +31,7 @@ from snap_bench.instruments.perturbation.labelled_data import Sample, gold_const
 from snap_bench.instruments.perturbation.labels import parse_label
 from snap_bench.instruments.perturbation.metrics import METRICS
 from snap_bench.instruments.perturbation.prompt_variants import Variant
-from snap_bench.instruments.perturbation.task import TaskDesign, read_task, read_task_section
+from snap_bench.instruments.perturbation.task import TaskDesign, read_task
 from snap_bench.observations.observation import Condition, Observation
 from snap_bench.report.context import ReportContext
 
@@ -40,32 +41,20 @@ if TYPE_CHECKING:
     from snap_bench.analysis.metric_tables import AnalysisSettings, ModelAnalysis
     from snap_bench.recordings.state import Recordings
 
-EXPERIMENT_FILE = "experiment.yaml"
-SECTION = "perturbation"
 # The thresholds.yaml section a task file's own `thresholds:` is laid over: the sentiment study's.
 DEFAULT_THRESHOLDS = "perturbation"
 PHASE2_OPTION = "--snap-perturbation-phase2"
 
 
 class PerturbationInstrument(Instrument):
-    name = "perturbation"
-    title = "prompt perturbation (sentiment robustness)"
-    benchmark_doc = (
-        "Prompt perturbation: one test per model and condition (sample x 16 rewordings of the sentiment task\n"
-        "[+ few-shot prefix and suffix in phase 2] x run).\n"
-        "An answer without a score (refused, invalid, API error) is recorded and reported as `unscored`, not as a\n"
-        "failure."
-    )
-    benchmark_test = "test_sentiment"
+    """A classification task's instrument, from its design (read from its file)."""
+
+    name: ClassVar[str] = "task"
+    title: ClassVar[str] = "classification task"
     metrics = METRICS
 
-    # Read from a task file (its thresholds are its own `thresholds:` over the defaults for a task).
-    from_file: ClassVar[bool] = False
-
     def __init__(self, config: ConfigFiles) -> None:
-        experiment = config.path(EXPERIMENT_FILE)
-        section = load_yaml(experiment).get(SECTION)
-        self._use(read_task_section(section, self.name, self.title, [experiment], config), config)
+        raise NotImplementedError("a task is built from its file: use task_kind(path)")
 
     def _use(self, task: TaskDesign, config: ConfigFiles) -> None:
         self.config = config
@@ -88,8 +77,8 @@ class PerturbationInstrument(Instrument):
 
     def thresholds_section(self) -> Node | None:
         """A task file's own `thresholds:` laid over the defaults for a task (the sentiment study's section of
-        thresholds.yaml); None for the study itself, whose section is its name's, as for any instrument."""
-        if not self.from_file or self.config is None:
+        thresholds.yaml, `perturbation`)."""
+        if self.config is None:
             return None
         own = self.task.thresholds or Node({}, self.task.files[0], "thresholds")
         merged = overlaid_thresholds(self.config, DEFAULT_THRESHOLDS, own)
@@ -172,7 +161,7 @@ class PerturbationInstrument(Instrument):
             if not self.example_pool:
                 raise ConfigError(
                     self.task.files[0],
-                    "data.examples" if self.from_file else f"{SECTION}.data.examples",
+                    "data.examples",
                     "phase 2 needs a pool of labelled examples",
                     "name a CSV or JSONL file disjoint from the test samples",
                 )
@@ -181,7 +170,7 @@ class PerturbationInstrument(Instrument):
             except ValueError as error:  # too few examples of a label in the pool
                 raise ConfigError(
                     self.task.files[0],
-                    "phase2.examples_per_label" if self.from_file else f"{SECTION}.phase2.examples_per_label",
+                    "phase2.examples_per_label",
                     str(error),
                     "add labelled examples to the pool, or ask for fewer per label",
                 ) from None
@@ -358,10 +347,7 @@ def task_kind(path: Path, config: ConfigFiles) -> type[PerturbationInstrument]:
         {
             "name": task.name,
             "title": task.title,
-            "from_file": True,
             "source": path,
-            "benchmark_doc": "",
-            "benchmark_test": "",
             "__init__": __init__,
         },
     )

@@ -31,7 +31,7 @@ METRICS: Mapping[str, MetricSpec] = {
         "custom accuracy",
         unit="share",
         pairing=_by_sample("error", "snap_bench.instruments.perturbation.pairing:accuracy_batch"),
-        description="1 - MSE / worst penalty on the polarity-weighted encoding",
+        description="1 - mean penalty / worst penalty on the labels' weights (a nominal label set: the share right)",
     ),
     "polarity_accuracy": MetricSpec("polarity accuracy", unit="share"),
     "exact_accuracy": MetricSpec("exact accuracy", unit="share"),
@@ -39,7 +39,7 @@ METRICS: Mapping[str, MetricSpec] = {
         "consistency",
         unit="share",
         pairing=_by_sample("value", "snap_bench.instruments.perturbation.pairing:consistency_batch"),
-        description="mean share of the 16 variants giving an input's modal label (1 = every rewording agrees)",
+        description="mean share of the variants giving an input's modal label (1 = every rewording agrees)",
     ),
     "weighted_index": MetricSpec("weighted index", unit="share", description="0.7 x accuracy + 0.3 x consistency"),
     "fleiss_kappa": MetricSpec("Fleiss kappa", description="agreement of the variants, chance-corrected"),
@@ -77,7 +77,7 @@ METRICS: Mapping[str, MetricSpec] = {
             cluster="item",
             table="snap_bench.instruments.perturbation.pairing:flip_table",
         ),
-        description="the largest share of inputs whose label changes when one factor changes level",
+        description="the largest share of inputs whose label changes when one rewording dimension changes level",
     ),
     # Judged on the baseline answers only (phase 2 asks one variant per model).
     "unscored_rate": rate(

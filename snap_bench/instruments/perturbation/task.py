@@ -1,5 +1,5 @@
-"""Read a classification task (a YAML file whose top-level key is ``task``, or experiment.yaml's
-``perturbation`` section, the sentiment study) into a design.
+"""Read a classification task (a YAML file whose top-level key is ``task``; benchmarks/perturbation.yaml, the
+sentiment study, is one) into a design.
 
 A task names its label set (``labels``: a list, or label -> weight for the weighted accuracy), its labelled
 inputs (``data``: a CSV or JSONL file of texts with gold labels), a prompt ``template`` and its rewording
@@ -17,7 +17,7 @@ from pathlib import Path
 from snap_bench.design.config import ConfigFiles, Node, load_yaml
 from snap_bench.design.temperatures import temperatures
 from snap_bench.instruments.design import file_beside, instrument_name, known_keys
-from snap_bench.instruments.perturbation.label_set import SENTIMENT, LabelSet
+from snap_bench.instruments.perturbation.label_set import LabelSet
 from snap_bench.instruments.perturbation.labelled_data import DataSpec, Sample, load_samples
 from snap_bench.instruments.perturbation.labels import normalise
 from snap_bench.instruments.perturbation.prompt_variants import PromptDesign
@@ -35,8 +35,6 @@ DESIGN_KEYS = (
     "phase2",
 )
 KEYS = (KIND_KEY, "title", "description", *DESIGN_KEYS, "thresholds")
-# experiment.yaml's section called the dimensions `factors` before tasks were files; both are read.
-SECTION_KEYS = (*DESIGN_KEYS, "factors")
 DATA_KEYS = ("test", "examples", "format", "text_column", "label_column", "id_column", "gold", "limit", "label_map")
 PHASE2_KEYS = ("best_variant_by", "examples_per_label", "examples_header", "example_format", "example_order_seed")
 BEST_VARIANT_RULES = ("weighted_index", "custom_accuracy")
@@ -101,23 +99,6 @@ def read_task(path: Path, config: ConfigFiles) -> TaskDesign:
     )
 
 
-def read_task_section(section: Node, name: str, title: str, files: list[Path], config: ConfigFiles) -> TaskDesign:
-    """The task written as a section of experiment.yaml (the sentiment study); without ``labels`` it has the
-    sentiment labels and weights, as such a section had before it could name its own."""
-    known_keys(section, SECTION_KEYS)
-    label_set = _label_set(section.get("labels")) if section.has("labels") else SENTIMENT
-    return _design(
-        section,
-        name=name,
-        title=title,
-        description="",
-        label_set=label_set,
-        files=files,
-        resolve=lambda node: _config_file(node, config),
-        thresholds=None,
-    )
-
-
 def _design(
     root: Node,
     *,
@@ -145,9 +126,8 @@ def _design(
         files.append(pool_path)
         pool = load_samples(pool_path, spec, "E")
         _check_disjoint(samples, pool, examples)
-    dimensions = root.get("dimensions") if root.has("dimensions") or not root.has("factors") else root.get("factors")
     prompts = PromptDesign(
-        dimensions, root.get("template"), root.get("pieces", {}), {"labels": ", ".join(label_set.labels)}
+        root.get("dimensions"), root.get("template"), root.get("pieces", {}), {"labels": ", ".join(label_set.labels)}
     )
     return TaskDesign(
         name=name,
@@ -206,13 +186,6 @@ def _few_shot(node: Node) -> FewShot:
         example_format=example_format.text(),
         example_order_seed=resolved.get("example_order_seed").integer(0, 2**32 - 1),
     )
-
-
-def _config_file(node: Node, config: ConfigFiles) -> Path:
-    path = config.path(node.text())
-    if not path.is_file():
-        raise node.error(f"{node.text()} does not exist", f"create {path} or fix the path")
-    return path
 
 
 def _check_disjoint(samples: list[Sample], pool: list[Sample], node: Node) -> None:

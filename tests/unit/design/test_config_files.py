@@ -11,7 +11,7 @@ from snap_bench.design.config import MODELS_FILE, PACKAGED, ConfigError, ConfigF
 from snap_bench.design.models import OPENROUTER_URL, load_models
 from snap_bench.instruments import load_instrument
 from snap_bench.judging.verdicts import load_thresholds
-from tests.conftest import SHIPPED, own_copy
+from tests.conftest import SHIPPED, own_copy, perturbation_task
 
 
 def write(path: Path, text: str) -> Path:
@@ -142,5 +142,7 @@ def test_a_projects_unchanged_copies_leave_every_version_alone(tmp_path: Path) -
     folder = tmp_path / "config"
     for relative in ("experiment.yaml", "items/moral.yaml", "prompts/system/NEU.txt", "data/rotten_tomatoes_test.csv"):
         own_copy(folder, relative)
-    for name in ("profile", "compass", "perturbation"):
+    for name in ("profile", "compass"):
         assert load_instrument(name, ConfigFiles(folder)).version == load_instrument(name, SHIPPED).version, name
+    # the study's data file is found in the project's config/ now, with the same content
+    assert perturbation_task(ConfigFiles(folder)).version == perturbation_task().version

@@ -17,6 +17,7 @@ from tests.conftest import REPO, SHIPPED
 WRITTEN = [
     *(f"benchmarks/test_{name}.py" for name in registered()),
     "benchmarks/bfi25.yaml",
+    "benchmarks/perturbation.yaml",
     "config/models.yaml",
     ".env.example",
     ".gitignore",
@@ -58,12 +59,13 @@ def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path, capsys: py
 
 
 def test_the_test_modules_are_this_repositorys() -> None:
-    """One source: the modules in benchmarks/ here are the ones init writes (Instrument.benchmark_module)."""
+    """One source: the modules and YAML files in benchmarks/ here are the ones init writes."""
     files = project_files()
     for name in registered():
         relative = f"benchmarks/test_{name}.py"
         assert files[relative] == (REPO / relative).read_text(encoding="utf-8"), relative
-    assert files["benchmarks/bfi25.yaml"] == (REPO / "benchmarks" / "bfi25.yaml").read_text(encoding="utf-8")
+    for relative in ("benchmarks/bfi25.yaml", "benchmarks/perturbation.yaml"):
+        assert files[relative] == (REPO / relative).read_text(encoding="utf-8"), relative
 
 
 def test_the_models_template_extends_the_packaged_list(tmp_path: Path) -> None:

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from snap_bench.design.config import ConfigError, ConfigFiles
-from snap_bench.instruments import load_instrument
 from snap_bench.instruments.base import Selection
 from snap_bench.instruments.perturbation.instrument import PerturbationInstrument
 from snap_bench.instruments.perturbation.label_set import SENTIMENT
 from snap_bench.instruments.perturbation.labelled_data import read_gold
 from snap_bench.observations.observation import Condition
-from tests.conftest import SHIPPED, own_copy, set_limit
+from tests.conftest import PERTURBATION, own_copy, perturbation_task, set_limit
 
 LABELS = SENTIMENT.labels
 
@@ -29,15 +29,25 @@ A5,"An insult to the audience {and} to cinema.",0
 
 @pytest.fixture
 def config_dir(tmp_path: Path) -> Path:
-    """A project's config folder: its own experiment.yaml and an empty data/ beside the packaged files."""
+    """A project's config folder (an empty data/ beside the packaged files), with a copy of the study's task
+    file in benchmarks/ beside it."""
     target = tmp_path / "config"
     (target / "data").mkdir(parents=True)
-    set_limit(target, None)  # the whole shipped sample, not just its recorded part
+    (tmp_path / "benchmarks").mkdir()
+    shutil.copy(PERTURBATION, task_file(target))
     return target
 
 
+def task_file(config_dir: Path) -> Path:
+    return config_dir.parent / "benchmarks" / "perturbation.yaml"
+
+
+def load(config_dir: Path) -> PerturbationInstrument:
+    return perturbation_task(ConfigFiles(config_dir), task_file(config_dir))
+
+
 def edit(config_dir: Path, old: str, new: str) -> None:
-    path = config_dir / "experiment.yaml"
+    path = task_file(config_dir)
     text = path.read_text(encoding="utf-8")
     assert old in text, old
     path.write_text(text.replace(old, new), encoding="utf-8")
@@ -53,15 +63,11 @@ def five_class(config_dir: Path) -> PerturbationInstrument:
         "label_map: {fresh: positive, rotten: negative}",
         "label_map: {0: very negative, 1: negative, 2: neutral, 3: positive, 4: very positive}",
     )
-    instrument = load_instrument("perturbation", ConfigFiles(config_dir))
-    assert isinstance(instrument, PerturbationInstrument)
-    return instrument
+    return load(config_dir)
 
 
 def shipped() -> PerturbationInstrument:
-    instrument = load_instrument("perturbation", SHIPPED)
-    assert isinstance(instrument, PerturbationInstrument)
-    return instrument
+    return perturbation_task()
 
 
 def test_sixteen_variants_render_sixteen_distinct_prompts_that_keep_the_text() -> None:
@@ -124,14 +130,13 @@ def test_selection_by_sample_level_and_runs() -> None:
 
 def test_several_temperatures_enter_the_id(config_dir: Path) -> None:
     edit(config_dir, "temperatures: [0.0]", "temperatures: [0.0, 0.7]")
-    instrument = load_instrument("perturbation", ConfigFiles(config_dir))
+    instrument = load(config_dir)
     ids = [c.id for c in instrument.conditions(Selection(items=frozenset({"S001"})))]
     assert ids[:2] == ["S001-formal-imp-task-syn1-t0-r1", "S001-formal-imp-task-syn1-t0.7-r1"]
 
 
 def test_the_shipped_sample_is_balanced_and_disjoint_from_the_examples(config_dir: Path) -> None:
-    instrument = load_instrument("perturbation", ConfigFiles(config_dir))
-    assert isinstance(instrument, PerturbationInstrument)
+    instrument = load(config_dir)
     assert len(instrument.samples) == 50
     golds = [s.gold for s in instrument.samples.values()]
     assert golds.count("positive") == golds.count("negative")
@@ -164,15 +169,13 @@ def test_jsonl_data(config_dir: Path) -> None:
     edit(config_dir, "examples: data/rotten_tomatoes_examples.csv", "examples: null")
     edit(config_dir, "format: csv", "format: jsonl")
     edit(config_dir, "id_column: id ", "id_column: null ")
-    instrument = load_instrument("perturbation", ConfigFiles(config_dir))
-    assert isinstance(instrument, PerturbationInstrument)
+    instrument = load(config_dir)
     assert [(s.id, s.gold) for s in instrument.samples.values()] == [("S001", "positive"), ("S002", "negative")]
 
 
 def test_limit_takes_the_first_rows(config_dir: Path) -> None:
-    set_limit(config_dir, 4)
-    instrument = load_instrument("perturbation", ConfigFiles(config_dir))
-    assert isinstance(instrument, PerturbationInstrument)
+    set_limit(task_file(config_dir), 4)
+    instrument = load(config_dir)
     assert list(instrument.samples) == ["S001", "S002", "S003", "S004"]
 
 
@@ -189,7 +192,7 @@ def test_limit_takes_the_first_rows(config_dir: Path) -> None:
 def test_bad_csv_names_file_row_and_fix(config_dir: Path, data: str, expected: str) -> None:
     (config_dir / "data" / "rotten_tomatoes_test.csv").write_text(data, encoding="utf-8")
     with pytest.raises(ConfigError) as error:
-        load_instrument("perturbation", ConfigFiles(config_dir))
+        load(config_dir)
     assert "rotten_tomatoes_test.csv" in str(error.value)
     assert expected in str(error.value)
 
@@ -200,15 +203,19 @@ def test_bad_jsonl_names_the_line(config_dir: Path) -> None:
     edit(config_dir, "format: csv", "format: jsonl")
     edit(config_dir, "id_column: id ", "id_column: null ")
     with pytest.raises(ConfigError, match=r"bad\.jsonl: line 2: not JSON .*Fix: write one object per line"):
-        load_instrument("perturbation", ConfigFiles(config_dir))
+        load(config_dir)
 
 
 @pytest.mark.parametrize(
     ("old", "new", "expected"),
     [
-        ("test: data/rotten_tomatoes_test.csv", "test: data/missing.csv", "perturbation.data.test: data/missing.csv"),
-        ("format: csv", "format: xlsx", "perturbation.data.format: 'xlsx' is not one of the known values"),
-        ("gold: polarity", "gold: stars", "perturbation.data.gold: 'stars' is not one of"),
+        (
+            "test: data/rotten_tomatoes_test.csv",
+            "test: data/missing.csv",
+            "perturbation.yaml: data.test: data/missing.csv",
+        ),
+        ("format: csv", "format: xlsx", "perturbation.yaml: data.format: 'xlsx' is not one of the known values"),
+        ("gold: polarity", "gold: stars", "perturbation.yaml: data.gold: 'stars' is not one of"),
         ("{fresh: positive,", "{fresh: glowing,", "label_map.fresh: 'glowing' is not one of the known values"),
         ('template: "{body}', 'template: "{bdy}', "unknown placeholder {bdy}"),
         (
@@ -216,7 +223,7 @@ def test_bad_jsonl_names_the_line(config_dir: Path) -> None:
             "syn2: {analyze: evaluate}",
             "sets pieces ['analyze'], the other levels set",
         ),
-        ("max_tokens: 16 ", "max_tokens: 0 ", "perturbation.max_tokens: 0 is not a whole number"),
+        ("max_tokens: 16 ", "max_tokens: 0 ", "perturbation.yaml: max_tokens: 0 is not a whole number"),
         ("examples_per_label: 7", "examples_per_label: 31", "examples_per_label: 31 is not a whole number"),
         ("example_order_seed: 20261122", "example_order_seed: -1", "example_order_seed: -1 is not a whole number"),
     ],
@@ -224,7 +231,7 @@ def test_bad_jsonl_names_the_line(config_dir: Path) -> None:
 def test_bad_config_names_key_and_fix(config_dir: Path, old: str, new: str, expected: str) -> None:
     edit(config_dir, old, new)
     with pytest.raises(ConfigError) as error:
-        load_instrument("perturbation", ConfigFiles(config_dir))
+        load(config_dir)
     assert expected in str(error.value)
     assert "Fix:" in str(error.value)
 
@@ -234,7 +241,7 @@ def test_examples_that_repeat_a_test_text_are_refused(config_dir: Path) -> None:
     examples = own_copy(config_dir, "data/rotten_tomatoes_examples.csv")
     examples.write_text(examples.read_text(encoding="utf-8") + test_rows[1].replace("S001", "E999") + "\n")
     with pytest.raises(ConfigError, match=r"example E999 repeats test sample S001.*disjoint"):
-        load_instrument("perturbation", ConfigFiles(config_dir))
+        load(config_dir)
 
 
 def test_gold_intervals_and_worst_penalties() -> None:
@@ -246,8 +253,7 @@ def test_gold_intervals_and_worst_penalties() -> None:
 
 
 def test_prompt_of_a_condition_with_examples(config_dir: Path) -> None:
-    instrument = load_instrument("perturbation", ConfigFiles(config_dir))
-    assert isinstance(instrument, PerturbationInstrument)
+    instrument = load(config_dir)
     base = instrument.conditions(Selection(items=frozenset({"S001"})))[0]
     before = Condition(base.instrument, base.item, (*base.levels, ("examples", "pre")), 0.0, 1)
     after = Condition(base.instrument, base.item, (*base.levels, ("examples", "suf")), 0.0, 1)

@@ -10,20 +10,17 @@ import numpy as np
 import pytest
 
 from snap_bench.design.config import ConfigError
-from snap_bench.instruments import load_instrument
 from snap_bench.instruments.base import Selection
 from snap_bench.instruments.perturbation.few_shot import diverse_examples, seeded_order, tfidf
 from snap_bench.instruments.perturbation.instrument import PerturbationInstrument, best_variant_from_recordings
 from snap_bench.instruments.perturbation.labelled_data import Sample
 from snap_bench.recordings.cassettes import cassette_path
 from snap_bench.recordings.state import Recordings
-from tests.conftest import SHIPPED
+from tests.conftest import perturbation_task
 
 
 def instrument() -> PerturbationInstrument:
-    loaded = load_instrument("perturbation", SHIPPED)
-    assert isinstance(loaded, PerturbationInstrument)
-    return loaded
+    return perturbation_task()
 
 
 def write_cassette(path: Path, answer: str, status: int = 200) -> None:

@@ -8,17 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from snap_bench.design.config import ConfigError
-from snap_bench.instruments import load_instrument
 from snap_bench.instruments.base import Selection
 from snap_bench.instruments.perturbation import PerturbationInstrument, task_kind
 from snap_bench.instruments.perturbation.label_set import SENTIMENT, LabelSet
 from snap_bench.instruments.perturbation.task import read_task
 from snap_bench.recordings.cassettes import cassette_path
 from snap_bench.recordings.state import Recordings
-from tests.conftest import SHIPPED
+from tests.conftest import PERTURBATION, SHIPPED, perturbation_task
 from tests.unit.instruments.perturbation.test_phase2 import write_cassette
 
 TOPICS = """\
@@ -87,25 +85,18 @@ def test_weighted_labels_take_polarity_gold(tmp_path: Path) -> None:
     assert task.score(task.conditions(Selection())[0], "good").keyed_score == 1.0
 
 
-def test_the_sentiment_study_is_a_task_read_by_the_same_reader(tmp_path: Path) -> None:
-    """experiment.yaml's perturbation section written out as a task file gives every condition, prompt and
-    score the shipped study gives (its sections's dimensions are still called `factors`, the one spelling
-    difference)."""
-    shipped = load_instrument("perturbation", SHIPPED)
-    assert isinstance(shipped, PerturbationInstrument)
-    assert shipped.label_set == SENTIMENT
-    section = yaml.safe_load(SHIPPED.path("experiment.yaml").read_text(encoding="utf-8"))["perturbation"]
-    section["dimensions"] = section.pop("factors")
-    section["labels"] = dict(SENTIMENT.encoding)
-    for key in ("test", "examples"):
-        section["data"][key] = str(SHIPPED.path(section["data"][key]))
-    path = tmp_path / "sentiment.yaml"
-    path.write_text(yaml.safe_dump({"task": "sentiment", **section}, sort_keys=False), encoding="utf-8")
-    task = task_kind(path, SHIPPED)(SHIPPED)
-    ours, theirs = task.conditions(Selection()), shipped.conditions(Selection())
-    assert [c.id for c in ours] == [c.id for c in theirs]
-    assert [task.prompt(c) for c in ours] == [shipped.prompt(c) for c in theirs]
-    assert task.score(ours[0], "Very positive!") == shipped.score(theirs[0], "Very positive!")
+def test_the_sentiment_study_is_a_task_file_with_the_sentiment_labels() -> None:
+    """benchmarks/perturbation.yaml: the study's five labels and polarity weights, its 16 rewordings, 50 inputs
+    (tests/unit/recordings/test_shipped_recordings.py shows its prompts are the recorded ones, byte for byte)."""
+    study = perturbation_task()
+    assert study.name == "perturbation"
+    assert study.label_set == SENTIMENT
+    assert len(study.variants()) == 16
+    assert len(study.conditions(Selection())) == 50 * 16
+    assert study.source_files == [
+        PERTURBATION,
+        *(SHIPPED.path(f"data/rotten_tomatoes_{s}.csv") for s in ("test", "examples")),
+    ]
 
 
 def test_phase2_of_a_task_asks_its_best_variant_with_its_own_examples(tmp_path: Path) -> None:
