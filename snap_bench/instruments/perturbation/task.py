@@ -64,7 +64,7 @@ class FewShot:
 
 @dataclass(frozen=True)
 class TaskDesign:
-    """Everything a task's instrument asks and analyses, read from its file (or experiment.yaml)."""
+    """Everything a task's instrument asks and analyses, read from its file."""
 
     name: str
     title: str
