@@ -3,9 +3,9 @@ kinds of instrument a YAML file may write.
 
 The profile and the compass register here (the BFI-25 and the prompt-perturbation study are YAML files);
 another one registers itself with :func:`register` (for example from a conftest.py or a plugin module) and
-needs no change to any core module. A YAML file whose
-top-level key (near its top) is ``questionnaire`` is a Likert questionnaire, ``task`` a classification task
-asked through rewordings (only the opening of a file is read to tell: recordings are YAML too).
+needs no change to any core module. A YAML file whose top-level key (near its top) is ``questionnaire`` is a
+Likert questionnaire, ``task`` a classification task asked through rewordings (only the opening of a file is
+read to tell: recordings are YAML too).
 """
 
 from __future__ import annotations
@@ -24,14 +24,15 @@ from snap_bench.instruments.questionnaire import KIND_KEY as QUESTIONNAIRE_KEY
 from snap_bench.instruments.questionnaire import questionnaire_kind
 
 __all__ = [
+    "SUFFIXES",
     "CompassInstrument",
     "Instrument",
     "PerturbationInstrument",
     "ProfileInstrument",
     "Scored",
     "Selection",
-    "file_instrument_kind",
-    "instrument_file_kind",
+    "instrument_file_class",
+    "instrument_file_key",
     "instrument_kinds",
     "load_instrument",
     "load_instruments",
@@ -52,8 +53,9 @@ HEAD_BYTES = 4096
 _KIND_LINE = re.compile(rf"^({'|'.join(KINDS)})\s*:", re.MULTILINE)
 
 
-def instrument_file_kind(path: Path) -> str | None:
-    """The kind of instrument ``path`` writes (its top-level key), None for any other file."""
+def instrument_file_key(path: Path) -> str | None:
+    """The top-level key that makes ``path`` an instrument file (``questionnaire``, ``task``); None for any
+    other file."""
     if path.suffix not in SUFFIXES or not path.is_file():
         return None
     try:
@@ -65,9 +67,9 @@ def instrument_file_kind(path: Path) -> str | None:
     return found.group(1) if found else None
 
 
-def file_instrument_kind(path: Path, config: ConfigFiles) -> type[Instrument]:
+def instrument_file_class(path: Path, config: ConfigFiles) -> type[Instrument]:
     """The instrument class of the file ``path``; a mistake in it is a ConfigError naming file, key and fix."""
-    key = instrument_file_kind(path)
+    key = instrument_file_key(path)
     if key is None:
         raise ConfigError(path, "", "not an instrument file", f"open it with one of: {', '.join(KINDS)}")
     return KINDS[key](path, config)
@@ -101,7 +103,7 @@ def load_instruments(config: ConfigFiles, files: Iterable[Path] = ()) -> dict[st
     from ``config`` (what a session whose paths hold those files loads; for scripts and tests)."""
     built = {name: load_instrument(name, config) for name in registered()}
     for path in files:
-        kind = file_instrument_kind(path, config)
+        kind = instrument_file_class(path, config)
         declare(kind.name, kind.metrics)
         built[kind.name] = kind(config)
     return built

@@ -13,7 +13,7 @@ import pytest
 
 from snap_bench.asking.asker import BudgetReached, RecordingUnavailable
 from snap_bench.design.config import ConfigError
-from snap_bench.instruments import instrument_file_kind, registered
+from snap_bench.instruments import instrument_file_key, registered
 from snap_bench.observations.observation import Observation
 from snap_bench.plugin.case import Case
 from snap_bench.plugin.exit_heap import freeze_session_heap, thaw_previous_session_heap
@@ -85,7 +85,7 @@ def snap_session(config: pytest.Config) -> SnapSession:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     """A YAML questionnaire or task is a test module of its own (snap_bench.plugin.instrument_files)."""
-    if not instrument_file_kind(file_path):
+    if not instrument_file_key(file_path):
         return None
     try:
         name = snap_session(parent.config).instrument_files.add(file_path)

@@ -19,7 +19,7 @@ import pytest
 
 from snap_bench.analysis.metric_specs import declare
 from snap_bench.design.config import ConfigError, ConfigFiles
-from snap_bench.instruments import SUFFIXES, Instrument, file_instrument_kind, instrument_file_kind, registered
+from snap_bench.instruments import SUFFIXES, Instrument, instrument_file_class, instrument_file_key, registered
 
 _TEST_MODULE = '''
 def test_{name}(case, ask):
@@ -36,7 +36,7 @@ def instrument_file_paths(config: pytest.Config, skip: Path) -> list[Path]:
         path = Path(argument.split("::")[0])
         path = (path if path.is_absolute() else Path(config.invocation_params.dir) / path).resolve()
         for candidate in _yaml_files(path, ignored, skip.resolve()):
-            if instrument_file_kind(candidate):
+            if instrument_file_key(candidate):
                 found[candidate] = None
     return list(found)
 
@@ -69,12 +69,13 @@ class InstrumentFiles:
         path = path.resolve()
         if path in self._files:
             return self._files[path]
-        kind = file_instrument_kind(path, self.config)
+        key = instrument_file_key(path)
+        kind = instrument_file_class(path, self.config)
         taken = next((str(other) for other, name in self._files.items() if name == kind.name), None)
         if taken is not None or kind.name in registered():
             raise ConfigError(
                 path,
-                str(instrument_file_kind(path)),
+                str(key),
                 f"the name {kind.name!r} is taken by {taken or 'an instrument of the plugin'}",
                 "give every instrument file a name of its own",
             )

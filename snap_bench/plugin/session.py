@@ -165,7 +165,7 @@ class SnapSession:
 
     def active_instruments(self) -> list[str]:
         """The instruments this session may run: every registered one (a test module picks its own) and every
-        questionnaire file under the run's paths."""
+        instrument file (questionnaire or task) under the run's paths."""
         return [*registered(), *self.instrument_files.kinds]
 
     def instrument(self, name: str) -> Instrument:

@@ -337,9 +337,11 @@ def task_kind(path: Path, config: ConfigFiles) -> type[PerturbationInstrument]:
     """The instrument of the classification task written in ``path``: a class, as the registry keeps
     instruments, named and titled from the file (a mistake in it is a ConfigError now, at collection)."""
     task = read_task(path, config)
+    read_with = config
 
     def __init__(self: PerturbationInstrument, config: ConfigFiles) -> None:
-        self._use(read_task(path, config), config)
+        # The design read above serves the same config: the file and its data are read once.
+        self._use(task if config == read_with else read_task(path, config), config)
 
     return type(
         f"Task_{task.name}",

@@ -31,6 +31,7 @@ def baseline_table(instrument: Any, observations: Sequence[Observation]) -> Any:
 
     rows: list[dict[str, Any]] = []
     dimensions = list(instrument.design.factors)
+    labels = instrument.label_set
     for o in observations:
         if EXAMPLES_FACTOR in o.factors:
             continue
@@ -38,7 +39,6 @@ def baseline_table(instrument: Any, observations: Sequence[Observation]) -> Any:
         error = math.nan
         gold = read_gold(o.construct)
         if gold is not None and not math.isnan(value):
-            labels = instrument.label_set
             low, high = labels.gold_interval(*gold)
             error = float(labels.errors([value], [low], [high])[0]) / labels.max_error(gold[0])
         rows.append(

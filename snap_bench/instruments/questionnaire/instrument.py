@@ -177,9 +177,11 @@ def questionnaire_kind(path: Path, config: ConfigFiles) -> type[QuestionnaireIns
     """The instrument of the questionnaire written in ``path``: a class, as the registry keeps instruments,
     named and titled from the file (a mistake in it is a ConfigError now, at collection)."""
     design = read_questionnaire(path, config)
+    read_with = config
 
     def __init__(self: QuestionnaireInstrument, config: ConfigFiles) -> None:
-        self._use(read_questionnaire(path, config), config)
+        # The design read above serves the same config: the file and its norms are read once.
+        self._use(design if config == read_with else read_questionnaire(path, config), config)
 
     return type(
         f"Questionnaire_{design.name}",
