@@ -10,6 +10,7 @@ read to tell: recordings are YAML too).
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -24,6 +25,7 @@ from snap_bench.instruments.questionnaire import KIND_KEY as QUESTIONNAIRE_KEY
 from snap_bench.instruments.questionnaire import questionnaire_kind
 
 __all__ = [
+    "INSTRUMENT_FILE_KEYS",
     "SUFFIXES",
     "CompassInstrument",
     "Instrument",
@@ -37,6 +39,7 @@ __all__ = [
     "load_instrument",
     "load_instruments",
     "metric_spec",
+    "misspelt_instrument_key",
     "register",
     "registered",
 ]
@@ -49,6 +52,7 @@ KINDS: dict[str, Callable[[Path, ConfigFiles], type[Instrument]]] = {
     QUESTIONNAIRE_KEY: questionnaire_kind,
     TASK_KEY: task_kind,
 }
+INSTRUMENT_FILE_KEYS = tuple(KINDS)
 HEAD_BYTES = 4096
 _KIND_LINE = re.compile(rf"^({'|'.join(KINDS)})\s*:", re.MULTILINE)
 
@@ -65,6 +69,27 @@ def instrument_file_key(path: Path) -> str | None:
         return None
     found = _KIND_LINE.search(head)
     return found.group(1) if found else None
+
+
+_TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][\w-]*)\s*:", re.MULTILINE)
+
+
+def misspelt_instrument_key(path: Path) -> tuple[str, str] | None:
+    """A top-level key of the YAML file ``path`` that is close to an instrument key but none (``questionaire``),
+    and the key it is close to, so that such a file is named rather than silently left out of the run; None
+    otherwise."""
+    if path.suffix not in SUFFIXES or instrument_file_key(path):
+        return None
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    for key in _TOP_LEVEL_KEY.findall(head):
+        close = difflib.get_close_matches(key.lower(), list(KINDS), n=1, cutoff=0.75)
+        if close:
+            return str(key), close[0]
+    return None
 
 
 def instrument_file_class(path: Path, config: ConfigFiles) -> type[Instrument]:

@@ -64,7 +64,7 @@ def threshold_record(name: str, instrument: str, check: Any, gated: bool) -> Che
     if threshold is not None and check.judged_value is not None:
         sign = 1.0 if threshold.better == "higher" else -1.0
         margin = sign * (check.judged_value - threshold.minimum)
-    if check.status == "undefined":
+    if check.status in ("undefined", "insufficient data", "not judged"):
         decision = "not judged"
     elif check.passed:
         decision = "pass"

@@ -1,25 +1,24 @@
 """What the exit status of a benchmark session says, and why: it follows the judgement, not the answers.
 
 pytest's own codes stand for what they always mean (2 interrupted, 3 internal error, 4 usage error,
-5 nothing collected). A session that ran decides between three:
+5 nothing collected or selected), and the session states them as they are. A session that ran decides
+between three:
 
-- 0: every judged check that the exit status follows (``--snap-gate``) passed;
+- 0: every check that the exit status follows (``--snap-gate``) was computed and passed;
 - 1: a threshold check or a baseline comparison failed;
 - 6: the run could not measure what it was asked to (a condition without an observation: no
-  recording, budget spent, a crash; or a model none of whose answers arrived), or the baseline gate,
-  where the exit status follows it, could not compare a judged metric and no check failed (the gate is
-  incomplete: it passes only when every check passes). Not measuring wins over 0 and 1; an incomplete
-  gate wins over 0 only, since a failed check decides the gate whatever the others say.
+  recording, budget spent, a crash; or a model none of whose answers arrived), or a gated check could not
+  be computed (a figure undefined on these data or resting on too little of the design: not judged; a
+  comparison with no shared data, or an instrument or model of the baseline this run did not measure: not
+  compared) and no check failed: the gate is incomplete, since it passes only when every check passes.
+  Not measuring wins over 0 and 1; an incomplete gate wins over 0 only, since a failed check decides the
+  gate whatever the others say.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
-
-GATE_MODES = ("thresholds", "baseline", "both")
-# Added to a mode (``--snap-gate=baseline,drift``): a construct whose position moved fails the run too.
-DRIFT = "drift"
 
 
 class BenchExit(IntEnum):
@@ -36,12 +35,18 @@ class ExitFindings:
     failed_comparisons: list[str] = field(default_factory=list)
     # baseline comparisons the gate could not make (counted only where the exit status follows the gate)
     not_compared: list[str] = field(default_factory=list)
+    # threshold checks that could not be computed (counted only where the exit status follows the thresholds)
+    not_judged: list[str] = field(default_factory=list)
     # reason -> how many conditions (e.g. "no recording" -> 3)
     not_measured: dict[str, int] = field(default_factory=dict)
     other_failures: int = 0
     # drift checks whose equivalence was not shown (counted only where the exit status follows drift)
     moved: list[str] = field(default_factory=list)
     judged: bool = True  # False under --snap-no-analysis: nothing was judged
+    # pytest's own status when it is none of ours (2 interrupted, 3 internal error, 4 usage error, 5 nothing
+    # ran), with what pytest or the session said of it
+    pytest_status: int = 0
+    pytest_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -50,36 +55,29 @@ class ExitDecision:
     reason: str
 
 
-def gates(mode: str) -> tuple[bool, bool]:
-    """(thresholds gated, baseline gated) for a --snap-gate value (``both``, or ``baseline,drift``)."""
-    parts = set(mode.split(","))
-    return bool(parts & {"thresholds", "both"}), bool(parts & {"baseline", "both"})
-
-
-def drift_gated(mode: str) -> bool:
-    return DRIFT in mode.split(",")
-
-
-def gate_mode(value: str) -> str:
-    """A --snap-gate value: one of GATE_MODES, or drift, or one of them with ``,drift``."""
-    parts = [part.strip() for part in value.split(",") if part.strip()]
-    modes = [part for part in parts if part != DRIFT]
-    if len(modes) > 1 or any(part not in GATE_MODES for part in modes) or not parts:
-        legal = ", ".join([*GATE_MODES, DRIFT, "baseline,drift", "both,drift"])
-        raise ValueError(f"{value!r} is not what the exit status can follow; use one of: {legal}")
-    return ",".join([*modes, *([DRIFT] if DRIFT in parts else [])])
+# What pytest's own statuses mean, in the words of the last line.
+PYTEST_STATUS_REASONS = {
+    2: "interrupted (Ctrl-C, or an error during collection): the run is incomplete, nothing was judged",
+    3: "internal error: the run is incomplete, nothing was judged",
+    4: "usage error: nothing was asked",
+    5: "no test was collected or selected: nothing was measured",
+}
 
 
 def decide(findings: ExitFindings) -> ExitDecision:
+    if findings.pytest_status not in (0, 1):
+        reason = findings.pytest_reason or PYTEST_STATUS_REASONS.get(findings.pytest_status, "pytest's own status")
+        return ExitDecision(findings.pytest_status, reason)
     if findings.not_measured:
         parts = ", ".join(f"{count} {reason}" for reason, count in sorted(findings.not_measured.items()))
         return ExitDecision(
             BenchExit.NOT_MEASURED, f"could not measure: {parts}; the verdicts rest on part of the design"
         )
-    incomplete = f"the baseline gate is incomplete: {len(findings.not_compared)} metric(s) not compared"
-    if findings.not_compared and not (findings.failed_comparisons or findings.failed_thresholds):
-        # The gate passes only when every check shows non-inferiority: a missing one leaves it undecided.
-        return ExitDecision(BenchExit.NOT_MEASURED, incomplete)
+    unknown = [
+        *([f"{len(findings.not_judged)} gated check(s) not judged"] if findings.not_judged else []),
+        *([f"{len(findings.not_compared)} comparison(s) not compared"] if findings.not_compared else []),
+    ]
+    incomplete = f"the gate is incomplete: {' and '.join(unknown)} (a check that was not computed never passes)"
     failed = []
     if findings.failed_thresholds:
         failed.append(f"{len(findings.failed_thresholds)} threshold check(s) failed")
@@ -90,8 +88,11 @@ def decide(findings: ExitFindings) -> ExitDecision:
     if findings.other_failures:
         failed.append(f"{findings.other_failures} other test(s) failed")
     if failed:
-        # A failed check decides the gate whatever the checks not compared would have said.
-        return ExitDecision(BenchExit.CHECKS_FAILED, "; ".join([*failed, *[incomplete] * bool(findings.not_compared)]))
+        # A failed check decides the gate whatever the checks not computed would have said.
+        return ExitDecision(BenchExit.CHECKS_FAILED, "; ".join([*failed, *[incomplete] * bool(unknown)]))
+    if unknown:
+        # The gate passes only when every check was computed and passed: a missing one leaves it undecided.
+        return ExitDecision(BenchExit.NOT_MEASURED, incomplete)
     if not findings.judged:
         return ExitDecision(BenchExit.PASSED, "nothing judged (--snap-no-analysis)")
-    return ExitDecision(BenchExit.PASSED, "every gated check passed")
+    return ExitDecision(BenchExit.PASSED, "every gated check was computed and passed")

@@ -3,15 +3,17 @@ the baseline, each check kept as one record (nothing here is shown or written)."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from snap_bench.analysis.coverage import NOT_JUDGED, Coverage, judge_coverage
+from snap_bench.analysis.coverage import Coverage, judge_coverage
 from snap_bench.judging.changes import ChangeSummary, changed_conditions
 from snap_bench.judging.checks import CheckRecord, comparison_record, drift_record, threshold_record
 from snap_bench.judging.drift import Drift, position_drift
+from snap_bench.judging.gate import THRESHOLDS_ONLY, Gate
+from snap_bench.judging.outcomes import is_computed
 from snap_bench.observations.logprobs import logprob_summaries
 from snap_bench.observations.observation import Observation
 
@@ -39,6 +41,8 @@ class Judgement:
     failed_comparisons: list[str] = field(default_factory=list)
     # Comparisons that could not be made: the comparison with the baseline is incomplete (never a pass).
     not_compared: list[str] = field(default_factory=list)
+    # Threshold checks whose figure could not be computed (undefined, too little of the design): never a pass.
+    not_judged: list[str] = field(default_factory=list)
     # (model, instrument) -> how sure the answers were, where the endpoint gave log-probabilities.
     logprobs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     # Every check with its figures, for the JUnit properties and the report's table of checks.
@@ -66,17 +70,25 @@ def judge_session(
     thresholds: Callable[[str], ThresholdConfig],
     baseline: BaselineSpec | None,
     *,
-    gated: tuple[bool, bool] = (True, True),
+    gate: Gate = THRESHOLDS_ONLY,
     coverage: Mapping[str, Coverage] | None = None,
-    drift_gated: bool = False,
+    models: Sequence[str] = (),
 ) -> Judgement:
     """Analyse every (model, instrument), judge it, rank each instrument's models and compare with the
-    baseline; ``gated`` says which kinds of check (thresholds, comparisons) may fail the run."""
+    baseline; ``gate`` says which kinds of check may fail the run; ``models``: the run's models (one that
+    answered nothing is named against the baseline too)."""
     # Imported here: pandas and the stats are needed on the controller at the end, never in workers.
     from snap_bench.analysis.metric_tables import analyse
+    from snap_bench.judging.baseline_scope import scope_baseline
     from snap_bench.judging.comparison import compare_with_baseline
     from snap_bench.judging.verdicts import judge, rank
 
+    scope = None
+    if baseline is not None:
+        new_models = [m for m in (models or sorted({o.model for o in observations})) if m != baseline.model]
+        saved = None if baseline.saved is None else list(baseline.saved)
+        scope = scope_baseline(observations, baseline.model, saved, list(instruments), new_models)
+        observations = list(scope.observations)
     result = Judgement()
     result.analyses = analyse(observations, instruments, settings)
     result.logprobs = logprob_summaries(observations)
@@ -90,36 +102,38 @@ def judge_session(
         per_instrument.setdefault(analysis.instrument, []).append(verdict)
     for verdicts in per_instrument.values():
         rank(verdicts)
-    if baseline is not None:
-        result.baseline = compare_with_baseline(observations, baseline, instruments, settings, thresholds)
+    if baseline is not None and scope is not None:
+        held = scope.baseline_instruments
+        compared = [o for o in observations if o.instrument in held]
+        result.baseline = [
+            *compare_with_baseline(compared, baseline, instruments, settings, thresholds),
+            *scope.gaps,
+        ]
         if any(o.model == baseline.model for o in observations):  # per-condition answers (not a saved analysis)
             result.changes = changed_conditions(observations, baseline.model)
             asked = sorted({o.instrument for o in observations})
             result.drift = position_drift(observations, baseline.model, {i: thresholds(i).drift_margin for i in asked})
-    _record_checks(result, gated)
+    _record_checks(result, gate)
     for drift in result.drift:
-        result.checks.append(drift_record(drift, drift_gated))
+        result.checks.append(drift_record(drift, gate.drift))
         if drift.moved:
             result.moved.append(drift.name)
     return result
 
 
-def _record_checks(result: Judgement, gated: tuple[bool, bool]) -> None:
-    gate_thresholds, gate_baseline = gated
+def _record_checks(result: Judgement, gate: Gate) -> None:
     for (_, instrument), verdict in result.verdicts.items():
         for check in verdict.checks:
             name = check_name(verdict.model, instrument, check.metric)
-            result.checks.append(threshold_record(name, instrument, check, gate_thresholds))
-            if not check.passed:
+            result.checks.append(threshold_record(name, instrument, check, gate.thresholds))
+            if not is_computed(check, verdict):
+                result.not_judged.append(name)
+            elif not check.passed:
                 result.failed_thresholds.append(name)
     for comparison in result.baseline:
         name = comparison_name(comparison)
-        result.checks.append(comparison_record(name, comparison, gate_baseline))
+        result.checks.append(comparison_record(name, comparison, gate.baseline))
         if comparison.not_compared:
             result.not_compared.append(name)
         elif comparison.regressed:
             result.failed_comparisons.append(name)
-
-
-def is_judged(check: Any) -> bool:
-    return bool(check.status != NOT_JUDGED)

@@ -88,6 +88,14 @@ class Sides:
                 self.designed,
             )
         new, old, everything = self.tables(pairing)
+        missing = sorted(_needed_columns(pairing) - (set(new.columns) & set(old.columns)))
+        if missing:
+            # A design narrowed to one level of a factor (one paraphrase, one run) has nothing to pair on.
+            raise NotCompared(
+                f"this run's design has no {', '.join(missing)} to pair on (a subset with one level of it?)",
+                0,
+                self.designed,
+            )
         if level is not None and pairing.by is not None:
             new, old, everything = (table[table[pairing.by] == level] for table in (new, old, everything))
             if everything.empty:
@@ -114,6 +122,19 @@ class Sides:
         if isinstance(pairing, JackknifePairing):
             return refitted.jackknife(pairing.load_refit(), pairing.cluster, settings)
         return refitted.independent(pairing.load_estimate())
+
+
+def _needed_columns(pairing: Pairing) -> set[str]:
+    """The table columns a pairing reads: its rows, cluster, levels, columns and values."""
+    named = [
+        *getattr(pairing, "rows", ()),
+        getattr(pairing, "cluster", None),
+        getattr(pairing, "within", None),
+        getattr(pairing, "columns", None),
+        getattr(pairing, "by", None),
+        getattr(pairing, "values", None),
+    ]
+    return {name for name in named if isinstance(name, str)}
 
 
 def _paired_proportion(

@@ -96,6 +96,8 @@ class ModelVerdict:
     composite_ci: tuple[float, float] | None = None
     # Models of the same instrument whose composite intervals overlap this one's: their ranks are ties.
     tied_with: list[str] = field(default_factory=list)
+    # The metric judged in place of the undefined ones (thresholds.yaml `undefined_stand_in`), when it was.
+    stand_in_metric: str | None = None
 
 
 def load_thresholds(
@@ -255,10 +257,12 @@ def judge(analysis: ModelAnalysis, config: ThresholdConfig) -> ModelVerdict:
             )
             continue
         checks.append(_check(analysis.model, name, metric, threshold, config.judge))
+    stand_in_metric = None
     if any_undefined and config.stand_in_metric and config.stand_in:
         metric = analysis.metrics.get(config.stand_in_metric)
         if metric is not None and metric.value is not None:
             checks.append(_check(analysis.model, config.stand_in_metric, metric, config.stand_in, config.judge))
+            stand_in_metric = config.stand_in_metric
     statuses = [check.status for check in checks]
     defined = [status for status in statuses if status != "undefined"]
     if not defined or any(status in FAILING for status in statuses):
@@ -269,7 +273,9 @@ def judge(analysis: ModelAnalysis, config: ThresholdConfig) -> ModelVerdict:
     else:
         verdict = "PASS"
     score, interval = composite_with_interval(analysis, config)
-    return ModelVerdict(analysis.model, verdict, score, checks=checks, composite_ci=interval)
+    return ModelVerdict(
+        analysis.model, verdict, score, checks=checks, composite_ci=interval, stand_in_metric=stand_in_metric
+    )
 
 
 def _check(model: str, name: str, metric: Metric, threshold: Threshold, rule: str) -> Check:

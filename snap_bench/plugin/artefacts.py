@@ -1,5 +1,12 @@
 """What a session leaves in its output folder besides the observations and the analysis: session.json,
-each instrument's audit of what it chose from the data, and the baseline files asked for."""
+each instrument's audit of what it chose from the data, and the baseline files asked for; and the previous
+run's files, removed before a run starts.
+
+An output folder holds one run's files: a run that asks anything starts by removing what an earlier run
+wrote there under the names a run writes (never another file, nor the results history or the shared state),
+so a run that writes less than the last one (nothing collected, nothing judged, no baseline) never leaves
+an earlier run's analysis, summary or changes beside its own observations.
+"""
 
 from __future__ import annotations
 
@@ -13,12 +20,38 @@ from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.observations.observation import Observation
 from snap_bench.recordings.state import Recordings
 
+# What a run writes in its output folder under fixed names (besides analysis.json, whose path is an option, and
+# the HTML report, which pytest-html writes whole at every run).
+RUN_FILES = (
+    "observations.jsonl",
+    "observations.csv",
+    "session.json",
+    "summary.md",
+    "changes.csv",
+    "item_changes.csv",
+    "exit-status",
+)
+AUDIT_PATTERN = "*-audit.json"
+
 
 class Artefacts:
     def __init__(self, out_dir: Path, invocation_dir: Path) -> None:
         self.out_dir = out_dir
         self._invocation_dir = invocation_dir
         self.saved_baselines: list[Path] = []
+
+    def clear_previous_run(self, analysis_path: Path) -> list[Path]:
+        """Remove what an earlier run wrote (the files of RUN_FILES, the audits, ``analysis_path``); the paths
+        removed."""
+        candidates = [*(self.out_dir / name for name in RUN_FILES), analysis_path]
+        if self.out_dir.is_dir():
+            candidates += sorted(self.out_dir.glob(AUDIT_PATTERN))
+        removed = []
+        for path in candidates:
+            if path.is_file():
+                path.unlink()
+                removed.append(path)
+        return removed
 
     def write_session_meta(self, meta: Mapping[str, Any]) -> None:
         path = self.out_dir / "session.json"

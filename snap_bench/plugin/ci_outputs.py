@@ -9,6 +9,7 @@ from pathlib import Path
 
 from snap_bench.judging.exit_status import ExitDecision
 from snap_bench.judging.judgement import Judgement
+from snap_bench.report.changes_file import CHANGES_FILE
 from snap_bench.report.ci_summary import SUMMARY_FILE, summary_markdown, workflow_commands
 
 
@@ -18,7 +19,7 @@ def in_github_actions() -> bool:
 
 def write_ci_summary(out_dir: Path, judgement: Judgement, decision: ExitDecision | None) -> None:
     exit_line = "" if decision is None else f"exit status {decision.code}: {decision.reason}"
-    text = summary_markdown(judgement, exit_line)
+    text = summary_markdown(judgement, exit_line, shown_path(out_dir / CHANGES_FILE))
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / SUMMARY_FILE).write_text(text, encoding="utf-8")
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -30,3 +31,11 @@ def write_ci_summary(out_dir: Path, judgement: Judgement, decision: ExitDecision
 def ci_annotations(judgement: Judgement | None) -> list[str]:
     """The workflow commands to print, under GitHub Actions only (elsewhere they would be noise)."""
     return workflow_commands(judgement) if judgement is not None and in_github_actions() else []
+
+
+def shown_path(path: Path) -> str:
+    """A path as the user would type it: relative to where pytest runs when it lies below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -10,8 +10,9 @@ with its instrument would be: the same fixtures, parametrisation, node ids, JUni
 from __future__ import annotations
 
 import fnmatch
+import re
 import types
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,28 +31,54 @@ def test_{name}(case, ask):
 
 def instrument_file_paths(config: pytest.Config, skip: Path) -> list[Path]:
     """Every instrument file under the run's paths, in a stable order (``skip``: the recordings)."""
+    return [path for path in _run_files(config, skip, SUFFIXES) if instrument_file_key(path)]
+
+
+def other_yaml_files(config: pytest.Config, skip: Path) -> list[Path]:
+    """The YAML files under the run's paths that are no instrument file (data, norms, or a misspelt key)."""
+    return [path for path in _run_files(config, skip, SUFFIXES) if not instrument_file_key(path)]
+
+
+def marked_instruments(config: pytest.Config, names: Iterable[str], skip: Path) -> set[str]:
+    """Which of the instruments ``names`` (the plugin's, run by a Python test module) have a test module under
+    the run's paths: a ``test_*.py`` file that marks its tests with the instrument. Read as text, before
+    collection, so that the controller of an xdist run (which collects nothing) knows them too."""
+    patterns = {name: re.compile(_MARKER.format(name=re.escape(name))) for name in names}
+    found: set[str] = set()
+    for module in _run_files(config, skip, (".py",)):
+        if module.name.startswith("test_"):
+            text = module.read_text(encoding="utf-8", errors="replace")
+            found.update(name for name, pattern in patterns.items() if pattern.search(text))
+    return found
+
+
+# ``pytest.mark.instrument("profile")``, as benchmarks/test_profile.py and snap-bench init write it.
+_MARKER = r"mark\.instrument\(\s*[\"']{name}[\"']"
+
+
+def _run_files(config: pytest.Config, skip: Path, suffixes: Iterable[str]) -> list[Path]:
+    """The files with one of ``suffixes`` under the run's paths, each once, in a stable order."""
     found: dict[Path, None] = {}
     ignored = [str(pattern) for pattern in config.getini("norecursedirs")]
     for argument in config.args:
         path = Path(argument.split("::")[0])
         path = (path if path.is_absolute() else Path(config.invocation_params.dir) / path).resolve()
-        for candidate in _yaml_files(path, ignored, skip.resolve()):
-            if instrument_file_key(candidate):
-                found[candidate] = None
+        found.update(dict.fromkeys(_files(path, ignored, skip.resolve(), tuple(suffixes))))
     return list(found)
 
 
-def _yaml_files(path: Path, ignored: list[str], skip: Path) -> Iterator[Path]:
+def _files(path: Path, ignored: list[str], skip: Path, suffixes: tuple[str, ...]) -> Iterator[Path]:
     if path.is_file():
-        yield path
+        if path.suffix in suffixes:
+            yield path
         return
     if not path.is_dir() or path == skip:
         return
     for child in sorted(path.iterdir()):
         if child.is_dir():
             if not any(fnmatch.fnmatch(child.name, pattern) for pattern in ignored):
-                yield from _yaml_files(child, ignored, skip)
-        elif child.suffix in SUFFIXES:
+                yield from _files(child, ignored, skip, suffixes)
+        elif child.suffix in suffixes:
             yield child
 
 

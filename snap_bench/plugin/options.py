@@ -13,7 +13,7 @@ import math
 import pytest
 
 from snap_bench.instruments import instrument_kinds
-from snap_bench.judging.exit_status import gate_mode
+from snap_bench.judging.gate import GATE_VALUES, Gate
 from snap_bench.recordings.cassettes import RecordMode
 
 MODES = ("full", "pilot")
@@ -73,9 +73,9 @@ def shard(value: str) -> tuple[int, int]:
     return k, n
 
 
-def _gate_mode(value: str) -> str:
+def _gate(value: str) -> Gate:
     try:
-        return gate_mode(value)
+        return Gate.parse(value)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -249,13 +249,13 @@ def _judging_options(group: pytest.OptionGroup) -> None:
     )
     group.addoption(
         "--snap-gate",
-        type=_gate_mode,
+        type=_gate,
         default=None,
         metavar="WHAT",
         help="what the exit status follows: thresholds (thresholds.yaml), baseline (the comparison with "
         "--baseline) or both, and with ',drift' (e.g. baseline,drift) also whether a construct's position "
-        "moved from the baseline's; checks outside it are reported as 'ungated'. Default: thresholds, "
-        "both when --baseline is given.",
+        f"moved from the baseline's; checks outside it are reported as 'ungated'. One of: {', '.join(GATE_VALUES)}. "
+        "Default: thresholds, both when --baseline is given.",
     )
     group.addoption(
         "--snap-save-baseline",

@@ -18,6 +18,8 @@ UNSCORED = "unscored"
 NOT_GATED = "ungated"
 # A baseline comparison the gate could not make (no margin, no pairing, no shared condition): never a pass.
 NOT_COMPARED = "not compared"
+# A threshold check whose figure could not be computed (undefined, too little of the design): never a pass.
+NOT_JUDGED = "not judged"
 # The report attributes that say why a test produced no observation, and a check's category.
 NOT_MEASURED_ATTRIBUTE = "snap_not_measured"
 CHECK_CATEGORY_ATTRIBUTE = "snap_check_category"
@@ -51,4 +53,6 @@ def teststatus(report: Any) -> tuple[str, str, tuple[str, dict[str, bool]]] | No
         return NOT_GATED, "n", ("UNGATED", {"yellow": True})
     if getattr(report, CHECK_CATEGORY_ATTRIBUTE, None) == NOT_COMPARED and getattr(report, "when", None) == "call":
         return NOT_COMPARED, "c", ("NOT COMPARED", {"yellow": True})
+    if getattr(report, CHECK_CATEGORY_ATTRIBUTE, None) == NOT_JUDGED and getattr(report, "when", None) == "call":
+        return NOT_JUDGED, "j", ("NOT JUDGED", {"yellow": True})
     return None

@@ -27,9 +27,15 @@ from snap_bench.design.config import ConfigError
 from snap_bench.design.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.design.shards import in_shard
 from snap_bench.design.temperatures import DEFAULT
-from snap_bench.instruments import Instrument, Selection, registered
+from snap_bench.instruments import (
+    INSTRUMENT_FILE_KEYS,
+    Instrument,
+    Selection,
+    misspelt_instrument_key,
+    registered,
+)
 from snap_bench.judging.baseline import BaselineSpec, parse_baseline
-from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, drift_gated, gates
+from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide
 from snap_bench.judging.judgement import Judgement
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.export import ObservationWriter
@@ -41,7 +47,12 @@ from snap_bench.plugin.ask_ahead_setup import ask_ahead_factory, process_shares,
 from snap_bench.plugin.case import Case
 from snap_bench.plugin.ci_outputs import write_ci_summary
 from snap_bench.plugin.endpoints import Endpoints
-from snap_bench.plugin.instrument_files import InstrumentFiles, instrument_file_paths
+from snap_bench.plugin.instrument_files import (
+    InstrumentFiles,
+    instrument_file_paths,
+    marked_instruments,
+    other_yaml_files,
+)
 from snap_bench.plugin.ledger import ConditionLedger
 from snap_bench.plugin.model_facts import (
     WORKER_INPUT_KEY,
@@ -55,7 +66,7 @@ from snap_bench.plugin.model_facts import (
 from snap_bench.plugin.preload import preload
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_meta import session_meta, session_notices
-from snap_bench.plugin.session_options import SessionOptions
+from snap_bench.plugin.session_options import SessionOptions, empty_selection
 from snap_bench.plugin.upcoming import upcoming_params
 from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.recordings.state import Recordings
@@ -88,6 +99,10 @@ class SnapSession:
         self.judgement: Judgement | None = None
         self._thresholds: dict[str, ThresholdConfig] = {}
         self._preload_pending = False
+        # Instruments of the run that the selection options leave no condition (by choice) -> why.
+        self.not_asked: dict[str, str] = {}
+        # YAML files under the run's paths that are no instrument file, named once in the summary.
+        self.not_instrument_files: list[Path] = []
 
     # -- activation --------------------------------------------------------------------------
 
@@ -133,6 +148,7 @@ class SnapSession:
             raise pytest.UsageError(str(error)) from None
         for name in self.active_instruments():
             self.selection(self.instrument(name))  # a typo in --snap-items is a usage error now
+        self.not_asked = self._check_selection()
         if self.options.follow_up:
             # A follow-up stage reads the recordings now, so a missing baseline is a usage error
             # before anything runs, not a collection error in every worker.
@@ -142,6 +158,39 @@ class SnapSession:
         if not self.is_worker and not self.config.pluginmanager.is_registered(row_hooks):
             # Under its module's name, so that a project's `pytest_plugins` naming it too is no clash.
             self.config.pluginmanager.register(row_hooks, row_hooks.__name__)
+
+    def _check_selection(self) -> dict[str, str]:
+        """Fail closed on what the run would silently not measure: a YAML file whose top-level key is a
+        misspelt instrument key, or a selection that leaves an instrument of the run no condition because the
+        instrument is not asked at that level (a usage error naming its legal values). An instrument that the
+        selection leaves out by choice (items of another one) is returned, to be named; when every one is, the
+        run would measure nothing: a usage error too."""
+        skip = self.options.cassette_dir
+        self.not_instrument_files = other_yaml_files(self.config, skip)
+        for path in self.not_instrument_files:
+            misspelt = misspelt_instrument_key(path)
+            if misspelt is not None:
+                key, meant = misspelt
+                raise pytest.UsageError(
+                    f"{path}: the top-level key {key!r} is no instrument key, so this file would not be run. Fix: "
+                    f"write {meant}: (an instrument file starts with one of: {', '.join(INSTRUMENT_FILE_KEYS)}), "
+                    "or move the file out of the run's paths"
+                )
+        in_run = [*marked_instruments(self.config, registered(), skip), *self.instrument_files.kinds]
+        not_asked: dict[str, str] = {}
+        for name in sorted(in_run):
+            instrument = self.instrument(name)
+            empty = empty_selection(instrument, self.selection(instrument))
+            if empty is not None and empty[1]:
+                raise pytest.UsageError(empty[0])
+            if empty is not None:
+                not_asked[name] = empty[0]
+        if in_run and len(not_asked) == len(in_run):
+            raise pytest.UsageError(
+                "the selection leaves no instrument of this run a condition, so nothing would be measured: "
+                + "; ".join(not_asked.values())
+            )
+        return not_asked
 
     def _model_facts(self) -> dict[str, ModelFacts]:
         """The endpoints' catalogue entries: handed over by the controller to a worker, else read here (not
@@ -243,6 +292,7 @@ class SnapSession:
             # (budget, rate limit, stops) the processes of a session rewrite whole.
             remove_stale_temporaries(self.options.cassette_dir)
             remove_stale_temporaries(self.options.out_dir / ".state")
+            self.artefacts.clear_previous_run(self.options.json_path)
             self._writer = ObservationWriter(self.options.out_dir)
             # Each session has its own budget; the workers start after this (xdist's sessionstart).
             (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)
@@ -353,9 +403,9 @@ class SnapSession:
                 self.thresholds,
                 self.baseline,
                 outputs,
-                gated=gates(self.options.gate),
-                drift_gated=drift_gated(self.options.gate),
+                gate=self.options.gate,
                 session=session,
+                models=[model.name for model in self.models],
                 coverage=self.coverage(),
             )
         return result
@@ -384,9 +434,9 @@ class SnapSession:
             self._asker = None
         if self.is_worker or not self.active or self.collect_only:
             return
-        self.exit_decision = decide(self.exit_findings())
-        if self.judgement is not None:
-            write_ci_summary(self.options.out_dir, self.judgement, self.exit_decision)
+        self.exit_decision = decide(self.exit_findings(int(exitstatus)))
+        # Always: the job summary of a run that judged nothing still says how it ended.
+        write_ci_summary(self.options.out_dir, self.judgement or Judgement(), self.exit_decision)
         if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             # pytest's own codes (interrupted, internal or usage error) keep their meaning; otherwise
             # the status follows the judgement, read by pytest from here (as pytest-cov does).
@@ -410,14 +460,19 @@ class SnapSession:
 
     def session_meta(self) -> dict[str, Any]:
         versions = {name: instrument.version for name, instrument in self._instruments.items()}
-        return session_meta(self.options, self.models, versions, self.ledger, self.coverage(), self.facts)
+        meta = session_meta(self.options, self.models, versions, self.ledger, self.coverage(), self.facts)
+        return {**meta, "gate": self.options.gate.option_value(), "not_asked": dict(self.not_asked)}
 
     def verbosity(self) -> int:
         return int(self.config.getoption("verbose") or 0)
 
     def notices(self) -> list[str]:
         """What the session says once about how it asked (a temperature left to the provider, ...)."""
-        return session_notices(self.options, self.facts, self.observations)
+        not_files = [
+            f"{path}: not an instrument file, so not run (it starts with none of: {', '.join(INSTRUMENT_FILE_KEYS)})"
+            for path in self.not_instrument_files
+        ]
+        return [*self.not_asked.values(), *not_files, *session_notices(self.options, self.facts, self.observations)]
 
     @property
     def instruments(self) -> dict[str, Instrument]:
@@ -434,17 +489,19 @@ class SnapSession:
     def coverage(self) -> dict[str, Coverage]:
         return self.ledger.coverage([model.name for model in self.models])
 
-    def exit_findings(self) -> ExitFindings:
-        gate_thresholds, gate_baseline = gates(self.options.gate)
+    def exit_findings(self, pytest_status: int = 0) -> ExitFindings:
+        gate = self.options.gate
         judgement = self.judgement
         return ExitFindings(
-            failed_thresholds=list(judgement.failed_thresholds) if judgement is not None and gate_thresholds else [],
-            failed_comparisons=list(judgement.failed_comparisons) if judgement is not None and gate_baseline else [],
-            not_compared=list(judgement.not_compared) if judgement is not None and gate_baseline else [],
+            failed_thresholds=list(judgement.failed_thresholds) if judgement is not None and gate.thresholds else [],
+            failed_comparisons=list(judgement.failed_comparisons) if judgement is not None and gate.baseline else [],
+            not_compared=list(judgement.not_compared) if judgement is not None and gate.baseline else [],
+            not_judged=list(judgement.not_judged) if judgement is not None and gate.thresholds else [],
             not_measured=self.ledger.not_measured_counts(
                 self.options.out_dir, {model.name: model.api_key_env for model in self.models}
             ),
             other_failures=self.ledger.other_failures,
-            moved=list(judgement.moved) if judgement is not None and drift_gated(self.options.gate) else [],
+            moved=list(judgement.moved) if judgement is not None and gate.drift else [],
             judged=self.options.analyse,
+            pytest_status=pytest_status,
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,10 +21,12 @@ from snap_bench.history.address import StoreAddress
 from snap_bench.history.database import Store
 from snap_bench.history.store import keep_headlines
 from snap_bench.judging.checks import CheckRecord
-from snap_bench.judging.judgement import Judgement, is_judged, judge_session
+from snap_bench.judging.gate import THRESHOLDS_ONLY, Gate
+from snap_bench.judging.judgement import Judgement, judge_session
+from snap_bench.judging.outcomes import is_computed
 from snap_bench.observations.observation import Observation
 from snap_bench.plugin.ledger import CHECKS_LOCATION
-from snap_bench.plugin.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_COMPARED, NOT_GATED
+from snap_bench.plugin.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_COMPARED, NOT_GATED, NOT_JUDGED
 from snap_bench.report.analysis_document import analysis_document, write_analysis_document
 from snap_bench.report.changes_file import CHANGES_FILE, write_changes
 
@@ -45,22 +47,15 @@ def end_session(
     baseline: BaselineSpec | None,
     outputs: SessionOutputs,
     *,
-    gated: tuple[bool, bool] = (True, True),
+    gate: Gate = THRESHOLDS_ONLY,
     session: pytest.Session | None = None,
     coverage: Mapping[str, Coverage] | None = None,
-    drift_gated: bool = False,
+    models: Sequence[str] = (),
 ) -> Judgement:
-    """Judge, keep the history, emit every check as a test outcome and write analysis.json; ``gated``
-    says which kinds (thresholds, baseline comparisons) may fail the run: the others are ``ungated``."""
+    """Judge, keep the history, emit every check as a test outcome and write analysis.json; ``gate``
+    says which kinds of check may fail the run: the others are ``ungated``."""
     result = judge_session(
-        observations,
-        instruments,
-        settings,
-        thresholds,
-        baseline,
-        gated=gated,
-        coverage=coverage,
-        drift_gated=drift_gated,
+        observations, instruments, settings, thresholds, baseline, gate=gate, coverage=coverage, models=models
     )
     result.json_path = outputs.json_path
     # One connection for the session's writes; one that cannot be opened fails each later write at once.
@@ -69,7 +64,7 @@ def end_session(
     try:
         if store is not None:
             problems += _keep_history(store, result, observations, instruments, outputs.session_meta)
-        _emit_checks(config, result, gated, session)
+        _emit_checks(config, result, gate, session)
         if store is not None:  # each model's headline figures, beside what the instruments keep
             recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
             stored = keep_headlines(store, result, outputs.session_meta, recorded_at)
@@ -115,10 +110,7 @@ def _keep_history(
     return problems
 
 
-def _emit_checks(
-    config: pytest.Config, result: Judgement, gated: tuple[bool, bool], session: pytest.Session | None
-) -> None:
-    gate_thresholds, gate_baseline = gated
+def _emit_checks(config: pytest.Config, result: Judgement, gate: Gate, session: pytest.Session | None) -> None:
     if session is not None:
         # The checks are outcomes the progress counter did not know of at collection: count them in,
         # so that it ends at 100 %.
@@ -127,15 +119,18 @@ def _emit_checks(
     for verdict in result.verdicts.values():
         for check in verdict.checks:
             record = next(records)
-            judged = is_judged(check)
-            _emit(config, record.name, check.passed, check.message, gate_thresholds, record, judged=judged)
+            if not is_computed(check, verdict):
+                # Never a pass: an outcome of its own, and the gate is incomplete where it follows thresholds.
+                _emit(config, record.name, True, check.message, gate.thresholds, record, category=NOT_JUDGED)
+            else:
+                _emit(config, record.name, check.passed, check.message, gate.thresholds, record)
     for comparison in result.baseline:
         record = next(records)
         if comparison.not_compared:
             # Never a pass: an outcome of its own, and the comparison is incomplete.
-            _emit(config, record.name, True, comparison.message, gate_baseline, record, category=NOT_COMPARED)
+            _emit(config, record.name, True, comparison.message, gate.baseline, record, category=NOT_COMPARED)
         else:
-            _emit(config, record.name, not comparison.regressed, comparison.message, gate_baseline, record)
+            _emit(config, record.name, not comparison.regressed, comparison.message, gate.baseline, record)
     for drift in result.drift:
         record = next(records)
         _emit(config, record.name, not drift.moved, drift.message, record.decision != "ungated", record)
@@ -149,24 +144,21 @@ def _emit(
     gated: bool,
     record: CheckRecord,
     *,
-    judged: bool = True,
     category: str | None = None,
 ) -> None:
-    """One check as a test's reports; ``category`` (not compared) gives its call an outcome of its own."""
+    """One check as a test's reports; ``category`` (not judged, not compared) gives its call an outcome of
+    its own, which is never a pass."""
     nodeid = f"{CHECKS_LOCATION}::thresholds[{name}]"
     location = (CHECKS_LOCATION, None, f"thresholds[{name}]")
     config.hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
     fails_run = not passed and gated
     properties: list[tuple[str, object]] = [("threshold", message), *record.properties()]
-    # A model that did not cover its design: the check is skipped, saying why.
-    call = "skipped" if not judged else "failed" if fails_run else "passed"
+    call = "failed" if fails_run else "passed"
     phases = {"setup": "passed", "call": call, "teardown": "passed"}
     # Setup and teardown as well as the call, as a test's are: pytest-html writes a row on the teardown.
     for when, outcome in phases.items():
         longrepr: Any = None
-        if when == "call" and not judged:
-            longrepr = (CHECKS_LOCATION, 0, message)
-        elif when == "call" and fails_run:
+        if when == "call" and fails_run:
             longrepr = message
         report = pytest.TestReport(
             nodeid=nodeid,

@@ -20,6 +20,7 @@ from snap_bench.history.address import StoreAddress, StoreAddressError, store_ad
 from snap_bench.history.database import INSTALL_DRIVER, postgres_driver_installed
 from snap_bench.instruments import instrument_kinds, registered
 from snap_bench.instruments.base import Instrument, Selection
+from snap_bench.judging.gate import Gate
 from snap_bench.plugin.options import comma_list, positive_float, positive_int
 from snap_bench.recordings.cassettes import RecordMode
 
@@ -52,8 +53,8 @@ class SessionOptions:
     baseline: str | None
     # False under --snap-no-analysis: the observations are written, nothing is analysed or judged.
     analyse: bool
-    # What the exit status follows (--snap-gate): thresholds, baseline or both.
-    gate: str
+    # What the exit status follows (--snap-gate), parsed once.
+    gate: Gate
     save_baseline: str | None
     show_unscored: bool
     json_path: Path
@@ -180,6 +181,42 @@ class SessionOptions:
         )
 
 
+# Which option selects on which factor, for the message that names an instrument's legal values.
+SELECTING_OPTIONS = {"temperature": "--snap-temperatures", "system_prompt": "--snap-prompts"}
+
+
+def empty_selection(instrument: Instrument, selection: Selection) -> tuple[str, bool] | None:
+    """Why ``selection`` leaves ``instrument`` no condition, and whether that is a mistake: None when it
+    leaves some. A mistake is a level the instrument has the factor for but not that level (a temperature it is
+    not asked at); a choice is an option that selects on something the instrument does not have (items of
+    another instrument, system prompts of a task that has none): the instrument is then not asked."""
+    if instrument.conditions(selection):
+        return None
+    levels = instrument.factor_levels
+    for factor, wanted in sorted(selection.levels.items()):
+        own = levels.get(factor, [])
+        option = SELECTING_OPTIONS.get(factor, factor)
+        if own and not wanted & set(own):
+            legal = ", ".join(level.removeprefix("t") if factor == "temperature" else level for level in own)
+            return (
+                f"{option} selects no condition of {instrument.name}: it is asked at {factor.replace('_', ' ')} "
+                f"{legal} only. Fix: choose among those, or run the instruments that have "
+                f"{', '.join(sorted(wanted))} alone",
+                True,
+            )
+    items = ", ".join(sorted(selection.items))
+    why = [f"--snap-items={items} names none of its items" if selection.items else ""]
+    why += [
+        f"{SELECTING_OPTIONS.get(factor, factor)}: it has no {factor.replace('_', ' ')}"
+        for factor in sorted(selection.levels)
+        if not levels.get(factor)
+    ]
+    return (
+        f"{instrument.name} was not asked: {'; '.join(w for w in why if w) or 'the selection leaves it nothing'}",
+        False,
+    )
+
+
 def _temperature_level(value: str) -> str:
     try:
         return f"t{float(value):g}"
@@ -194,17 +231,17 @@ def _checked(option: str, wanted: list[str], known: list[str]) -> list[str]:
     return wanted
 
 
-def _gate(config: pytest.Config) -> str:
-    mode: str | None = config.getoption("snap_gate")
+def _gate(config: pytest.Config) -> Gate:
+    gate: Gate | None = config.getoption("snap_gate")
     baseline = config.getoption("baseline")
-    if mode is None:
-        return "both" if baseline else "thresholds"
-    if mode != "thresholds" and not baseline:  # baseline, both or drift: a comparison with a baseline
+    if gate is None:
+        return Gate(thresholds=True, baseline=bool(baseline))
+    if gate.needs_baseline and not baseline:
         raise pytest.UsageError(
-            f"--snap-gate={mode}: the exit status would follow a comparison with a baseline, but no --baseline "
-            "was given. Fix: add --baseline=MODEL or --baseline=PATH, or use --snap-gate=thresholds."
+            f"--snap-gate={gate.option_value()}: the exit status would follow a comparison with a baseline, but no "
+            "--baseline was given. Fix: add --baseline=MODEL or --baseline=PATH, or use --snap-gate=thresholds."
         )
-    return mode
+    return gate
 
 
 def _history(config: pytest.Config, rootdir: Path, out_dir: Path) -> StoreAddress:

@@ -7,11 +7,13 @@ from statistics import fmean
 from typing import TYPE_CHECKING, Any, Protocol
 
 from snap_bench.judging.drift import DRIFT, Drift
-from snap_bench.judging.outcomes import INCONCLUSIVE, NON_INFERIOR, NOT_COMPARED, REGRESSION
+from snap_bench.judging.outcomes import INCONCLUSIVE, MEASURED, NON_INFERIOR, NOT_COMPARED, REGRESSION, is_computed
 from snap_bench.observations.logprobs import logprob_summaries
 from snap_bench.observations.observation import at_provider_default
 from snap_bench.observations.parsing import AnswerCode
+from snap_bench.plugin.ci_outputs import shown_path
 from snap_bench.plugin.spend import spend_by_model
+from snap_bench.report.changes_file import CHANGES_FILE
 from snap_bench.report.ci_summary import TOP_CHANGED
 from snap_bench.report.ci_summary import worst_first as _worst_first
 
@@ -210,11 +212,7 @@ def verdict_block(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
         lines.append((f"baseline written: {path}", {}))
     decision = session.exit_decision
     if decision is not None:
-        follows = {
-            "thresholds": "the thresholds",
-            "baseline": "the baseline comparison",
-            "both": "the thresholds and the baseline comparison",
-        }[session.options.gate]
+        follows = session.options.gate.describe()
         rule = f" (the exit status follows {follows}; --snap-gate)" if session.options.analyse else ""
         lines.append(
             (
@@ -255,7 +253,9 @@ def verdict_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
                 ties = ", ".join(verdict.tied_with)
                 lines.append((f"     composite interval [{low:.3f}, {high:.3f}]: a tie with {ties}", {}))
             for check in verdict.checks:
-                if not check.passed:
+                if not is_computed(check, verdict):
+                    lines.append((f"     not judged (never a pass): {check.message}", {"yellow": True}))
+                elif not check.passed:
                     lines.append((f"     failed: {check.message}", {"red": True}))
             analysis = gate.analyses.get((verdict.model, instrument))
             if analysis is not None:
@@ -263,11 +263,12 @@ def verdict_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
     for note in gate.notes:
         lines.append((f"warning: {note}", {"yellow": True}))
     if gate.baseline:
-        lines.extend(comparison_lines(gate, session.verbosity()))
+        changes_file = shown_path(session.options.out_dir / CHANGES_FILE)
+        lines.extend(comparison_lines(gate, session.verbosity(), changes_file))
     return lines
 
 
-def comparison_lines(gate: Judgement, verbosity: int) -> list[tuple[str, dict[str, Any]]]:
+def comparison_lines(gate: Judgement, verbosity: int, changes_file: str) -> list[tuple[str, dict[str, Any]]]:
     """The baseline gate, to fit on a screen: one line per instrument with the counts, then the regressions
     (worst first), the inconclusive comparisons and the drifts; non-inferior and not-compared lines with -v;
     then the items whose answers changed most."""
@@ -293,8 +294,11 @@ def comparison_lines(gate: Judgement, verbosity: int) -> list[tuple[str, dict[st
         lines.append((f" {instrument}: {state}; {position}", {"bold": True}))
     shown = [REGRESSION, INCONCLUSIVE, *([NON_INFERIOR, NOT_COMPARED] if verbosity > 0 else [])]
     colours = {REGRESSION: "red", INCONCLUSIVE: "yellow", NON_INFERIOR: "green", NOT_COMPARED: "yellow"}
+    for gap in (c for c in comparisons if c.metric == MEASURED):
+        # What the baseline holds and the run did not measure (or the reverse) is named whatever -v says.
+        lines.append((f"  not compared {gap.model} {gap.instrument}: {gap.reason}", {"yellow": True}))
     for outcome in shown:
-        for c in _worst_first([c for c in comparisons if c.outcome == outcome]):
+        for c in _worst_first([c for c in comparisons if c.outcome == outcome and c.metric != MEASURED]):
             lines.append((f"  {_short_comparison(c)}", {colours[outcome]: True}))
     for drift in gate.drift:
         if drift.outcome == DRIFT or verbosity > 0:
@@ -304,7 +308,7 @@ def comparison_lines(gate: Judgement, verbosity: int) -> list[tuple[str, dict[st
         lines.append(
             (
                 f" {summary.model}: {len(summary.changes):,} of {summary.shared:,} conditions changed their answer "
-                f"(reports/changes.csv); most changed items: {top or 'none'}",
+                f"({changes_file}); most changed items: {top or 'none'}",
                 {},
             )
         )

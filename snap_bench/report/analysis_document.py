@@ -28,6 +28,12 @@ def analysis_document(
             for name in sorted({instrument for _, instrument in result.analyses})
         },
         "baseline": [comparison.to_json() for comparison in result.baseline],
+        # Every check that could not be computed (never a pass), by name, with why.
+        "not_computed": [
+            {"name": record.name, "kind": record.kind, "decision": record.decision, "message": record.message}
+            for record in result.checks
+            if record.decision in ("not judged", "not compared")
+        ],
         "coverage": {model: entry.to_json() for model, entry in sorted((coverage or {}).items())},
     }
 

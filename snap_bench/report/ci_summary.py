@@ -17,7 +17,8 @@ SUMMARY_FILE = "summary.md"
 TOP_CHANGED = 10
 
 
-def summary_markdown(judgement: Judgement, exit_line: str = "") -> str:
+def summary_markdown(judgement: Judgement, exit_line: str = "", changes_file: str = "changes.csv") -> str:
+    """``changes_file``: where this run's changes.csv is, as the reader should find it."""
     lines = ["## snap-bench", ""]
     if exit_line:
         lines += [f"**{_cell(exit_line)}**", ""]
@@ -33,6 +34,12 @@ def summary_markdown(judgement: Judgement, exit_line: str = "") -> str:
     for title, comparisons in (("Regressions", regressions), ("Inconclusive", inconclusive)):
         if comparisons:
             lines += [f"### {title} ({len(comparisons)})", "", *_comparison_table(comparisons), ""]
+    not_computed = [c for c in judgement.checks if c.decision in ("not judged", "not compared")]
+    if not_computed:
+        # Never a pass: each is named, so a green-looking table cannot hide what was not measured.
+        lines += [f"### Not computed ({len(not_computed)}): never a pass", "", "| check | why |", "|---|---|"]
+        lines += [f"| {_cell(record.name)} | {_cell(record.message)} |" for record in not_computed]
+        lines.append("")
     moved = [d for d in judgement.drift if d.moved]
     if moved:
         lines += [
@@ -54,7 +61,7 @@ def summary_markdown(judgement: Judgement, exit_line: str = "") -> str:
             f"### Changed conditions: {_cell(summary.model)} vs {_cell(summary.baseline)}",
             "",
             f"{len(summary.changes):,} of {summary.shared:,} shared conditions changed their answer "
-            "(reports/changes.csv lists each with both answers).",
+            f"({_cell(changes_file)} lists each with both answers).",
             "",
         ]
         top = summary.by_item()[:TOP_CHANGED]

@@ -179,7 +179,7 @@ def test_a_metric_without_a_margin_or_a_shared_condition_is_not_compared() -> No
 def test_a_gate_with_a_check_not_compared_is_incomplete_unless_a_check_failed() -> None:
     incomplete = decide(ExitFindings(not_compared=["a-vs-b-profile-icc2_1"]))
     assert incomplete.code == BenchExit.NOT_MEASURED
-    assert "incomplete: 1 metric(s) not compared" in incomplete.reason
+    assert "incomplete: 1 comparison(s) not compared" in incomplete.reason
     failed = decide(ExitFindings(not_compared=["x"], failed_comparisons=["y"]))
     assert failed.code == BenchExit.CHECKS_FAILED
     assert "1 baseline comparison(s) failed" in failed.reason

@@ -1,5 +1,5 @@
 """Drift of a construct's position against the baseline, the conditions that changed, and the gate mode that
-names drift (snap_bench.judging.drift, changes, exit_status)."""
+names drift (snap_bench.judging.drift, changes)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pytest
 from snap_bench.judging.changes import changed_conditions
 from snap_bench.judging.checks import CheckRecord
 from snap_bench.judging.drift import DRIFT, INCONCLUSIVE, NO_DRIFT, position_drift
-from snap_bench.judging.exit_status import ExitFindings, decide, drift_gated, gate_mode, gates
 from snap_bench.judging.judgement import Judgement
 from snap_bench.observations.observation import Observation
 from snap_bench.report.ci_summary import workflow_commands
@@ -69,17 +68,6 @@ def test_a_move_the_noise_cannot_place_is_inconclusive_never_no_drift() -> None:
     assert drift.outcome == INCONCLUSIVE  # items moved apart: the interval straddles the margin
     (without_margin,) = position_drift([*old, *design("new", 0)], "old", {})
     assert without_margin.outcome == INCONCLUSIVE  # no margin in thresholds.yaml: never "no drift"
-
-
-def test_drift_fails_the_run_only_where_the_gate_names_it() -> None:
-    assert gate_mode("baseline, drift") == "baseline,drift"
-    assert gates("both,drift") == (True, True)
-    assert drift_gated("baseline,drift")
-    assert not drift_gated("both")
-    with pytest.raises(ValueError, match="use one of"):
-        gate_mode("baseline,both")
-    assert decide(ExitFindings(moved=["m-vs-b-profile-drift[care]"])).code == 1
-    assert decide(ExitFindings()).code == 0
 
 
 def test_workflow_commands_escape_what_would_end_them() -> None:
