@@ -20,19 +20,21 @@ from pathlib import Path
 from snap_bench.design.config import PACKAGED
 from snap_bench.history.address import StoreAddress, StoreAddressError, store_address
 from snap_bench.history.database import Store, StoreError
+from snap_bench.history.session_coverage import StoredCoverage
 from snap_bench.history.store import Headline, read_headlines
 
 DEFAULT_STORE = Path("reports") / "history.sqlite"
 
 
 def history_tables(rows: Sequence[Headline]) -> str:
-    """One table per model and instrument: a line per stored session, a column per judged figure."""
+    """One table per model and instrument: a line per stored session, a column per judged figure; the column
+    ``conditions`` marks a session that did not measure the model's whole design."""
     blocks = []
     for key in sorted({(r.model, r.instrument) for r in rows}):
         own = [r for r in rows if (r.model, r.instrument) == key]
         metrics = sorted({r.metric for r in own})
         sessions = sorted({(r.recorded_at, r.session, r.result_digest) for r in own})
-        header = ["recorded", "code", "config", "verdict", "composite", *metrics]
+        header = ["recorded", "code", "config", "conditions", "verdict", "composite", *metrics]
         lines = []
         for session in sessions:
             recorded_at = session[0]
@@ -40,7 +42,17 @@ def history_tables(rows: Sequence[Headline]) -> str:
             first = next(iter(figures.values()))
             composite = "" if first.composite is None else f"{first.composite:.3f}"
             values = [_figure(figures.get(metric)) for metric in metrics]
-            lines.append([recorded_at, first.code_version, first.config_digest, first.verdict, composite, *values])
+            lines.append(
+                [
+                    recorded_at,
+                    first.code_version,
+                    first.config_digest,
+                    _conditions(first.coverage),
+                    first.verdict,
+                    composite,
+                    *values,
+                ]
+            )
         widths = [max(len(str(cell)) for cell in column) for column in zip(header, *lines, strict=True)]
         render = [
             "  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True))
@@ -48,6 +60,15 @@ def history_tables(rows: Sequence[Headline]) -> str:
         ]
         blocks.append("\n".join([f"{key[0]} · {key[1]} ({len(sessions)} session(s))", *render]))
     return "\n\n".join(blocks)
+
+
+def _conditions(coverage: StoredCoverage) -> str:
+    """``INCOMPLETE 648/1620`` for a session that did not measure its design, ``1620/1620`` for one that did,
+    ``?`` where the store does not know (rows kept before it stored coverage)."""
+    counted = "" if coverage.answered is None else f"{coverage.answered}/{coverage.designed}"
+    if coverage.incomplete:
+        return f"INCOMPLETE {counted}".rstrip()
+    return counted or "?"
 
 
 def _figure(row: Headline | None) -> str:
@@ -170,6 +191,11 @@ def _history(address: StoreAddress, models: list[str], instruments: list[str], c
         return 1
     print(history_tables(rows))
     print("\n* rests on under half of its design")
+    if any(row.coverage.incomplete for row in rows):
+        print(
+            "INCOMPLETE: the session did not measure every designed condition of the model (conditions measured / "
+            "designed); its figures are no step of the trend"
+        )
     if chart is not None:
         from snap_bench.report.trend import write_trend_chart  # matplotlib: only when a chart is asked for
 

@@ -4,7 +4,12 @@ Version 1 is the store as it was before it carried a version: the tables ``headl
 figures, :mod:`snap_bench.history.store`) and ``placements`` (the compass's, its
 ``instruments.compass.history``). Version 2 adds the table ``snap_bench_schema`` holding the version, and a
 ``session`` column to both tables: an id shared by the rows one session wrote ('' for rows written before),
-so two sessions that finish in the same second stay apart.
+so two sessions that finish in the same second stay apart. Version 3 adds to both tables what the session
+measured of the model's design: ``complete`` (1 or 0), ``conditions_answered`` and ``conditions_designed`` (its
+conditions, over every instrument of the session), so an incomplete session is never charted as an ordinary
+point. Rows written before say nothing of it: NULL (unknown, drawn as they always were), except where the
+store itself shows the session incomplete (its verdict ``INCOMPLETE``, and the compass placements of the same
+session and model), which are marked incomplete with their coverage unknown.
 
 A store is brought to the current version one step at a time, in one transaction holding the store's write
 lock; a new store takes the same steps from nothing. A store of a newer version than this code knows is
@@ -14,7 +19,7 @@ refused (:data:`CURRENT`). The statements are written once for both backends: ``
 
 from __future__ import annotations
 
-CURRENT = 2
+CURRENT = 3
 VERSION_TABLE = "snap_bench_schema"
 
 TYPES = {
@@ -74,6 +79,24 @@ VERSION_2 = (
     f"INSERT INTO {VERSION_TABLE} (version) VALUES (2)",
 )
 
+# The columns version 3 adds to both tables (NULL: not known, the row was written before).
+COVERAGE_COLUMNS = ("complete", "conditions_answered", "conditions_designed")
+
+VERSION_3 = (
+    *(
+        f"ALTER TABLE {table} ADD COLUMN {column} INTEGER"
+        for table in ("headlines", "placements")
+        for column in COVERAGE_COLUMNS
+    ),
+    # What the rows already stored prove: a session judged INCOMPLETE did not measure its design.
+    "UPDATE headlines SET complete = 0 WHERE verdict = 'INCOMPLETE'",
+    # The compass rows of that session and model (sessions written before version 2 share no id: left unknown).
+    """UPDATE placements SET complete = 0 WHERE session <> '' AND EXISTS (
+    SELECT 1 FROM headlines WHERE headlines.session = placements.session AND headlines.model = placements.model
+    AND headlines.verdict = 'INCOMPLETE'
+)""",
+)
+
 # Each table's columns at the current version, but its key ``id`` (the store's own): what a copy carries over.
 COLUMNS = {
     "headlines": (
@@ -92,6 +115,7 @@ COLUMNS = {
         "config_digest",
         "result_digest",
         "session",
+        *COVERAGE_COLUMNS,
     ),
     "placements": (
         "recorded_at",
@@ -109,11 +133,12 @@ COLUMNS = {
         "n_observations",
         "parameters",
         "session",
+        *COVERAGE_COLUMNS,
     ),
 }
 
 # The statements that bring a store of version N - 1 to version N (1: from nothing, or an unversioned store).
-STEPS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2}
+STEPS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2, 3: VERSION_3}
 assert sorted(STEPS) == list(range(1, CURRENT + 1))
 
 

@@ -3,10 +3,12 @@
 The same store as the compass placements (``reports/history.sqlite`` by default, or a PostgreSQL database:
 ``--snap-history``, :mod:`snap_bench.history.database`), a table of its own: one row per (session, model,
 instrument, metric) with the value, interval, coverage, the verdict and composite, the code version and a
-digest of the config. A replay that repeats the latest stored result of a model and instrument exactly (same
-figures, same code, same config) adds nothing, so re-running the shipped recordings does not flood the trend
-with copies. The comparison with the latest result and the insert are one transaction under the store's write
-lock, so this holds for sessions writing at once too: of two identical replays, one adds its rows.
+digest of the config, and what the session measured of the model's design (complete, conditions answered /
+designed: :mod:`snap_bench.history.session_coverage`), so an incomplete session is kept as incomplete. A
+replay that repeats the latest stored result of a model and instrument exactly (same figures, same code, same
+config) adds nothing, so re-running the shipped recordings does not flood the trend with copies. The
+comparison with the latest result and the insert are one transaction under the store's write lock, so this
+holds for sessions writing at once too: of two identical replays, one adds its rows.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from snap_bench.analysis.coverage import Coverage
 from snap_bench.design.config import ConfigFiles
 from snap_bench.history.database import Store, StoreError, StoreLike, insert, opened
+from snap_bench.history.schema import COVERAGE_COLUMNS
+from snap_bench.history.session_coverage import StoredCoverage
 from snap_bench.judging.checks import CheckRecord
 
 
@@ -43,6 +48,23 @@ class Headline:
     config_digest: str
     result_digest: str
     session: str = ""  # the id shared by one session's rows ('' before the store kept one)
+    # The session's coverage of the model's design (None: not known, stored before the store kept it).
+    complete: bool | None = None
+    conditions_answered: int | None = None
+    conditions_designed: int | None = None
+
+    @property
+    def coverage(self) -> StoredCoverage:
+        return StoredCoverage(self.complete, self.conditions_answered, self.conditions_designed)
+
+    def values(self) -> tuple[Any, ...]:
+        """The row as stored (the flag an integer)."""
+        return (*astuple(self)[: -len(COVERAGE_COLUMNS)], *self.coverage.columns())
+
+    @classmethod
+    def stored(cls, row: tuple[Any, ...]) -> Headline:
+        """A row as a backend returns it, in :data:`COLUMNS` order."""
+        return cls(*row[: -len(COVERAGE_COLUMNS)], *astuple(StoredCoverage.stored(*row[-len(COVERAGE_COLUMNS) :])))
 
 
 COLUMNS = tuple(field.name for field in fields(Headline))
@@ -83,16 +105,22 @@ def headlines_of(
     code: str,
     config: str,
     session: str = "",
+    coverage: Mapping[str, Coverage] | None = None,
 ) -> list[Headline]:
-    """The rows of one session: each model and instrument's judged figures, sharing a digest of them all."""
+    """The rows of one session: each model and instrument's judged figures, sharing a digest of them all, with
+    the session's coverage of the model (``coverage``, by model; unknown for a model it lacks)."""
     rows: list[Headline] = []
     for (model, instrument), (verdict, composite) in sorted(verdicts.items()):
         own = sorted(
             (c for c in checks if c.kind == "threshold" and (c.model, c.instrument) == (model, instrument)),
             key=lambda c: c.metric,
         )
+        covered = StoredCoverage.of((coverage or {}).get(model), verdict)
         figures = [(c.metric, c.value, c.ci_low, c.ci_high, c.n, c.n_designed) for c in own]
-        result = json.dumps([verdict, composite, code, config, figures], default=str)
+        summary: list[Any] = [verdict, composite, code, config, figures]
+        if covered.incomplete:  # (only then: a complete session's digest is what it was before version 3)
+            summary.append(covered.columns())
+        result = json.dumps(summary, default=str)
         digest = hashlib.sha256(result.encode()).hexdigest()[:16]
         rows += [
             Headline(
@@ -111,6 +139,7 @@ def headlines_of(
                 config,
                 digest,
                 session,
+                *astuple(covered),
             )
             for metric, value, low, high, n, designed in figures
         ]
@@ -132,6 +161,7 @@ def headlines_of(
                     config,
                     digest,
                     session,
+                    *astuple(covered),
                 )
             )
     return rows
@@ -155,7 +185,7 @@ def append_new(store: StoreLike, rows: Iterable[Headline]) -> int:
             )
             if latest and latest[0][0] == own[0].result_digest:
                 continue  # the same result again (a replay): nothing new to follow
-            database.executemany(insert("headlines", COLUMNS), [astuple(row) for row in own])
+            database.executemany(insert("headlines", COLUMNS), [row.values() for row in own])
             written += len(own)
     return written
 
@@ -164,14 +194,21 @@ def read_headlines(store: StoreLike, models: Sequence[str] = (), instruments: Se
     """Every stored row (optionally of some models and instruments), oldest first; [] without a store."""
     with opened(store) as open_store:
         rows = [
-            Headline(*row)
+            Headline.stored(row)
             for row in open_store.read(f"SELECT {', '.join(COLUMNS)} FROM headlines ORDER BY recorded_at, id")
         ]
     return [r for r in rows if (not models or r.model in models) and (not instruments or r.instrument in instruments)]
 
 
-def keep_headlines(store: Store, gate_result: Any, session_meta: Mapping[str, Any], recorded_at: str) -> str | None:
-    """Append a session's headlines (called at the end of the gate); an error message instead of raising."""
+def keep_headlines(
+    store: Store,
+    gate_result: Any,
+    session_meta: Mapping[str, Any],
+    recorded_at: str,
+    coverage: Mapping[str, Coverage] | None = None,
+) -> str | None:
+    """Append a session's headlines (called at the end of the gate) with each model's coverage of its design;
+    an error message instead of raising."""
     verdicts = {key: (v.verdict, v.composite) for key, v in gate_result.verdicts.items()}
     rows = headlines_of(
         gate_result.checks,
@@ -180,6 +217,7 @@ def keep_headlines(store: Store, gate_result: Any, session_meta: Mapping[str, An
         str(session_meta.get("code_version", "unknown")),
         str(session_meta.get("config_digest", "unknown")),
         store.session,
+        coverage,
     )
     try:
         append_new(store, rows)

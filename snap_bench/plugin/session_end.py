@@ -67,7 +67,8 @@ def end_session(
         _emit_checks(config, result, gate, session)
         if store is not None:  # each model's headline figures, beside what the instruments keep
             recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-            stored = keep_headlines(store, result, outputs.session_meta, recorded_at)
+            # with each model's coverage, so that an incomplete session is kept as incomplete
+            stored = keep_headlines(store, result, outputs.session_meta, recorded_at, coverage)
             problems += [stored] if stored else []
     finally:
         if store is not None:

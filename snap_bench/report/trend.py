@@ -2,7 +2,10 @@
 
 A panel per instrument and figure (the composite first, then each judged metric on its own scale), a line
 per model in its report colour, each point with its stored 95% interval; a point resting on under half of
-its design is hollow, grey and hatched, with used/designed beside it, as in the rest of the report.
+its design is hollow, grey and hatched, with used/designed beside it, as in the rest of the report. A point of
+a session that did not measure the model's whole design is not an ordinary point: the line passes it by, and
+it is drawn as a hollow grey square with its conditions measured / designed beside it (``648/1620``: the panels
+are narrow; the legend says what the square is).
 """
 
 from __future__ import annotations
@@ -10,11 +13,12 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.analysis.coverage import THIN_COVERAGE
+from snap_bench.history.session_coverage import StoredCoverage
 from snap_bench.history.store import Headline
 from snap_bench.report.charts import RC_PARAMS, new_figure, short, to_svg
 from snap_bench.report.formatting import metric_label
@@ -30,6 +34,9 @@ COMPOSITE = "composite"
 COLUMNS = 5
 PANEL_WIDTH, PANEL_HEIGHT = 2.3, 1.9
 THIN_FACE, THIN_EDGE = "#eaeef2", "#8c959f"
+INCOMPLETE_FACE = "#ffffff"
+# A legend entry's marker and padding, and one character of its label at 8 points (inches).
+LEGEND_MARKER, LEGEND_CHARACTER = 0.45, 0.067
 # A flat trend keeps at least this span on its y axis, so run-to-run noise is not blown up to the height.
 MIN_SPAN = 0.1
 
@@ -44,10 +51,21 @@ class TrendPoint:
     ci_high: float | None
     n: int
     n_designed: int
+    covered: StoredCoverage = field(default_factory=StoredCoverage)  # the session's coverage of the model's design
 
     @property
     def thin(self) -> bool:
         return self.n_designed > 0 and self.n / self.n_designed < THIN_COVERAGE
+
+    @property
+    def incomplete(self) -> bool:
+        return self.covered.incomplete
+
+
+def on_line(points: Sequence[TrendPoint]) -> list[TrendPoint]:
+    """The points the model's line joins: an incomplete session's figure is no step of the trend (a stale
+    replay missing recordings would otherwise show as a sudden drop)."""
+    return [p for p in points if not p.incomplete]
 
 
 def panels(rows: Sequence[Headline]) -> list[tuple[str, str]]:
@@ -82,9 +100,9 @@ def series(
         index = place[row.recorded_at]
         if figure == COMPOSITE:
             if row.composite is not None and index not in own:
-                own[index] = TrendPoint(index, row.composite, None, None, 0, 0)
+                own[index] = TrendPoint(index, row.composite, None, None, 0, 0, row.coverage)
         elif row.metric == figure and row.value is not None and math.isfinite(row.value):
-            own[index] = TrendPoint(index, row.value, row.ci_low, row.ci_high, row.n, row.n_designed)
+            own[index] = TrendPoint(index, row.value, row.ci_low, row.ci_high, row.n, row.n_designed, row.coverage)
     return {model: [own[i] for i in sorted(own)] for model, own in sorted(points.items()) if own}
 
 
@@ -110,7 +128,7 @@ def trend_figure(rows: Sequence[Headline]) -> Figure:
                     axes.set_visible(False)
                     continue
                 instrument, name = line[index]
-                _panel(axes, series(rows, sessions, instrument, name), name)
+                _panel(axes, series(rows, sessions, instrument, name), name, len(sessions))
                 axes.set_title(_title(instrument, name), fontsize=8)
                 set_session_axis(axes, sessions)
         models = sorted({r.model for r in rows})
@@ -126,8 +144,29 @@ def trend_figure(rows: Sequence[Headline]) -> Figure:
                 label="under half of its design",
             )
         )
-        figure.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 5), frameon=False)
+        if any(r.coverage.incomplete for r in rows):
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    linestyle="none",
+                    marker="s",
+                    markerfacecolor=INCOMPLETE_FACE,
+                    markeredgecolor=THIN_EDGE,
+                    label="incomplete session (measured/designed)",
+                )
+            )
+        figure.legend(
+            handles=handles, loc="outside lower center", ncols=_legend_columns(handles, columns), frameon=False
+        )
     return figure
+
+
+def _legend_columns(handles: Sequence[Any], columns: int) -> int:
+    """As many entries in a row as fit the figure's width (a wider row is cut off at both sides), at most 5."""
+    widest = max(len(handle.get_label()) for handle in handles)
+    entry = LEGEND_MARKER + widest * LEGEND_CHARACTER
+    return max(1, min(5, len(handles), int(PANEL_WIDTH * columns // entry)))
 
 
 def _title(instrument: str, name: str) -> str:
@@ -135,17 +174,19 @@ def _title(instrument: str, name: str) -> str:
     return "\n".join(textwrap.wrap(f"{instrument} · {metric_label(name)}", 30, max_lines=2, placeholder=" …"))
 
 
-def _panel(axes: Axes, by_model: dict[str, list[TrendPoint]], name: str) -> None:
+def _panel(axes: Axes, by_model: dict[str, list[TrendPoint]], name: str, sessions: int) -> None:
     for model, points in by_model.items():
         colour = model_colour(model)
-        xs = [p.session for p in points]
-        axes.plot(xs, [p.value for p in points], color=colour, linewidth=1.2, zorder=2)
+        joined = on_line(points)
+        axes.plot([p.session for p in joined], [p.value for p in joined], color=colour, linewidth=1.2, zorder=2)
         for p in points:
-            edge = THIN_EDGE if p.thin else colour
+            edge = THIN_EDGE if p.thin or p.incomplete else colour
             if p.ci_low is not None and p.ci_high is not None:
                 below, above = max(p.value - p.ci_low, 0.0), max(p.ci_high - p.value, 0.0)
                 axes.errorbar([p.session], [p.value], yerr=[[below], [above]], fmt="none", ecolor=edge, capsize=2)
-            if p.thin:
+            if p.incomplete:
+                _incomplete_point(axes, p, right_half=p.session > (sessions - 1) / 2)
+            elif p.thin:
                 axes.scatter(
                     [p.session], [p.value], s=36, facecolors=THIN_FACE, edgecolors=THIN_EDGE, hatch="////", zorder=3
                 )
@@ -166,6 +207,23 @@ def _panel(axes: Axes, by_model: dict[str, list[TrendPoint]], name: str) -> None
     if high - low < MIN_SPAN:
         middle = (low + high) / 2
         axes.set_ylim(middle - MIN_SPAN / 2, middle + MIN_SPAN / 2)
+
+
+def _incomplete_point(axes: Axes, point: TrendPoint, *, right_half: bool) -> None:
+    """A hollow grey square with its coverage beside it, towards the middle (a panel is narrow)."""
+    axes.scatter(
+        [point.session], [point.value], s=30, marker="s", facecolors=INCOMPLETE_FACE, edgecolors=THIN_EDGE, zorder=3
+    )
+    axes.annotate(
+        point.covered.short_label(),
+        (point.session, point.value),
+        xytext=(-5 if right_half else 5, 4),
+        textcoords="offset points",
+        ha="right" if right_half else "left",
+        fontsize=5.5,
+        color="#6e7781",
+        zorder=4,
+    )
 
 
 def trend_svg(chart_id: str, rows: Sequence[Headline]) -> str:

@@ -63,7 +63,9 @@ def trend_section(trend: StoredTrend, models: Sequence[str]) -> str:
                 f"Each model's judged figures in every session kept in the results store ({trend.store}), oldest "
                 "first, one step per stored session (a replay that repeats a model's latest result adds none): the "
                 "composite per instrument, then each checked figure with its 95% interval; a hollow grey hatched "
-                f"point rests on under half of its design (used/designed beside it).{left_out}",
+                "point rests on under half of its design (used/designed beside it); a hollow grey square is a session "
+                "that did not measure the model's whole design, kept off the line and labelled with the conditions "
+                f"it measured.{left_out}",
             )
         )
     items = []
@@ -71,14 +73,27 @@ def trend_section(trend: StoredTrend, models: Sequence[str]) -> str:
         own = sessions[model]
         if len(own) >= 2:
             first, last = session_labels([own[0], own[-1]])
-            items.append(f"{text(model)}: {len(own)} stored sessions, {text(first)} to {text(last)} (charted above).")
+            items.append(
+                f"{text(model)}: {len(own)} stored sessions, {text(first)} to {text(last)} (charted above"
+                f"{_incomplete(trend.rows, model)})."
+            )
         elif own:
             (when,) = session_labels(own)
             items.append(
                 f"{text(model)}: the store holds one session of this model ({text(when)}: this one, or an identical "
-                "earlier result); its trend starts with the next session whose result differs."
+                f"earlier result{_incomplete(trend.rows, model, charted=False)}); its trend starts with the next "
+                "session whose result differs."
             )
         else:
             items.append(f"{text(model)}: no headline figures stored (only judged models are kept).")
     parts.append(f'<ul class="snap-trend-models">{"".join(f"<li>{item}</li>" for item in items)}</ul>')
     return "".join(parts)
+
+
+def _incomplete(rows: Sequence[Headline], model: str, *, charted: bool = True) -> str:
+    """``; 2 incomplete (648/1620 conditions, 17/18 conditions), drawn off the line``: the sessions no step shows."""
+    labels = {(r.recorded_at, r.coverage.label()) for r in rows if r.model == model and r.coverage.incomplete}
+    if not labels:
+        return ""
+    listed = ", ".join(label.removeprefix("incomplete: ") for _, label in sorted(labels))
+    return f"; {len(labels)} incomplete ({listed}), drawn off the line" if charted else f"; incomplete: {listed}"

@@ -21,7 +21,13 @@ from tests.conftest import FAKE_KEY, BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.postgres_server import PostgresServer, ServerMissing, free_port
 from tests.scenarios.test_compass_plugin import right_libertarian
-from tests.unit.history.store_checks import check_concurrent_writers, check_copy, check_migration
+from tests.unit.history.store_checks import (
+    check_concurrent_writers,
+    check_copy,
+    check_incomplete_round_trip,
+    check_migration,
+    check_upgrade_from_version_2,
+)
 
 # One item of the profile and one per compass axis: 18 + 24 conditions per model.
 SELECTION = ("--snap-items=M01,E01,S01", "--snap-prompts=NEU", "--snap-temperatures=0")
@@ -199,6 +205,17 @@ def test_a_postgresql_store_of_the_version_before_is_upgraded_in_place_and_a_new
 ) -> None:
     database = postgres.new()
     check_migration(database, "postgresql", raw_postgres(database))
+
+
+def test_a_postgresql_store_of_version_2_keeps_its_rows_and_marks_those_judged_incomplete(
+    postgres: Databases,
+) -> None:
+    database = postgres.new()
+    check_upgrade_from_version_2(database, "postgresql", raw_postgres(database))
+
+
+def test_an_incomplete_session_is_stored_in_postgresql_with_its_coverage(postgres: Databases) -> None:
+    check_incomplete_round_trip(postgres.new())
 
 
 def test_a_sqlite_history_is_copied_into_postgresql_and_back_idempotently(

@@ -4,7 +4,9 @@ The table ``placements`` of the results store (SQLite or PostgreSQL, :mod:`snap_
 which holds its schema). A row is one placement of one model in one session: the overall coordinates with
 their intervals, or the coordinates of one run or one system prompt (``scope`` and ``level`` say which).
 Each row carries the item-bank version and the session's parameters as JSON, so placements from different
-banks or designs are never mixed up unknowingly. Every session adds its rows (the history chart has a step
+banks or designs are never mixed up unknowingly, and the session's coverage of the model's design
+(:mod:`snap_bench.history.session_coverage`), so an incomplete session's placement is never charted as an
+ordinary one. Every session adds its rows (the history chart has a step
 per session), in one transaction under the store's write lock; an unreachable or unwritable store is
 reported, never fatal.
 """
@@ -18,6 +20,8 @@ from typing import Any
 
 from snap_bench.history.database import StoreLike, insert, opened
 from snap_bench.history.schema import COLUMNS as TABLE_COLUMNS
+from snap_bench.history.schema import COVERAGE_COLUMNS
+from snap_bench.history.session_coverage import StoredCoverage
 
 # The placements table's columns, as the store's schema declares them; ``session`` is stored too, but is not
 # part of what a placement says (left out of analysis.json's history).
@@ -44,9 +48,27 @@ class Placement:
     n_observations: int
     parameters: str
     session: str = ""  # the id shared by one session's rows ('' before the store kept one)
+    # The session's coverage of the model's design (None: not known, stored before the store kept it).
+    complete: bool | None = None
+    conditions_answered: int | None = None
+    conditions_designed: int | None = None
+
+    @property
+    def coverage(self) -> StoredCoverage:
+        return StoredCoverage(self.complete, self.conditions_answered, self.conditions_designed)
 
     def to_dict(self) -> dict[str, Any]:
         return {column: getattr(self, column) for column in COLUMNS}
+
+    def values(self) -> tuple[Any, ...]:
+        """The row as stored (the flag an integer)."""
+        return (*(getattr(self, column) for column in STORED[: -len(COVERAGE_COLUMNS)]), *self.coverage.columns())
+
+    @classmethod
+    def stored(cls, row: tuple[Any, ...]) -> Placement:
+        """A row as a backend returns it, in :data:`STORED` order."""
+        covered = StoredCoverage.stored(*row[-len(COVERAGE_COLUMNS) :])
+        return cls(*[*row[: -len(COVERAGE_COLUMNS)], covered.complete, covered.answered, covered.designed])
 
 
 def placements_of(
@@ -58,8 +80,12 @@ def placements_of(
     details: Mapping[str, Any],
     parameters: Mapping[str, Any],
     session: str = "",
+    coverage: StoredCoverage | None = None,
 ) -> list[Placement]:
-    """The rows one model's analysis adds: overall (with intervals), then per run and per system prompt."""
+    """The rows one model's analysis adds: overall (with intervals), then per run and per system prompt, each
+    with the session's coverage of the model."""
+    covered = coverage or StoredCoverage()
+    kept = (covered.complete, covered.answered, covered.designed)
     encoded = json.dumps(parameters, sort_keys=True, default=str)
     coordinates = details.get("coordinates", {})
 
@@ -84,6 +110,7 @@ def placements_of(
             n_observations,
             encoded,
             session,
+            *kept,
         )
     ]
     for scope, key in (("run", "per_run"), ("system_prompt", "per_system_prompt")):
@@ -105,6 +132,7 @@ def placements_of(
                     n_observations,
                     encoded,
                     session,
+                    *kept,
                 )
             )
     return rows
@@ -112,7 +140,7 @@ def placements_of(
 
 def append(store: StoreLike, placements: Iterable[Placement]) -> int:
     """Add the rows in one transaction (creating the store); how many were written."""
-    rows = [tuple(getattr(p, column) for column in STORED) for p in placements]
+    rows = [p.values() for p in placements]
     with opened(store) as open_store, open_store.writing() as database:
         database.executemany(insert("placements", STORED), rows)
     return len(rows)
@@ -126,4 +154,4 @@ def overall_history(store: StoreLike, model: str, instrument: str = "compass", l
             "ORDER BY recorded_at DESC, id DESC LIMIT ?",
             (model, instrument, limit),
         )
-    return [Placement(*row) for row in rows][::-1]
+    return [Placement.stored(row) for row in rows][::-1]

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from snap_bench.analysis.metric_tables import AnalysisSettings, ModelAnalysis
     from snap_bench.analysis.stability import StabilityDesign
     from snap_bench.history.database import Store
+    from snap_bench.history.session_coverage import StoredCoverage
 
 _NO_OPINION = re.compile(r"(?<![\w-])no\s+opinion(?![\w-])", re.IGNORECASE)
 
@@ -195,6 +196,7 @@ class CompassInstrument(QuestionnaireInstrument):
             analysis.details,
             parameters,
             store.session,
+            _coverage(analysis.model, session_meta),
         )
         try:
             append(store, rows)
@@ -205,6 +207,16 @@ class CompassInstrument(QuestionnaireInstrument):
         analysis.details["history"] = [placement.to_dict() for placement in history]
         analysis.details["history_path"] = str(store)
         return None
+
+
+def _coverage(model: str, session_meta: Mapping[str, Any]) -> StoredCoverage:
+    """The session's coverage of the model (session.json's ``coverage``), kept with its placements: an incomplete
+    session's placement is never charted as an ordinary one."""
+    from snap_bench.analysis.coverage import Coverage
+    from snap_bench.history.session_coverage import StoredCoverage
+
+    entry = session_meta.get("coverage", {}).get(model)
+    return StoredCoverage.of(Coverage.from_json(model, entry) if isinstance(entry, Mapping) else None)
 
 
 def _placement(coordinates: Mapping[str, Any]) -> str:

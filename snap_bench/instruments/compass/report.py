@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from snap_bench.history.session_coverage import StoredCoverage
 from snap_bench.observations.observation import Observation
 from snap_bench.report.charts import MINUS, RC_PARAMS, new_figure, short, to_svg
 from snap_bench.report.figures import figure_html
@@ -20,6 +21,7 @@ from snap_bench.report.session_axis import session_order, set_session_axis
 from snap_bench.report.tables import mapping
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 LIMIT = 10.0
@@ -66,7 +68,8 @@ def compass_section(models: Mapping[str, Mapping[str, Any]], observations: Seque
         parts.append(
             figure_html(
                 lambda: history_chart("snap-compass-history", histories),
-                "Each model's placement in every session recorded in the results store, oldest first.",
+                "Each model's placement in every session recorded in the results store, oldest first; a hollow grey "
+                "square is a session that did not measure the model's whole design, kept off the line.",
             )
         )
     parts.append("</div>")
@@ -173,19 +176,21 @@ def history_figure(histories: Mapping[str, Sequence[Mapping[str, Any]]]) -> Figu
             )
             if not stored:
                 continue
-            steps = [index for index, _ in stored]
+            # An incomplete session's placement is no step of the trend: drawn apart, labelled with its coverage.
+            joined = [(index, row) for index, row in stored if not _coverage(row).incomplete]
+            apart = [(index, row) for index, row in stored if _coverage(row).incomplete]
             colour = model_colour(name)
-            economic_axes.plot(
-                steps,
-                [_or_nan(row.get("economic")) for _, row in stored],
-                marker="o",
-                markersize=3,
-                color=colour,
-                label=short(name),
-            )
-            social_axes.plot(
-                steps, [_or_nan(row.get("social")) for _, row in stored], marker="o", markersize=3, color=colour
-            )
+            for axes, axis in ((economic_axes, "economic"), (social_axes, "social")):
+                axes.plot(
+                    [index for index, _ in joined],
+                    [_or_nan(row.get(axis)) for _, row in joined],
+                    marker="o",
+                    markersize=3,
+                    color=colour,
+                    label=short(name) if axis == "economic" else None,
+                )
+                for index, row in apart:
+                    _incomplete_placement(axes, index, _or_nan(row.get(axis)), _coverage(row).label())
         for axes, title in ((economic_axes, "economic"), (social_axes, "social")):
             axes.set_ylim(-LIMIT, LIMIT)
             axes.axhline(0, color="#999999", linewidth=0.6)
@@ -195,6 +200,15 @@ def history_figure(histories: Mapping[str, Sequence[Mapping[str, Any]]]) -> Figu
         social_axes.set_xlabel("stored session")
         economic_axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     return figure
+
+
+def _coverage(row: Mapping[str, Any]) -> StoredCoverage:
+    return StoredCoverage.stored(row.get("complete"), row.get("conditions_answered"), row.get("conditions_designed"))
+
+
+def _incomplete_placement(axes: Axes, index: int, value: float, label: str) -> None:
+    axes.scatter([index], [value], s=22, marker="s", facecolors="#ffffff", edgecolors="#8c959f", zorder=3)
+    axes.annotate(label, (index, value), xytext=(5, 3), textcoords="offset points", fontsize=6, color="#6e7781")
 
 
 def _or_nan(value: object) -> float:

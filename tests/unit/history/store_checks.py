@@ -3,6 +3,7 @@ PostgreSQL tests on a real server (tests/scenarios/test_history_postgres.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -11,10 +12,12 @@ from typing import Any
 
 import pytest
 
+from snap_bench.analysis.coverage import Coverage
 from snap_bench.analysis.metric_tables import Metric
 from snap_bench.history import schema
 from snap_bench.history.copy import copy_store
 from snap_bench.history.database import SchemaTooNew, Store, StoreLike
+from snap_bench.history.session_coverage import StoredCoverage
 from snap_bench.history.store import Headline, append_new, headlines_of, read_headlines
 from snap_bench.instruments.compass.history import Placement, append, overall_history, placements_of
 from snap_bench.judging.checks import CheckRecord, threshold_record
@@ -39,14 +42,31 @@ def record(model: str, metric: str, value: float) -> CheckRecord:
     return threshold_record(f"{model}-{metric}", "profile", check, gated=True)
 
 
-def session(model: str, when: str, value: float = 0.7, session_id: str = "") -> list[Headline]:
+def session(
+    model: str, when: str, value: float = 0.7, session_id: str = "", coverage: Coverage | None = None
+) -> list[Headline]:
     """One session's headline rows of one model (profile): a figure per metric."""
     checks = [record(model, metric, value) for metric in METRICS]
-    return headlines_of(checks, {(model, "profile"): ("PASS", value)}, when, "0.2.0+abc", "cfg", session_id)
+    verdict = "PASS" if coverage is None or coverage.complete else "INCOMPLETE"
+    judged = {(model, "profile"): (verdict, value)}
+    return headlines_of(checks, judged, when, "0.2.0+abc", "cfg", session_id, {model: coverage} if coverage else None)
 
 
-def placements(model: str, when: str, session_id: str = "") -> list[Placement]:
-    return placements_of(model, "compass", "bank1", when, 48, DETAILS, {"runs": 1}, session_id)
+def placements(model: str, when: str, session_id: str = "", coverage: StoredCoverage | None = None) -> list[Placement]:
+    return placements_of(model, "compass", "bank1", when, 48, DETAILS, {"runs": 1}, session_id, coverage)
+
+
+# The version-1 and version-2 columns of each table (a store written by an older snap-bench).
+V1_COLUMNS = {table: columns[: columns.index("session")] for table, columns in schema.COLUMNS.items()}
+V2_COLUMNS = {table: (*columns, "session") for table, columns in V1_COLUMNS.items()}
+
+
+def insert_old(raw: Raw, table: str, row: Headline | Placement, columns: Sequence[str]) -> None:
+    """Insert ``row`` as an older snap-bench would have: only the columns its schema had."""
+    raw(
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+        [getattr(row, column) for column in columns],
+    )
 
 
 def when(minute: int) -> str:
@@ -90,22 +110,14 @@ def check_migration(store: StoreLike, backend: str, raw: Raw) -> None:
     for statement in schema.statements(1, backend):
         raw(statement, ())
     old = session("model-old", when(1))[0]
-    raw(
-        "INSERT INTO headlines (recorded_at, model, instrument, metric, value, ci_low, ci_high, n, n_designed, "
-        "verdict, composite, code_version, config_digest, result_digest) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [getattr(old, column) for column in schema.COLUMNS["headlines"][:-1]],
-    )
+    insert_old(raw, "headlines", old, V1_COLUMNS["headlines"])
     old_placement = placements("model-old", when(1))[0]
-    raw(
-        "INSERT INTO placements (recorded_at, model, instrument, item_bank_version, scope, level, economic, "
-        "economic_ci_low, economic_ci_high, social, social_ci_low, social_ci_high, n_observations, parameters) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [getattr(old_placement, column) for column in schema.COLUMNS["placements"][:-1]],
-    )
+    insert_old(raw, "placements", old_placement, V1_COLUMNS["placements"])
     with Store(str(store)) as opened:
         assert opened.version() == 1
-    assert read_headlines(store) == [old]  # read: upgraded first, the row kept as it was (session '')
+    # read: upgraded first, the row kept as it was (session '', coverage unknown)
+    assert read_headlines(store) == [old]
+    assert old.coverage == StoredCoverage()
     with Store(str(store)) as opened:
         assert opened.version() == schema.CURRENT
     assert overall_history(store, "model-old") == [old_placement]
@@ -121,11 +133,12 @@ def check_migration(store: StoreLike, backend: str, raw: Raw) -> None:
 
 
 def fill(store: StoreLike) -> None:
-    """Two sessions of two models, with compass placements."""
+    """Two sessions of two models, with compass placements; model-b's second session incomplete."""
     for minute, value in ((1, 0.6), (2, 0.7)):
         for model in ("model-a", "model-b"):
-            append_new(store, session(model, when(minute), value, f"s{minute}"))
-            append(store, placements(model, when(minute), f"s{minute}"))
+            covered = Coverage(model, 20, 12 if (model, minute) == ("model-b", 2) else 20, {})
+            append_new(store, session(model, when(minute), value, f"s{minute}", covered))
+            append(store, placements(model, when(minute), f"s{minute}", StoredCoverage.of(covered)))
 
 
 def contents(store: StoreLike) -> tuple[Counter[Headline], Counter[Placement]]:
@@ -137,6 +150,7 @@ def contents(store: StoreLike) -> tuple[Counter[Headline], Counter[Placement]]:
 def check_copy(source: StoreLike, target: StoreLike) -> None:
     """Copied once, then again (nothing added); a row only the target has is copied back."""
     fill(source)
+    assert {r.coverage.label() for r in read_headlines(source)} == {"", "incomplete: 12/20 conditions"}
     first = copy_store(source, target)
     assert [(c.table, c.added, c.present) for c in first] == [("headlines", 12, 0), ("placements", 8, 0)]
     assert contents(target) == contents(source)
@@ -148,3 +162,58 @@ def check_copy(source: StoreLike, target: StoreLike) -> None:
     assert contents(target) == contents(source)
     # the newest stored result of model-a is the same in both: a replay of it adds nothing to either
     assert append_new(target, session("model-a", when(9), 0.7, "replay")) == 0
+
+
+def check_upgrade_from_version_2(store: StoreLike, backend: str, raw: Raw) -> None:
+    """A store of version 2 gains the coverage columns: its rows are kept, unknown, but those its own verdicts
+    show incomplete (and the compass placements of that session and model), which are marked incomplete."""
+    for version in (1, 2):
+        for statement in schema.statements(version, backend):
+            raw(statement, ())
+    complete = session("model-a", when(1), 0.7, "s1")
+    stale = [
+        dataclasses.replace(row, verdict="INCOMPLETE", composite=None) for row in session("model-a", when(2), 0.0, "s2")
+    ]
+    for row in (*complete, *stale):
+        insert_old(raw, "headlines", row, V2_COLUMNS["headlines"])
+    compass = [*placements("model-a", when(1), "s1"), *placements("model-a", when(2), "s2")]
+    compass += placements("model-b", when(2), "s2")  # another model of the incomplete session: complete for all we know
+    for placement in compass:
+        insert_old(raw, "placements", placement, V2_COLUMNS["placements"])
+    with Store(str(store)) as opened:
+        assert opened.version() == 2
+    stored = read_headlines(store)
+    with Store(str(store)) as opened:
+        assert opened.version() == schema.CURRENT == 3
+    assert [dataclasses.replace(row, complete=None) for row in stored] == [*complete, *stale]  # kept
+    assert [row.complete for row in stored] == [None] * len(METRICS) + [False] * len(METRICS)
+    assert {row.coverage.label() for row in stored} == {"", "incomplete: coverage unknown"}
+    assert [p.complete for p in overall_history(store, "model-a")] == [None, False]
+    assert [p.complete for p in overall_history(store, "model-b")] == [None]
+
+
+def check_incomplete_round_trip(store: StoreLike) -> None:
+    """An incomplete session is stored with its coverage and read back as it was written; a complete one too."""
+    measured = Coverage("model-a", 18, 18, {})
+    stale = Coverage("model-a", 1620, 648, {"no recording": 972})
+    rows = [*session("model-a", when(1), 0.083, "s1", measured), *session("model-a", when(2), 0.0, "s2", stale)]
+    assert append_new(store, rows) == 2 * len(METRICS)
+    stored = read_headlines(store)
+    assert stored == rows
+    assert [(r.complete, r.conditions_answered, r.conditions_designed) for r in stored] == [
+        *[(True, 18, 18)] * len(METRICS),
+        *[(False, 648, 1620)] * len(METRICS),
+    ]
+    assert stored[-1].coverage.label() == "incomplete: 648/1620 conditions"
+    assert stored[-1].verdict == "INCOMPLETE"
+    append(store, placements("model-a", when(1), "s1", StoredCoverage.of(measured)))
+    append(store, placements("model-a", when(2), "s2", StoredCoverage.of(stale)))
+    history = overall_history(store, "model-a")
+    assert [(p.complete, p.conditions_answered, p.conditions_designed) for p in history] == [
+        (True, 18, 18),
+        (False, 648, 1620),
+    ]
+    assert history == [
+        placements("model-a", when(minute), f"s{minute}", StoredCoverage.of(c))[0]
+        for minute, c in ((1, measured), (2, stale))
+    ]

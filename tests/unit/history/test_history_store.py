@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from snap_bench.analysis.coverage import Coverage
 from snap_bench.analysis.metric_tables import Metric
 from snap_bench.cli import main
 from snap_bench.design.config import PACKAGED, ConfigFiles
@@ -88,6 +89,25 @@ def test_the_history_command_prints_a_table_per_model_and_instrument_and_a_chart
     assert "0.500*" in out  # on 40 of 100: marked as resting on under half of its design
     assert re.search(r"PASS\s+0\.800\s+0\.800\b", out)  # verdict, composite, icc2_1
     assert chart.read_text(encoding="utf-8").lstrip().startswith("<?xml")
+
+
+def test_the_history_command_marks_an_incomplete_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "history.sqlite"
+    checks = [CHECKS[0]]
+    complete = {"model-a": Coverage("model-a", 1620, 1620, {})}
+    stale = {"model-a": Coverage("model-a", 1620, 648, {"no recording": 972})}
+    judged = {("model-a", "snap"): ("PASS", 0.8)}
+    append_new(store, headlines_of(checks, judged, "2026-11-23T10:00:00+00:00", "0.1", "cfg", "s1", complete))
+    moved = [dataclasses.replace(CHECKS[0], value=0.0)]
+    unjudged = {("model-a", "snap"): ("INCOMPLETE", None)}
+    append_new(store, headlines_of(moved, unjudged, "2026-11-23T11:00:00+00:00", "0.1", "cfg", "s2", stale))
+    assert main(["history", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert re.search(r"^recorded\s+code\s+config\s+conditions\s+verdict", lines[1])
+    assert re.search(r"T10:00:00\+00:00 .* 1620/1620\s+PASS\s+0\.800\s+0\.800\b", lines[2])
+    assert re.search(r"T11:00:00\+00:00 .* INCOMPLETE 648/1620\s+INCOMPLETE\s+0\.000\b", lines[3])
+    assert "INCOMPLETE: the session did not measure every designed condition" in out
 
 
 def test_the_history_command_without_a_store_says_how_to_get_one(

@@ -15,7 +15,15 @@ from snap_bench.history import schema
 from snap_bench.history.database import Store, StoreError
 from snap_bench.history.store import COLUMNS, append_new, read_headlines
 from snap_bench.instruments.compass.history import STORED
-from tests.unit.history.store_checks import check_concurrent_writers, check_copy, check_migration, session, when
+from tests.unit.history.store_checks import (
+    check_concurrent_writers,
+    check_copy,
+    check_incomplete_round_trip,
+    check_migration,
+    check_upgrade_from_version_2,
+    session,
+    when,
+)
 
 
 def raw_sqlite(path: Path) -> Any:
@@ -42,6 +50,15 @@ def test_a_new_store_carries_the_current_version(tmp_path: Path) -> None:
 def test_a_store_of_the_version_before_is_upgraded_in_place_and_a_newer_one_refused(tmp_path: Path) -> None:
     store = tmp_path / "history.sqlite"
     check_migration(store, "sqlite", raw_sqlite(store))
+
+
+def test_a_store_of_version_2_keeps_its_rows_and_marks_those_judged_incomplete(tmp_path: Path) -> None:
+    store = tmp_path / "history.sqlite"
+    check_upgrade_from_version_2(store, "sqlite", raw_sqlite(store))
+
+
+def test_an_incomplete_session_is_stored_with_its_coverage(tmp_path: Path) -> None:
+    check_incomplete_round_trip(tmp_path / "history.sqlite")
 
 
 def test_writers_at_once_lose_nothing_and_duplicate_nothing(tmp_path: Path) -> None:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 from pathlib import Path
 
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.colors import to_hex
 
 from snap_bench.history.store import Headline
 from snap_bench.report.palette import model_colour, register_models
-from snap_bench.report.trend import panels, trend_figure, write_trend_chart
+from snap_bench.report.trend import on_line, panels, series, trend_figure, trend_svg, write_trend_chart
 
 ONE = "2026-11-20T10:00:00+00:00"
 TWO = "2026-11-20T10:04:00+00:00"  # minutes later: the same day, its own step
+THREE = "2026-11-20T10:09:00+00:00"
 
 
 def headline(when: str, model: str, metric: str, value: float, n: int = 100, instrument: str = "profile") -> Headline:
@@ -69,5 +73,87 @@ def test_the_history_command_writes_the_same_chart(tmp_path: Path) -> None:
     path = tmp_path / "trend.svg"
     write_trend_chart(rows, path)
     chart = path.read_text(encoding="utf-8")
-    for title in ("compass · composite", "profile · composite", "model-a", "model-b", "2026-11-20 10:04"):
+    for title in ("compass · composite", "profile · composite", "model-a", "model-b", "2026-11-20", "10:04"):
         assert title in chart
+
+
+def incomplete(row: Headline, answered: int = 648, designed: int = 1620) -> Headline:
+    """The row as a session that measured only part of the model's design stores it."""
+    return dataclasses.replace(
+        row,
+        verdict="INCOMPLETE",
+        composite=None,
+        complete=False,
+        conditions_answered=answered,
+        conditions_designed=designed,
+    )
+
+
+def stale_replay() -> list[Headline]:
+    """A contradiction rate of 0.083 twice, between them a stale replay's 0.000 on 648 of 1620 conditions."""
+    return [
+        headline(ONE, "model-a", "contradiction_rate", 0.083),
+        incomplete(headline(TWO, "model-a", "contradiction_rate", 0.0)),
+        headline(THREE, "model-a", "contradiction_rate", 0.083),
+    ]
+
+
+def test_an_incomplete_session_is_a_point_off_the_line_labelled_with_its_coverage() -> None:
+    rows = stale_replay()
+    points = series(rows, [ONE, TWO, THREE], "profile", "contradiction_rate")["model-a"]
+    assert [(p.session, p.incomplete) for p in points] == [(0, False), (1, True), (2, False)]
+    assert [p.session for p in on_line(points)] == [0, 2]  # the line passes the stale 0.000 by
+    assert points[1].covered.label() == "incomplete: 648/1620 conditions"
+    # its composite is None (an INCOMPLETE verdict has none): no composite point for that session at all
+    assert [p.session for p in series(rows, [ONE, TWO, THREE], "profile", "composite")["model-a"]] == [0, 2]
+
+    register_models(["model-a"])
+    figure = trend_figure(rows)
+    _, rate = (axes for axes in figure.axes if axes.get_visible())
+    drawn = [list(line.get_xdata()) for line in rate.get_lines() if line.get_linestyle() == "-"]
+    assert drawn == [[0, 2]]  # (an interval's caps are lines too, without a line style)
+    squares = [
+        c for c in rate.collections if isinstance(c, PathCollection) and to_hex(c.get_facecolor()[0]) == "#ffffff"
+    ]
+    assert len(squares) == 1
+    assert list(squares[0].get_offsets()[0]) == [1.0, 0.0]
+    assert to_hex(squares[0].get_edgecolor()[0]) == "#8c959f"  # grey, not the model's colour
+    assert [text.get_text() for text in rate.texts] == ["648/1620"]  # conditions measured / designed
+    legend = [text.get_text() for text in figure.legends[0].get_texts()]
+    assert legend[-1] == "incomplete session (measured/designed)"
+
+
+def test_the_rendered_chart_carries_the_incomplete_label_and_legend() -> None:
+    chart = trend_svg("snap-trend-chart", stale_replay())
+    assert "648/1620" in chart
+    assert "incomplete session (measured/designed)" in chart
+    complete_only = trend_svg("snap-trend-chart", [stale_replay()[0], stale_replay()[2]])
+    assert "incomplete" not in complete_only
+
+
+def test_a_row_stored_before_coverage_was_kept_is_drawn_as_before() -> None:
+    rows = [headline(ONE, "model-a", "icc2_1", 0.7), headline(TWO, "model-a", "icc2_1", 0.6)]
+    assert all(r.complete is None for r in rows)
+    figure = trend_figure(rows)
+    _, icc = (axes for axes in figure.axes if axes.get_visible())
+    assert [list(line.get_xdata()) for line in icc.get_lines() if line.get_linestyle() == "-"] == [[0, 1]]
+    assert list(icc.texts) == []
+
+
+def test_thirty_sessions_of_one_day_keep_their_date_labels_apart() -> None:
+    times = [f"2026-11-20T{9 + minute // 60:02d}:{minute % 60:02d}:00+00:00" for minute in range(0, 30 * 7, 7)]
+    rows = [headline(when, "model-a", "icc2_1", 0.7 + index / 100) for index, when in enumerate(times)]
+    figure = trend_figure(rows)
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)  # laid out as saved: the labels' boxes are where they are drawn
+    for axes in (a for a in figure.axes if a.get_visible()):
+        labels = [label for label in axes.get_xticklabels() if label.get_text()]
+        texts = [label.get_text() for label in labels]
+        assert texts[0] == f"2026-11-20\n{texts[0][-5:]}"  # the day said once, over the first time
+        assert texts[-1] == "12:23"  # the newest session is always labelled
+        assert len(labels) >= 2
+        boxes = [label.get_window_extent(renderer) for label in labels]
+        for left, right in itertools.pairwise(boxes):
+            assert left.x1 < right.x0, (left, right)  # side by side, apart
+        panel = axes.get_window_extent(renderer)
+        assert boxes[0].x0 >= panel.x0 - boxes[0].width / 2  # not pushed over the neighbouring panel

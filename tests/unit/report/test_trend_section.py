@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 from pathlib import Path
@@ -63,6 +64,23 @@ def test_two_sessions_of_two_models_are_charted_and_a_model_not_in_the_report_is
     assert "2026-11-23" in chart
     assert "model-a: 2 stored sessions, 2026-11-20 to 2026-11-23" in markup
     assert "model-b: 2 stored sessions" in markup
+
+
+def test_an_incomplete_session_is_named_beside_the_chart_and_labelled_in_it(tmp_path: Path) -> None:
+    store = tmp_path / "history.sqlite"
+    stale = "2026-11-21T10:00:00+00:00"
+    append_new(store, headlines(EARLIER, "model-a", 0.6))
+    partial = {"complete": False, "conditions_answered": 648, "conditions_designed": 1620}
+    append_new(store, [dataclasses.replace(row, **partial) for row in headlines(stale, "model-a", 0.1)])
+    append_new(store, headlines(LATER, "model-a", 0.6))
+    markup = trend_section(stored_trend(store, ["model-a"], ["profile"]), ["model-a"])
+    assert (
+        "model-a: 3 stored sessions, 2026-11-20 to 2026-11-23 (charted above; 1 incomplete (648/1620 conditions), "
+        "drawn off the line)." in markup
+    )
+    chart = chart_text(markup)
+    assert "648/1620" in chart
+    assert "incomplete session (measured/designed)" in chart
 
 
 def test_a_model_with_only_this_session_is_one_line_not_an_empty_chart(tmp_path: Path) -> None:

@@ -77,11 +77,20 @@ def test_sessions_minutes_apart_are_a_step_each_and_models_of_one_session_share_
     economic = figure.axes[0]
     assert economic.get_xlim() == (-0.5, 2.5)
     assert [list(line.get_xdata()) for line in economic.get_lines() if line.get_marker() == "o"] == [[0, 1, 2], [2]]
-    assert [label.get_text() for label in figure.axes[-1].get_xticklabels()] == [
-        "2026-11-20 10:00",
-        "2026-11-20 10:02",
-        "2026-11-20 10:05",
-    ]
+    # the day once, over the first time
+    assert [label.get_text() for label in figure.axes[-1].get_xticklabels()] == ["2026-11-20\n10:00", "10:02", "10:05"]
+
+
+def test_an_incomplete_session_is_kept_off_the_line_and_labelled() -> None:
+    times = ["2026-11-20T10:00:00+00:00", "2026-11-21T10:00:00+00:00", "2026-11-22T10:00:00+00:00"]
+    rows = [{"recorded_at": when, "economic": -4.0, "social": 3.0, "complete": True} for when in times]
+    rows[1].update(economic=2.0, complete=False, conditions_answered=12, conditions_designed=48)
+    figure = history_figure({"fake-left": rows})
+    for axes in figure.axes:
+        assert [list(line.get_xdata()) for line in axes.get_lines() if line.get_marker() == "o"] == [[0, 2]]
+        assert [text.get_text() for text in axes.texts] == ["incomplete: 12/48 conditions"]
+        (square,) = [c for c in axes.collections if len(c.get_offsets())]
+        assert [list(offset) for offset in square.get_offsets()] == [[1.0, 2.0 if axes is figure.axes[0] else 3.0]]
 
 
 def test_a_model_without_a_placement_is_said_not_drawn() -> None:

@@ -1,0 +1,57 @@
+"""A session that could not measure its whole design keeps its history row as incomplete, with its coverage."""
+
+from __future__ import annotations
+
+import pytest
+
+from snap_bench.cli import main
+from snap_bench.history.store import read_headlines
+from snap_bench.instruments.compass.history import overall_history
+from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, BenchProject
+from tests.fake_openai_server import FakeOpenAIServer
+
+NOT_MEASURED = 6  # README: exit status 6, the run could not measure what it was asked to
+
+
+def test_a_replay_missing_a_recording_is_stored_as_incomplete(
+    bench: BenchProject, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert bench.run("--model=fake-model", *SLICE, gate=True).ret in (0, 1)  # recorded, judged: complete
+    (bench.cassettes / "fake-model" / "profile" / "M01-P1-NEU-t0-C0-r1.json").unlink()
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    result = bench.run("--model=fake-model", *SLICE, gate=True)
+    assert result.ret == NOT_MEASURED
+    store = bench.out / "history.sqlite"
+    rows = read_headlines(store, ["fake-model"], ["profile"])
+    sessions = sorted({r.session for r in rows}, key=lambda s: min(r.recorded_at for r in rows if r.session == s))
+    assert len(sessions) == 2
+    first = [r for r in rows if r.session == sessions[0]]
+    stale = [r for r in rows if r.session == sessions[1]]
+    assert {(r.complete, r.conditions_answered, r.conditions_designed) for r in first} == {
+        (True, SLICE_SIZE, SLICE_SIZE)
+    }
+    assert {(r.complete, r.conditions_answered, r.conditions_designed, r.verdict) for r in stale} == {
+        (False, SLICE_SIZE - 1, SLICE_SIZE, "INCOMPLETE")
+    }
+    assert main(["history", "--store", str(store)]) == 0
+    assert f"INCOMPLETE {SLICE_SIZE - 1}/{SLICE_SIZE}" in capsys.readouterr().out
+    assert overall_history(store, "fake-model") == []  # the profile's session: no compass placement
+
+
+def test_the_compass_keeps_an_incomplete_sessions_placement_as_incomplete(
+    pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
+    bench = BenchProject(pytester, fake_server.base_url, instruments=("compass",))
+    compass = ("--snap-items=E01,S01", "--snap-prompts=NEU", "--snap-temperatures=0")
+    bench.run("--model=fake-model", *compass, gate=True)
+    recordings = sorted((bench.cassettes / "fake-model" / "compass").glob("*.json"))
+    recordings[0].unlink()
+    monkeypatch.delenv("FAKE_OPENAI_KEY")
+    assert bench.run("--model=fake-model", *compass, gate=True).ret == NOT_MEASURED
+    history = overall_history(bench.out / "history.sqlite", "fake-model")
+    designed = len(recordings)
+    assert [(p.complete, p.conditions_answered, p.conditions_designed) for p in history] == [
+        (True, designed, designed),
+        (False, designed - 1, designed),
+    ]
