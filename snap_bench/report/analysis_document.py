@@ -28,6 +28,8 @@ def analysis_document(
             for name in sorted({instrument for _, instrument in result.analyses})
         },
         "baseline": [comparison.to_json() for comparison in result.baseline],
+        # Against a baseline with per-condition answers: per item, whether it changed beyond the run noise.
+        "changes": {"items": [change.to_json() for change in result.item_changes]},
         "coverage": {model: entry.to_json() for model, entry in sorted((coverage or {}).items())},
     }
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from snap_bench.judging.item_changes import reliable_items
 from snap_bench.judging.judgement import Judgement
 from snap_bench.judging.outcomes import INCONCLUSIVE, REGRESSION
 
@@ -57,7 +58,7 @@ def summary_markdown(judgement: Judgement, exit_line: str = "") -> str:
             "(reports/changes.csv lists each with both answers).",
             "",
         ]
-        top = summary.by_item()[:TOP_CHANGED]
+        top = reliable_items(judgement.item_changes, summary.model)[:TOP_CHANGED]
         if top:
             lines += ["| instrument | item | changed conditions |", "|---|---|---|"]
             lines += [f"| {instrument} | {_cell(item)} | {count} |" for instrument, item, count in top]
