@@ -39,7 +39,7 @@ def summary_markdown(judgement: Judgement, exit_line: str = "") -> str:
         lines += [
             f"### Drift ({len(moved)})",
             "",
-            "| model | instrument | construct | new - baseline | 95% interval | margin |",
+            "| model | instrument | construct | new - baseline | 90% interval | margin |",
         ]
         lines.append("|---|---|---|---|---|---|")
         for drift in moved:
