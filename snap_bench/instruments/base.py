@@ -200,6 +200,12 @@ class Instrument(ABC):
         """The construct the condition's item measures, where the instrument has constructs."""
 
     @property
+    def keyed_range(self) -> tuple[float, float] | None:
+        """The lowest and highest keyed score an answer can have, where the instrument knows them: no mean
+        difference of keyed scores (drift) can leave +-(high - low). None where it does not."""
+        return None
+
+    @property
     @abstractmethod
     def source_files(self) -> list[Path]:
         """The files the design is read from; their digest is the instrument's version."""

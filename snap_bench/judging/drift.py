@@ -2,13 +2,22 @@
 
 Per construct (the profile's traits and foundations, the compass's axes, the perturbation's gold classes:
 each observation's ``construct``), the mean keyed score of the new model against the baseline's, paired
-over the conditions both answered with a score. The difference's interval treats the items as the units
-(each item's mean paired difference, a t interval on items - 1 degrees of freedom), since conditions of one
-item move together; with a single item, on its conditions. It is judged against an equivalence margin
-(thresholds.yaml ``drift_margin``, scale points): ``no drift`` when the whole interval lies within
-+-margin, ``drift`` when it lies wholly outside, ``inconclusive`` otherwise (two one-sided tests read off
-one 90 % interval would be the textbook equivalence test; the gate's 95 % interval is kept so that drift
-and non-inferiority read alike).
+over the conditions both answered with a score. The construct's items and the design's cells are fixed,
+so the difference's interval reads its noise off what varies when a model is asked again: the paired
+differences of each cell's runs (snap_bench.stats.stratified_difference: a stratified variance with
+Satterthwaite's degrees of freedom), clipped to the widest difference the answer scale allows. A t interval
+over the items' means (three items per construct: two degrees of freedom) was too wide for an unchanged
+model ever to show it had not moved. Where no cell was asked twice, the conditions of an item at one
+temperature stand in for repetitions (then a true effect of prompt counts as noise: wider, never
+narrower). It is judged against an equivalence margin (thresholds.yaml ``drift_margin``, scale points):
+``no drift`` when the whole 90 % interval lies within +-margin (two one-sided tests at 5 % each:
+Schuirmann's equivalence test, so "no drift" is wrongly claimed of a construct moved by the margin at most
+5 % of the time), ``drift`` when it lies wholly outside, ``inconclusive`` otherwise. The gate's 95 % interval
+failed 7 % of unchanged models on a 12-item questionnaire at the shipped models' noise (bench.drift_items);
+the 90 % one fails 2.5 %.
+
+Items that move in opposite directions leave a construct's position where it was; each such item is found
+by the item-level test (snap_bench.judging.item_changes).
 
 A change of position is a finding, not always a regression: drift is reported always and fails the run
 only when ``--snap-gate`` names it.
@@ -27,7 +36,8 @@ from snap_bench.observations.observation import Observation
 NO_DRIFT = "no drift"
 DRIFT = "drift"
 INCONCLUSIVE = "inconclusive"
-CONFIDENCE = 0.95
+# Two one-sided tests at 5 % each (the equivalence test) read off one 90 % interval.
+CONFIDENCE = 0.90
 
 
 @dataclass(frozen=True)
@@ -61,25 +71,43 @@ class Drift:
 
 
 def position_drift(
-    observations: Sequence[Observation], baseline_model: str, margins: Mapping[str, float | None]
+    observations: Sequence[Observation],
+    baseline_model: str,
+    margins: Mapping[str, float | None],
+    ranges: Mapping[str, tuple[float, float] | None] | None = None,
 ) -> list[Drift]:
-    """Every (new model, instrument, construct) against the baseline's position; ``margins`` per instrument."""
+    """Every (new model, instrument, construct) against the baseline's position; ``margins`` per instrument,
+    ``ranges`` the lowest and highest keyed score of each instrument's answers (to bound the interval)."""
     baseline = {
         (o.instrument, o.condition_id): o
         for o in observations
         if o.model == baseline_model and o.keyed_score is not None
     }
-    pairs: dict[tuple[str, str, str], list[tuple[str, float, float]]] = defaultdict(list)
+    pairs: dict[tuple[str, str, str], list[Pair]] = defaultdict(list)
     for new in observations:
         if new.model == baseline_model or new.keyed_score is None or new.construct is None:
             continue
         old = baseline.get((new.instrument, new.condition_id))
         if old is not None and old.keyed_score is not None:
-            pairs[(new.model, new.instrument, new.construct)].append((new.item, new.keyed_score, old.keyed_score))
+            pairs[(new.model, new.instrument, new.construct)].append(
+                Pair(new.item, new.cell, _temperature(new), new.keyed_score, old.keyed_score)
+            )
+    bounds = {instrument: _span(scale) for instrument, scale in (ranges or {}).items()}
     return [
-        _drift(model, baseline_model, instrument, construct, rows, margins.get(instrument))
+        _drift(model, baseline_model, instrument, construct, rows, margins.get(instrument), bounds.get(instrument))
         for (model, instrument, construct), rows in sorted(pairs.items())
     ]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One condition both answered: where it sits in the design, and both keyed scores."""
+
+    item: str
+    cell: str
+    temperature: str
+    new: float
+    old: float
 
 
 def _drift(
@@ -87,22 +115,20 @@ def _drift(
     baseline: str,
     instrument: str,
     construct: str,
-    rows: list[tuple[str, float, float]],
+    rows: list[Pair],
     margin: float | None,
+    bound: float | None,
 ) -> Drift:
-    by_item: dict[str, list[float]] = defaultdict(list)
-    for item, new, old in rows:
-        by_item[item].append(new - old)
-    units = [fmean(values) for values in by_item.values()] if len(by_item) > 1 else [new - old for _, new, old in rows]
-    difference = fmean(units)
-    low, high = _t_interval(units)
+    difference = fmean(row.new - row.old for row in rows)
+    low, high = _interval(rows, bound)
     outcome = _outcome(low, high, margin)
-    new_mean, old_mean = fmean(new for _, new, _ in rows), fmean(old for _, _, old in rows)
+    new_mean, old_mean = fmean(row.new for row in rows), fmean(row.old for row in rows)
+    n_items = len({row.item for row in rows})
     interval = "no interval" if low is None or high is None else f"[{low:+.3f}, {high:+.3f}]"
     margin_text = "no margin: add drift_margin to thresholds.yaml" if margin is None else f"margin +-{margin:g}"
     message = (
         f"{outcome}: {model} vs {baseline} {instrument} {construct}: mean {new_mean:.3f} vs {old_mean:.3f}, "
-        f"difference {difference:+.3f} {interval}, {margin_text}; {len(rows)} conditions on {len(by_item)} items"
+        f"difference {difference:+.3f} {interval}, {margin_text}; {len(rows)} conditions on {n_items} items"
     )
     return Drift(
         model=model,
@@ -117,21 +143,50 @@ def _drift(
         margin=margin,
         outcome=outcome,
         n_conditions=len(rows),
-        n_items=len(by_item),
+        n_items=n_items,
         message=message,
     )
 
 
-def _t_interval(units: list[float]) -> tuple[float | None, float | None]:
-    """The mean's t interval on len(units) - 1 degrees of freedom: the delete-one jackknife of a mean is
-    exactly s / sqrt(n) (stats.paired.jackknife_ci, tested so)."""
-    if len(units) < 2:
-        return None, None
-    from snap_bench.stats.paired import jackknife_ci  # numpy and scipy: the controller only, at session end
+def _interval(rows: list[Pair], bound: float | None) -> tuple[float | None, float | None]:
+    """The stratified interval over the cells' runs; where no cell was asked twice, an item's conditions
+    at one temperature are the repetitions, then an item's conditions; with none of those, no interval."""
+    from snap_bench.stats.stratified_difference import stratified_mean_difference_ci  # scipy: session end only
 
-    total = sum(units)
-    interval = jackknife_ci(fmean(units), [(total - unit) / (len(units) - 1) for unit in units], CONFIDENCE)
-    return interval.low, interval.high
+    for key in (_by_cell, _by_item_and_temperature, _by_item):
+        groups: dict[tuple[str, ...], list[float]] = defaultdict(list)
+        for row in rows:
+            groups[key(row)].append(row.new - row.old)
+        if any(len(values) > 1 for values in groups.values()):
+            interval = stratified_mean_difference_ci(list(groups.values()), confidence=CONFIDENCE, bound=bound)
+            return interval.low, interval.high
+    if len({row.new - row.old for row in rows}) == 1:  # one difference throughout: nothing varies
+        only = rows[0].new - rows[0].old
+        return only, only
+    return None, None
+
+
+def _by_cell(row: Pair) -> tuple[str, ...]:
+    return (row.cell,)
+
+
+def _by_item_and_temperature(row: Pair) -> tuple[str, ...]:
+    return (row.item, row.temperature)
+
+
+def _by_item(row: Pair) -> tuple[str, ...]:
+    return (row.item,)
+
+
+def _temperature(observation: Observation) -> str:
+    return observation.factors.get("temperature", str(observation.temperature))
+
+
+def _span(scale: tuple[float, float] | None) -> float | None:
+    """The widest possible difference of two keyed scores (high - low), None where unknown or degenerate."""
+    if scale is None or not scale[1] > scale[0]:
+        return None
+    return scale[1] - scale[0]
 
 
 def _outcome(low: float | None, high: float | None, margin: float | None) -> str:

@@ -13,6 +13,7 @@ from snap_bench.judging.changes import ChangeSummary, changed_conditions
 from snap_bench.judging.checks import CheckRecord, comparison_record, drift_record, threshold_record
 from snap_bench.judging.drift import Drift, position_drift
 from snap_bench.judging.gate import THRESHOLDS_ONLY, Gate
+from snap_bench.judging.item_changes import ItemChange, item_changes
 from snap_bench.judging.outcomes import is_computed
 from snap_bench.observations.logprobs import logprob_summaries
 from snap_bench.observations.observation import Observation
@@ -49,6 +50,8 @@ class Judgement:
     checks: list[CheckRecord] = field(default_factory=list)
     # Against a baseline with per-condition answers: which conditions changed, and whether positions moved.
     changes: list[ChangeSummary] = field(default_factory=list)
+    # Per item, whether its answers changed beyond the run-to-run noise (false discovery rate 5 %).
+    item_changes: list[ItemChange] = field(default_factory=list)
     drift: list[Drift] = field(default_factory=list)
     # Drift checks whose equivalence was not shown (they fail the run only where --snap-gate names drift).
     moved: list[str] = field(default_factory=list)
@@ -111,8 +114,11 @@ def judge_session(
         ]
         if any(o.model == baseline.model for o in observations):  # per-condition answers (not a saved analysis)
             result.changes = changed_conditions(observations, baseline.model)
+            result.item_changes = item_changes(observations, baseline.model)
             asked = sorted({o.instrument for o in observations})
-            result.drift = position_drift(observations, baseline.model, {i: thresholds(i).drift_margin for i in asked})
+            margins = {i: thresholds(i).drift_margin for i in asked}
+            ranges = {i: instruments[i].keyed_range for i in asked if i in instruments}
+            result.drift = position_drift(observations, baseline.model, margins, ranges)
     _record_checks(result, gate)
     for drift in result.drift:
         result.checks.append(drift_record(drift, gate.drift))

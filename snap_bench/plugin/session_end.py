@@ -29,6 +29,7 @@ from snap_bench.plugin.ledger import CHECKS_LOCATION
 from snap_bench.plugin.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_COMPARED, NOT_GATED, NOT_JUDGED
 from snap_bench.report.analysis_document import analysis_document, write_analysis_document
 from snap_bench.report.changes_file import CHANGES_FILE, write_changes
+from snap_bench.report.item_changes_file import ITEM_CHANGES_FILE, write_item_changes
 
 if TYPE_CHECKING:
     from snap_bench.analysis.coverage import Coverage
@@ -78,6 +79,8 @@ def end_session(
     result.store_problem = problems[0] if problems else ""
     if result.changes:
         write_changes(outputs.out_dir / CHANGES_FILE, result.changes)
+    if result.item_changes:
+        write_item_changes(outputs.out_dir / ITEM_CHANGES_FILE, result.item_changes)
     result.document = analysis_document(result, instruments, outputs.session_meta, coverage)
     write_analysis_document(outputs.json_path, result.document)
     return result
@@ -85,7 +88,7 @@ def end_session(
 
 @dataclass(frozen=True)
 class SessionOutputs:
-    """Where the end of a session writes: analysis.json, the output folder (changes.csv), the results
+    """Where the end of a session writes: analysis.json, the output folder (changes.csv, item_changes.csv), the results
     history, and what the session says of itself."""
 
     json_path: Path

@@ -7,6 +7,7 @@ from statistics import fmean
 from typing import TYPE_CHECKING, Any, Protocol
 
 from snap_bench.judging.drift import DRIFT, Drift
+from snap_bench.judging.item_changes import reliable_items
 from snap_bench.judging.outcomes import INCONCLUSIVE, MEASURED, NON_INFERIOR, NOT_COMPARED, REGRESSION, is_computed
 from snap_bench.observations.logprobs import logprob_summaries
 from snap_bench.observations.observation import at_provider_default
@@ -304,7 +305,7 @@ def comparison_lines(gate: Judgement, verbosity: int, changes_file: str) -> list
         if drift.outcome == DRIFT or verbosity > 0:
             lines.append((f"  {_short_drift(drift)}", {"yellow": True} if drift.moved else {}))
     for summary in gate.changes:
-        top = ", ".join(f"{item} {count}" for _, item, count in summary.by_item()[:TOP_CHANGED])
+        top = ", ".join(f"{i} {n}" for _, i, n in reliable_items(gate.item_changes, summary.model)[:TOP_CHANGED])
         lines.append(
             (
                 f" {summary.model}: {len(summary.changes):,} of {summary.shared:,} conditions changed their answer "

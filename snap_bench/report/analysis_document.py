@@ -34,6 +34,8 @@ def analysis_document(
             for record in result.checks
             if record.decision in ("not judged", "not compared")
         ],
+        # Against a baseline with per-condition answers: per item, whether it changed beyond the run noise.
+        "changes": {"items": [change.to_json() for change in result.item_changes]},
         "coverage": {model: entry.to_json() for model, entry in sorted((coverage or {}).items())},
     }
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from snap_bench.judging.item_changes import reliable_items
 from snap_bench.judging.judgement import Judgement
 from snap_bench.judging.outcomes import INCONCLUSIVE, REGRESSION
 
@@ -45,7 +46,7 @@ def summary_markdown(judgement: Judgement, exit_line: str = "", changes_file: st
         lines += [
             f"### Drift ({len(moved)})",
             "",
-            "| model | instrument | construct | new - baseline | 95% interval | margin |",
+            "| model | instrument | construct | new - baseline | 90% interval | margin |",
         ]
         lines.append("|---|---|---|---|---|---|")
         for drift in moved:
@@ -64,7 +65,7 @@ def summary_markdown(judgement: Judgement, exit_line: str = "", changes_file: st
             f"({_cell(changes_file)} lists each with both answers).",
             "",
         ]
-        top = summary.by_item()[:TOP_CHANGED]
+        top = reliable_items(judgement.item_changes, summary.model)[:TOP_CHANGED]
         if top:
             lines += ["| instrument | item | changed conditions |", "|---|---|---|"]
             lines += [f"| {instrument} | {_cell(item)} | {count} |" for instrument, item, count in top]

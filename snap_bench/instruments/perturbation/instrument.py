@@ -231,6 +231,11 @@ class PerturbationInstrument(Instrument):
     def messages(self, condition: Condition) -> list[dict[str, str]]:
         return [{"role": "user", "content": self.prompt(condition)}]
 
+    @property
+    def keyed_range(self) -> tuple[float, float] | None:
+        values = self.label_set.encoding.values()
+        return float(min(values)), float(max(values))
+
     def score(self, condition: Condition, answer: str) -> Scored:
         parsed = parse_label(answer, self.label_set.labels)
         construct = self.construct(condition)

@@ -133,6 +133,12 @@ class QuestionnaireInstrument(Instrument):
         context = self.contexts[condition.level(self.context_factor)]
         return f"{context}\n\n{question}" if context else question
 
+    @property
+    def keyed_range(self) -> tuple[float, float] | None:
+        # A reversed item keys low + high - score and a signed one -score: both stay inside the scale
+        # (the compass's is symmetric about 0).
+        return float(self.scale.low), float(self.scale.high)
+
     def score(self, condition: Condition, answer: str) -> Scored:
         item = self.items[condition.item]
         parsed = parse_likert(answer, self.scale)

@@ -61,11 +61,13 @@ def test_a_model_whose_position_moved_by_a_point_drifts() -> None:
     assert {level for _, level, _ in summary.by_level()} == {"NEU", "DIR", "PER"}
 
 
-def test_a_move_the_noise_cannot_place_is_inconclusive_never_no_drift() -> None:
+def test_items_that_moved_apart_leave_the_constructs_position_and_no_margin_is_never_no_drift() -> None:
+    """The items and the design are fixed, so two items up a point and two down a point is no move of the
+    construct's mean (the item-level test names such items: tests/unit/judging/test_item_changes.py)."""
     old = design("old", 0)
     new = [answer("new", o.item, o.factors["system_prompt"], 3 + (1 if o.item in ("M01", "M02") else -1)) for o in old]
     (drift,) = position_drift([*old, *new], "old", {"profile": 0.5})
-    assert drift.outcome == INCONCLUSIVE  # items moved apart: the interval straddles the margin
+    assert (drift.outcome, drift.difference) == (NO_DRIFT, 0.0)
     (without_margin,) = position_drift([*old, *design("new", 0)], "old", {})
     assert without_margin.outcome == INCONCLUSIVE  # no margin in thresholds.yaml: never "no drift"
 

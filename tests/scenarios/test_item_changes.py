@@ -1,0 +1,55 @@
+"""Which items changed, through a whole session: a questionnaire asked of a fake model that answers at
+random around its views at temperature 1 (as a real model's answers vary run to run), saved as a baseline
+file, then asked again of another model and gated against it. Chance changes of answer are listed in
+changes.csv and item_changes.csv, never named as changed items; items whose views moved are."""
+
+from __future__ import annotations
+
+import csv
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.fake_openai_server import FakeOpenAIServer
+from tests.scenarios.test_yaml_questionnaire import VIEWS, calm_project, statement
+
+MOVED = {"I stay calm when plans fall apart.": 2, "I keep my desk in order.": 4}  # C1 4 -> 2, T1 2 -> 4
+
+
+def noisy(views: dict[str, int], seed: int) -> Callable[[dict[str, Any]], str]:
+    """The item's view at temperature 0; a point either way or none, at random (seeded), above it."""
+    rng = random.Random(seed)
+
+    def answer(request: dict[str, Any]) -> str:
+        noise = rng.choice((-1, 0, 0, 1)) if request.get("temperature") else 0
+        return str(min(5, max(1, views[statement(request)] + noise)))
+
+    return answer
+
+
+@pytest.mark.parametrize(("moved", "named"), [({}, set()), (MOVED, {"C1", "T1"})], ids=["asked-again", "moved"])
+def test_only_items_that_moved_beyond_the_run_noise_are_named(
+    pytester: pytest.Pytester,
+    fake_server: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    moved: dict[str, int],
+    named: set[str],
+) -> None:
+    bench = calm_project(pytester, fake_server.base_url, monkeypatch)
+    saved = bench.root / "baselines" / "fake-model.json"
+    fake_server.script.answer = noisy(VIEWS, seed=1)
+    bench.run("--model=fake-model", f"--snap-save-baseline={saved}", gate=True)
+    fake_server.script.answer = noisy({**VIEWS, **moved}, seed=2)
+    result = bench.run("--model=other-model", f"--baseline={saved}", "--snap-gate=baseline", gate=True)
+
+    with (bench.out / "item_changes.csv").open(encoding="utf-8", newline="") as handle:
+        items = list(csv.DictReader(handle))
+    assert {row["item"] for row in items} == {"C1", "C2", "C3", "C4", "T1", "T2"}
+    assert sum(int(row["changed_conditions"]) for row in items) > 10  # answers differ by chance at t1
+    assert {row["item"] for row in items if row["reliable"] == "true"} == named
+    listed = result.stdout.str().split("most changed items: ", 1)[1].splitlines()[0]
+    assert ({entry.split()[0] for entry in listed.split(", ")} if named else {listed}) == (named or {"none"})
+    changes = bench.analysis()["changes"]["items"]
+    assert {c["item"] for c in changes if c["reliable"]} == named
