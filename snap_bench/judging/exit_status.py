@@ -19,6 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import TYPE_CHECKING
+
+from snap_bench.judging.gate import Gate
+
+if TYPE_CHECKING:
+    from snap_bench.judging.judgement import Judgement
 
 
 class BenchExit(IntEnum):
@@ -53,6 +59,30 @@ class ExitFindings:
 class ExitDecision:
     code: int
     reason: str
+
+
+def findings(
+    judgement: Judgement | None,
+    gate: Gate,
+    not_measured: dict[str, int],
+    other_failures: int,
+    analysed: bool,
+    pytest_status: int = 0,
+) -> ExitFindings:
+    """What decides the exit status: the judgement's checks of the kinds the gate follows, what was not
+    measured, the other tests that failed, and pytest's own status."""
+    judged = judgement
+    return ExitFindings(
+        failed_thresholds=list(judged.failed_thresholds) if judged is not None and gate.thresholds else [],
+        failed_comparisons=list(judged.failed_comparisons) if judged is not None and gate.baseline else [],
+        not_compared=list(judged.not_compared) if judged is not None and gate.baseline else [],
+        not_judged=list(judged.not_judged) if judged is not None and gate.thresholds else [],
+        not_measured=not_measured,
+        other_failures=other_failures,
+        moved=list(judged.moved) if judged is not None and gate.drift else [],
+        judged=analysed,
+        pytest_status=pytest_status,
+    )
 
 
 # What pytest's own statuses mean, in the words of the last line.

@@ -13,12 +13,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from snap_bench.design.config import ConfigError
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.observations.observation import Observation
 from snap_bench.recordings.state import Recordings
+
+if TYPE_CHECKING:
+    from snap_bench.plugin.session import SnapSession
 
 # What a run writes in its output folder under fixed names (besides analysis.json, whose path is an option, and
 # the HTML report, which pytest-html writes whole at every run).
@@ -52,6 +55,22 @@ class Artefacts:
                 path.unlink()
                 removed.append(path)
         return removed
+
+    def write_session_end(self, session: SnapSession) -> None:
+        """session.json, the audits of the instruments that were asked, and the baselines asked for."""
+        self.write_session_meta(session.session_meta())
+        observed = sorted({observation.instrument for observation in session.observations})
+        self.write_audits(
+            [session.instrument(name) for name in observed],
+            [model.name for model in session.models],
+            {name: session.selection(session.instrument(name)) for name in observed},
+            session.recordings,
+        )
+        if session.options.save_baseline and session.observations:
+            versions = {name: instrument.version for name, instrument in session.instruments.items()}
+            baseline = session.baseline
+            judged = [m.name for m in session.models if baseline is None or m.name != baseline.model]
+            self.save_baselines(session.options.save_baseline, judged, session.observations, versions)
 
     def write_session_meta(self, meta: Mapping[str, Any]) -> None:
         path = self.out_dir / "session.json"

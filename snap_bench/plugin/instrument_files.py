@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import types
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,17 @@ import pytest
 
 from snap_bench.analysis.metric_specs import declare
 from snap_bench.design.config import ConfigError, ConfigFiles
-from snap_bench.instruments import SUFFIXES, Instrument, instrument_file_class, instrument_file_key, registered
+from snap_bench.instruments import (
+    INSTRUMENT_FILE_KEYS,
+    SUFFIXES,
+    Instrument,
+    Selection,
+    instrument_file_class,
+    instrument_file_key,
+    misspelt_instrument_key,
+    registered,
+)
+from snap_bench.plugin.session_options import empty_selection
 
 _TEST_MODULE = '''
 def test_{name}(case, ask):
@@ -34,9 +44,44 @@ def instrument_file_paths(config: pytest.Config, skip: Path) -> list[Path]:
     return [path for path in _run_files(config, skip, SUFFIXES) if instrument_file_key(path)]
 
 
-def other_yaml_files(config: pytest.Config, skip: Path) -> list[Path]:
-    """The YAML files under the run's paths that are no instrument file (data, norms, or a misspelt key)."""
-    return [path for path in _run_files(config, skip, SUFFIXES) if not instrument_file_key(path)]
+def checked_other_yaml_files(config: pytest.Config, skip: Path) -> list[Path]:
+    """The YAML files under the run's paths that are no instrument file (data, norms), to be named; one whose
+    top-level key is a misspelt instrument key (``questionaire:``) is a usage error, never silently left out."""
+    others = [path for path in _run_files(config, skip, SUFFIXES) if not instrument_file_key(path)]
+    for path in others:
+        misspelt = misspelt_instrument_key(path)
+        if misspelt is not None:
+            key, meant = misspelt
+            raise pytest.UsageError(
+                f"{path}: the top-level key {key!r} is no instrument key, so this file would not be run. Fix: "
+                f"write {meant}: (an instrument file starts with one of: {', '.join(INSTRUMENT_FILE_KEYS)}), "
+                "or move the file out of the run's paths"
+            )
+    return others
+
+
+def not_asked_instruments(
+    in_run: Iterable[str], build: Callable[[str], Instrument], select: Callable[[Instrument], Selection]
+) -> dict[str, str]:
+    """The instruments of the run (``in_run``) that the selection options leave no condition by choice (items
+    of another instrument), with why. One left none because it is not asked at a chosen level (a temperature
+    it lacks) is a usage error naming its legal values, and so is a selection that leaves every one none: the
+    run would measure nothing."""
+    names = sorted(set(in_run))
+    not_asked: dict[str, str] = {}
+    for name in names:
+        instrument = build(name)
+        empty = empty_selection(instrument, select(instrument))
+        if empty is not None and empty[1]:
+            raise pytest.UsageError(empty[0])
+        if empty is not None:
+            not_asked[name] = empty[0]
+    if names and len(not_asked) == len(names):
+        raise pytest.UsageError(
+            "the selection leaves no instrument of this run a condition, so nothing would be measured: "
+            + "; ".join(not_asked.values())
+        )
+    return not_asked
 
 
 def marked_instruments(config: pytest.Config, names: Iterable[str], skip: Path) -> set[str]:

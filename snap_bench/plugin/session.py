@@ -27,15 +27,9 @@ from snap_bench.design.config import ConfigError
 from snap_bench.design.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.design.shards import in_shard
 from snap_bench.design.temperatures import DEFAULT
-from snap_bench.instruments import (
-    INSTRUMENT_FILE_KEYS,
-    Instrument,
-    Selection,
-    misspelt_instrument_key,
-    registered,
-)
+from snap_bench.instruments import Instrument, Selection, registered
 from snap_bench.judging.baseline import BaselineSpec, parse_baseline
-from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide
+from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, findings
 from snap_bench.judging.judgement import Judgement
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.export import ObservationWriter
@@ -49,9 +43,10 @@ from snap_bench.plugin.ci_outputs import write_ci_summary
 from snap_bench.plugin.endpoints import Endpoints
 from snap_bench.plugin.instrument_files import (
     InstrumentFiles,
+    checked_other_yaml_files,
     instrument_file_paths,
     marked_instruments,
-    other_yaml_files,
+    not_asked_instruments,
 )
 from snap_bench.plugin.ledger import ConditionLedger
 from snap_bench.plugin.model_facts import (
@@ -65,8 +60,8 @@ from snap_bench.plugin.model_facts import (
 )
 from snap_bench.plugin.preload import preload
 from snap_bench.plugin.session_end import SessionOutputs, end_session
-from snap_bench.plugin.session_meta import session_meta, session_notices
-from snap_bench.plugin.session_options import SessionOptions, empty_selection
+from snap_bench.plugin.session_meta import left_out_notices, session_meta, session_notices
+from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.plugin.upcoming import upcoming_params
 from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.recordings.state import Recordings
@@ -160,37 +155,11 @@ class SnapSession:
             self.config.pluginmanager.register(row_hooks, row_hooks.__name__)
 
     def _check_selection(self) -> dict[str, str]:
-        """Fail closed on what the run would silently not measure: a YAML file whose top-level key is a
-        misspelt instrument key, or a selection that leaves an instrument of the run no condition because the
-        instrument is not asked at that level (a usage error naming its legal values). An instrument that the
-        selection leaves out by choice (items of another one) is returned, to be named; when every one is, the
-        run would measure nothing: a usage error too."""
+        """What the run would silently not measure is a usage error; instruments left out by choice, named."""
         skip = self.options.cassette_dir
-        self.not_instrument_files = other_yaml_files(self.config, skip)
-        for path in self.not_instrument_files:
-            misspelt = misspelt_instrument_key(path)
-            if misspelt is not None:
-                key, meant = misspelt
-                raise pytest.UsageError(
-                    f"{path}: the top-level key {key!r} is no instrument key, so this file would not be run. Fix: "
-                    f"write {meant}: (an instrument file starts with one of: {', '.join(INSTRUMENT_FILE_KEYS)}), "
-                    "or move the file out of the run's paths"
-                )
+        self.not_instrument_files = checked_other_yaml_files(self.config, skip)
         in_run = [*marked_instruments(self.config, registered(), skip), *self.instrument_files.kinds]
-        not_asked: dict[str, str] = {}
-        for name in sorted(in_run):
-            instrument = self.instrument(name)
-            empty = empty_selection(instrument, self.selection(instrument))
-            if empty is not None and empty[1]:
-                raise pytest.UsageError(empty[0])
-            if empty is not None:
-                not_asked[name] = empty[0]
-        if in_run and len(not_asked) == len(in_run):
-            raise pytest.UsageError(
-                "the selection leaves no instrument of this run a condition, so nothing would be measured: "
-                + "; ".join(not_asked.values())
-            )
-        return not_asked
+        return not_asked_instruments(in_run, self.instrument, self.selection)
 
     def _model_facts(self) -> dict[str, ModelFacts]:
         """The endpoints' catalogue entries: handed over by the controller to a worker, else read here (not
@@ -445,18 +414,7 @@ class SnapSession:
             self._writer.close(self.observations)
         if self._endpoints is not None:
             self._endpoints.stop_servers()
-        self.artefacts.write_session_meta(self.session_meta())
-        observed = sorted({observation.instrument for observation in self.observations})
-        self.artefacts.write_audits(
-            [self.instrument(name) for name in observed],
-            [model.name for model in self.models],
-            {name: self.selection(self.instrument(name)) for name in observed},
-            self.recordings,
-        )
-        if self.options.save_baseline and self.observations:
-            versions = {name: instrument.version for name, instrument in self._instruments.items()}
-            judged = [m.name for m in self.models if self.baseline is None or m.name != self.baseline.model]
-            self.artefacts.save_baselines(self.options.save_baseline, judged, self.observations, versions)
+        self.artefacts.write_session_end(self)
 
     def session_meta(self) -> dict[str, Any]:
         versions = {name: instrument.version for name, instrument in self._instruments.items()}
@@ -468,11 +426,8 @@ class SnapSession:
 
     def notices(self) -> list[str]:
         """What the session says once about how it asked (a temperature left to the provider, ...)."""
-        not_files = [
-            f"{path}: not an instrument file, so not run (it starts with none of: {', '.join(INSTRUMENT_FILE_KEYS)})"
-            for path in self.not_instrument_files
-        ]
-        return [*self.not_asked.values(), *not_files, *session_notices(self.options, self.facts, self.observations)]
+        left_out = left_out_notices(self.not_asked, self.not_instrument_files)
+        return [*left_out, *session_notices(self.options, self.facts, self.observations)]
 
     @property
     def instruments(self) -> dict[str, Instrument]:
@@ -490,18 +445,7 @@ class SnapSession:
         return self.ledger.coverage([model.name for model in self.models])
 
     def exit_findings(self, pytest_status: int = 0) -> ExitFindings:
-        gate = self.options.gate
-        judgement = self.judgement
-        return ExitFindings(
-            failed_thresholds=list(judgement.failed_thresholds) if judgement is not None and gate.thresholds else [],
-            failed_comparisons=list(judgement.failed_comparisons) if judgement is not None and gate.baseline else [],
-            not_compared=list(judgement.not_compared) if judgement is not None and gate.baseline else [],
-            not_judged=list(judgement.not_judged) if judgement is not None and gate.thresholds else [],
-            not_measured=self.ledger.not_measured_counts(
-                self.options.out_dir, {model.name: model.api_key_env for model in self.models}
-            ),
-            other_failures=self.ledger.other_failures,
-            moved=list(judgement.moved) if judgement is not None and gate.drift else [],
-            judged=self.options.analyse,
-            pytest_status=pytest_status,
-        )
+        keys = {model.name: model.api_key_env for model in self.models}
+        not_measured = self.ledger.not_measured_counts(self.options.out_dir, keys)
+        gate, analysed = self.options.gate, self.options.analyse
+        return findings(self.judgement, gate, not_measured, self.ledger.other_failures, analysed, pytest_status)

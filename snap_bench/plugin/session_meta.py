@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from snap_bench.analysis.coverage import Coverage
 from snap_bench.design.models import ModelSpec
 from snap_bench.design.temperatures import DEFAULT
 from snap_bench.history.store import provenance
+from snap_bench.instruments import INSTRUMENT_FILE_KEYS
 from snap_bench.observations.observation import Observation
 from snap_bench.plugin.ledger import ConditionLedger
 from snap_bench.plugin.model_facts import ModelFacts, notices
@@ -53,3 +55,11 @@ def session_notices(
     """What the session says once about how it asked (a temperature left to the provider, several providers,
     cache hits, a catalogue that could not be read)."""
     return notices(facts, options.temperatures == [DEFAULT]) + serving_notices(observations)
+
+
+def left_out_notices(not_asked: Mapping[str, str], other_files: Sequence[Path]) -> list[str]:
+    """What the run's paths hold and the run does not measure, said once: instruments the selection left out,
+    and YAML files that are no instrument file."""
+    keys = ", ".join(INSTRUMENT_FILE_KEYS)
+    files = [f"{path}: not an instrument file, so not run (it starts with none of: {keys})" for path in other_files]
+    return [*not_asked.values(), *files]

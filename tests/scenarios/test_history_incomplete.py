@@ -16,7 +16,11 @@ NOT_MEASURED = 6  # README: exit status 6, the run could not measure what it was
 def test_a_replay_missing_a_recording_is_stored_as_incomplete(
     bench: BenchProject, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert bench.run("--model=fake-model", *SLICE, gate=True).ret in (0, 1)  # recorded, judged: complete
+    recorded = bench.run("--model=fake-model", *SLICE, gate=True)
+    # Complete, every condition answered; one item leaves the judged figures undefined, so the gate says
+    # "not judged" (exit 6) without a condition missing.
+    assert recorded.ret == NOT_MEASURED
+    assert "could not measure" not in recorded.stdout.str()
     (bench.cassettes / "fake-model" / "profile" / "M01-P1-NEU-t0-C0-r1.json").unlink()
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     result = bench.run("--model=fake-model", *SLICE, gate=True)
