@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from snap_bench.asking.ask_ahead import AskAhead, Job, Outcome
 from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
 from snap_bench.asking.dialects import reasoning_effort
+from snap_bench.asking.interruption import InterruptFlag
 from snap_bench.asking.request_fields import condition_body
 from snap_bench.asking.scrub import Scrubber
 from snap_bench.asking.spend import cost_usd, worst_case_usd
@@ -95,6 +96,7 @@ class Asker:
         scrubber: Scrubber | None = None,
         stops: StopBoard | None = None,
         ahead: Callable[[Scrubber], AskAhead] | None = None,
+        interrupt: InterruptFlag | None = None,
     ) -> None:
         self._recordings = Recordings(cassette_root)
         self._explicit_mode = record_mode
@@ -103,6 +105,7 @@ class Asker:
         self._rate_limits = rate_limits
         self._budget = budget
         self._stops = stops
+        self._interrupt = interrupt
         self._runner = asyncio.Runner()
         self._clients: dict[str, ChatClient] = {}
         keys = [endpoint.api_key for endpoint in endpoints.values() if endpoint.api_key]
@@ -263,11 +266,14 @@ class Asker:
         return reply
 
     def _before(self, model: str, worst: float, held: list[float]) -> Callable[[int], Awaitable[None]]:
-        """Before each attempt: claim it from the budget with its worst-case cost (the first was claimed
-        already; ``held`` collects what each claim holds), then wait our turn."""
+        """Before each attempt: stop if the session was interrupted (``Interrupted``), claim the attempt
+        from the budget with its worst-case cost (the first was claimed already; ``held`` collects what each
+        claim holds), then wait our turn."""
         limit = self._rate_limits.get(model)
 
         async def before_attempt(attempt: int) -> None:
+            if self._interrupt is not None:
+                self._interrupt.check()  # Ctrl-C in any process of the session: nothing more is sent
             if attempt > 1:
                 exhausted = self._budget.reserve(worst)
                 if exhausted:
@@ -275,6 +281,8 @@ class Asker:
                 held.append(worst)
             if limit is not None:
                 await limit()
+                if self._interrupt is not None:
+                    self._interrupt.check()
 
         return before_attempt
 

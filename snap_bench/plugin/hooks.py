@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from snap_bench.asking.asker import BudgetReached, RecordingUnavailable
+from snap_bench.asking.interruption import Interrupted
 from snap_bench.design.config import ConfigError
 from snap_bench.instruments import instrument_file_key, registered
 from snap_bench.observations.observation import Observation
@@ -128,6 +129,9 @@ def ask(request: pytest.FixtureRequest) -> Ask:
         except BudgetReached as error:
             request.node.stash[NOT_MEASURED_KEY] = "budget spent"
             pytest.skip(str(error))
+        except Interrupted as error:
+            # Another process of the session saw Ctrl-C: this one ends its session as interrupted too.
+            pytest.exit(str(error), returncode=pytest.ExitCode.INTERRUPTED)
         request.node.stash[OBSERVATION_KEY] = observation
         if not observation.is_scored:
             # Visible in the JUnit XML too: pytest writes an item's user properties as <properties>.

@@ -21,6 +21,7 @@ from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.asking.asker import Asker, Endpoint
 from snap_bench.asking.claims import clear_claims
 from snap_bench.asking.client import RetryPolicy
+from snap_bench.asking.interruption import InterruptFlag
 from snap_bench.asking.scrub import Scrubber
 from snap_bench.asking.stops import StopBoard, clear_stops
 from snap_bench.design.config import ConfigError
@@ -248,6 +249,7 @@ class SnapSession:
             (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)
             clear_stops(self.options.out_dir)
             clear_claims(self.options.out_dir)
+            InterruptFlag(self.options.out_dir).lower()
             stop_unserved_models(self.models, self.facts, self.endpoints, self.stop_board())
             problem = cost_limit_problem(self.options.max_cost_usd, self.models, self.endpoints)
             if problem is not None:
@@ -284,6 +286,7 @@ class SnapSession:
                     session_budget(self.options),
                     policy,
                 ),
+                InterruptFlag(self.options.out_dir),
             )
         return self._asker
 
@@ -373,9 +376,15 @@ class SnapSession:
                 raise pytest.UsageError(str(error)) from None
         return self._thresholds[instrument]
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-        # Ctrl-C, wherever it landed: the session finish must not wait for the requests in flight.
+        # Ctrl-C, wherever it landed: the session finish must not wait for the requests in flight. First of
+        # the hook's implementations: the terminal's renders the traceback (with its arguments) meanwhile.
         self._interrupted = True
+        if self.active and not self.collect_only and self.runs_tests():
+            # Every process of the session stops asking, those the signal did not reach too (the workers,
+            # when only the controller was interrupted): they look at the flag before each request.
+            InterruptFlag(self.options.out_dir).raise_flag()
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._asker is not None:
