@@ -107,9 +107,12 @@ class AskAhead:
         self._in_flight: dict[str, int] = dict.fromkeys(limits, 0)
         self._own: deque[tuple[Job, concurrent.futures.Future[Outcome]]] = deque()
         self._candidates: Iterator[tuple[Key, Callable[[], Job | None]]] = iter(())
-        # Where the tests of this process stand (set by each test start), and the one the window was read from.
+        # Where the tests of this process stand (set by each test start), the one being read, what is left of
+        # it past the current window, and how much of that window was read.
         self._source: Callable[[], Iterable[tuple[Key, Callable[[], Job | None]]]] | None = None
         self._read_source: object = None
+        self._reading: Iterator[tuple[Key, Callable[[], Job | None]]] = iter(())
+        self._window_read = 0
         self._starving = True  # the loop has free slots and nothing left to look at (nothing yet)
         # Keys this process need not look at again this session: asked, recorded, or another process's.
         self._known: set[Key] = set()
@@ -230,14 +233,21 @@ class AskAhead:
             try:
                 key, build = next(self._candidates)
             except StopIteration:
+                window = max(64, 4 * max(self.limits.values()))
                 source = self._source
-                if source is None or source is self._read_source:
-                    self._starving = True  # the next test start wakes the loop
+                if source is not None and source is not self._read_source:
+                    # A window, not the rest of the session: the next one is read from where the tests stand then.
+                    self._read_source = source
+                    self._reading = iter(source())
+                elif self._window_read < window:
+                    self._starving = True  # read to the end: the next test start wakes the loop
                     return
-                # A window, not the rest of the session: the next one is read from where the tests stand then.
-                self._read_source = source
-                self._candidates = itertools.islice(source(), max(64, 4 * max(self.limits.values())))
+                # Else no test has started since (its own answer is being retried, say): read on past the
+                # window rather than let the slots idle until that one condition's retries are over.
+                self._window_read = 0
+                self._candidates = itertools.islice(self._reading, window)
                 continue
+            self._window_read += 1
             # Rescanned at every test start, so the cheap test comes first: most keys are known.
             if key in self._known or self._in_flight.get(key[0], 0) >= self.limits.get(key[0], 0):
                 continue

@@ -54,6 +54,7 @@ from snap_bench.plugin.model_facts import (
     with_catalogue_price,
 )
 from snap_bench.plugin.preload import preload
+from snap_bench.plugin.retries import RetryLog
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_meta import session_meta, session_notices
 from snap_bench.plugin.session_options import SessionOptions
@@ -75,6 +76,7 @@ class SnapSession:
         self.models: list[ModelSpec] = []
         self.endpoints: dict[str, Endpoint] = {}
         self.ledger = ConditionLedger()
+        self.retries = RetryLog()
         self.facts: dict[str, ModelFacts] = {}
         self.exit_decision: ExitDecision | None = None
         self.recordings = Recordings(options.cassette_dir)
@@ -333,6 +335,7 @@ class SnapSession:
         observation = self.ledger.record(report)
         if observation is not None and self._writer is not None:
             self._writer.append(observation)
+        self.retries.take(report, self.config.pluginmanager.get_plugin("terminalreporter"))
 
     # -- session end --------------------------------------------------------------------------
 
