@@ -58,7 +58,7 @@ from snap_bench.plugin.retries import RetryLog
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_meta import session_meta, session_notices
 from snap_bench.plugin.session_options import SessionOptions
-from snap_bench.plugin.upcoming import upcoming_params
+from snap_bench.plugin.upcoming import remember_worker_queue, upcoming_params
 from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.recordings.state import Recordings
 
@@ -304,6 +304,7 @@ class SnapSession:
             return
         runs_tests_here = self.is_worker or not self.config.pluginmanager.has_plugin("dsession")
         if runs_tests_here and process_shares(self.config, self.options, self.models):
+            remember_worker_queue(self.config)
             first = session.items[0]
             self.asker().look_ahead(lambda: self.upcoming(upcoming_params(first, "case", including=True)))
 
