@@ -10,12 +10,16 @@ again: the answers paid before the kill that the second run asked for again are 
 
 Targets: 0 errored, 0 lost, 0 keys, every condition scored or -3 within --snap-max-attempts requests.
 
-    .venv/bin/python -m bench.faults [--items M01] [--runs 3] [--rates 0.2,0.5] [--seed 7]
+It also reports the longest silence: the longest time no request reached the server while the run was
+asking (a stall: every condition waiting on one retry, or a wait nobody chose).
+
+    .venv/bin/python -m bench.faults [--items M01] [--runs 3] [--rates 0.2,0.5] [--seed 7] [--concurrency 32]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -55,24 +59,40 @@ def fault_mix() -> list[Failure]:
     ]
 
 
+def sticky_mix() -> list[Failure]:
+    """The faults of a condition that fails every time it is asked: a 500, or a 429 without Retry-After."""
+    return [Failure(500), Failure(429)]
+
+
 class RandomFaults:
-    """Stands in for FakeScript.failures: each request fails with probability ``rate``.
+    """Stands in for FakeScript.failures: each request fails with probability ``rate``; or, ``sticky``, a
+    ``rate`` share of the conditions fail every time they are asked (by a hash of the request body).
 
     The handler asks ``if failures:`` then ``failures.popleft()`` in the same thread; the draw is kept
-    per thread between the two.
+    per thread between the two (and the request's body, noted by the ledger as it arrives).
     """
 
-    def __init__(self, rate: float, seed: int) -> None:
+    def __init__(self, rate: float, seed: int, *, sticky: bool = False) -> None:
         self.rate = rate
+        self.sticky = sticky
+        self._seed = seed
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._drawn = threading.local()
         self.injected: Counter[str] = Counter()
 
+    def note_body(self, key: str) -> None:
+        self._drawn.body = key
+
     def __bool__(self) -> bool:
-        with self._lock:
-            fails = self._rng.random() < self.rate
-            failure = self._rng.choice(fault_mix()) if fails else None
+        if self.sticky:
+            draw = random.Random(f"{self._seed}:{getattr(self._drawn, 'body', '')}")
+            fails = draw.random() < self.rate
+            failure = draw.choice(sticky_mix()) if fails else None
+        else:
+            with self._lock:
+                fails = self._rng.random() < self.rate
+                failure = self._rng.choice(fault_mix()) if fails else None
         self._drawn.failure = failure
         return fails
 
@@ -95,6 +115,7 @@ class Ledger:
 
     asked: list[str] = field(default_factory=list)
     answered: list[str] = field(default_factory=list)
+    arrivals: list[float] = field(default_factory=list)  # time.monotonic() of each request's arrival
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -102,9 +123,10 @@ def body_key(request: dict[str, Any]) -> str:
     return json.dumps(request, sort_keys=True)
 
 
-def fault_server(rate: float, seed: int, ledger: Ledger) -> FakeOpenAIServer:
+def fault_server(rate: float, seed: int, ledger: Ledger, *, sticky: bool = False) -> FakeOpenAIServer:
     script = FakeScript()
-    script.failures = RandomFaults(rate, seed)  # type: ignore[assignment]
+    faults = RandomFaults(rate, seed, sticky=sticky)
+    script.failures = faults  # type: ignore[assignment]
 
     def answer(request: dict[str, Any]) -> str:
         with ledger.lock:
@@ -119,6 +141,8 @@ def fault_server(rate: float, seed: int, ledger: Ledger) -> FakeOpenAIServer:
         def append(self, request: dict[str, Any]) -> None:
             with ledger.lock:
                 ledger.asked.append(body_key(request))
+                ledger.arrivals.append(time.monotonic())
+            faults.note_body(body_key(request))  # the same handler thread then draws its fault
             super().append(request)
 
     script.requests = CountingList(original)
@@ -137,6 +161,12 @@ def make_project(root: Path, base_url: str) -> None:
     )
 
 
+def longest_silence(arrivals: list[float]) -> float:
+    """The longest time between two requests reaching the server."""
+    ordered = sorted(arrivals)
+    return max((later - earlier for earlier, later in itertools.pairwise(ordered)), default=0.0)
+
+
 def pytest_command(design: list[str], junit: Path) -> list[str]:
     return [
         sys.executable,
@@ -153,8 +183,7 @@ def pytest_command(design: list[str], junit: Path) -> list[str]:
         "--snap-no-analysis",
         "--model=fault-model",
         f"--snap-max-attempts={MAX_ATTEMPTS}",
-        "-o",
-        f"snap_timeout={TIMEOUT_S}",
+        f"--snap-timeout={TIMEOUT_S}",
         f"--junitxml={junit}",
         *design,
     ]
@@ -180,9 +209,12 @@ def keys_written(root: Path, output: str) -> int:
     return found
 
 
-def measure(rate: float, design: list[str], seed: int) -> dict[str, Any]:
+def measure(rate: float, design: list[str], seed: int, *, sticky: bool = False) -> dict[str, Any]:
     ledger = Ledger()
-    with tempfile.TemporaryDirectory(prefix="snap-faults-") as folder, fault_server(rate, seed, ledger) as server:
+    with (
+        tempfile.TemporaryDirectory(prefix="snap-faults-") as folder,
+        fault_server(rate, seed, ledger, sticky=sticky) as server,
+    ):
         root = Path(folder)
         make_project(root, server.base_url)
         started = time.perf_counter()
@@ -217,6 +249,8 @@ def measure(rate: float, design: list[str], seed: int) -> dict[str, Any]:
             "keys_written": keys_written(root, run.stdout + run.stderr),
             "exit_status": run.returncode,
             "seconds": elapsed,
+            "longest_silence": longest_silence(ledger.arrivals),
+            "retry_lines": [line for line in run.stdout.splitlines() if "retr" in line.lower()][:5],
         }
 
 
@@ -273,25 +307,39 @@ def main() -> None:
     parser.add_argument("--rates", default="0.2,0.5")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--kill-after", type=int, default=30, help="answers paid before the kill -9")
+    parser.add_argument("--prompts", default="NEU,DIR")
+    parser.add_argument("--temperatures", default="0,0.5,1")
+    parser.add_argument("--concurrency", type=int, default=None, help="--snap-concurrency (default: none)")
+    parser.add_argument("--no-kill", action="store_true", help="leave out the kill -9 and re-run")
+    parser.add_argument(
+        "--sticky", action="store_true", help="a share of the conditions fail every attempt (500 or 429) instead"
+    )
     arguments = parser.parse_args()
     design = [
         f"--snap-items={arguments.items}",
-        "--snap-prompts=NEU,DIR",
-        "--snap-temperatures=0,0.5,1",
+        f"--snap-prompts={arguments.prompts}",
+        f"--snap-temperatures={arguments.temperatures}",
         f"--snap-runs={arguments.runs}",
     ]
+    if arguments.concurrency:
+        design.append(f"--snap-concurrency={arguments.concurrency}")
     print(f"bench.faults: pytest benchmarks -n 2 live against a loopback server, {' '.join(design)}")
     print(f"  attempt bound {MAX_ATTEMPTS}, timeout {TIMEOUT_S} s, stalls {STALL_S} s, fake key {FAKE_KEY[:12]}...")
     for rate in (float(value) for value in arguments.rates.split(",")):
-        figures = measure(rate, design, arguments.seed)
+        figures = measure(rate, design, arguments.seed, sticky=arguments.sticky)
         print(
             f"faults {rate:.0%}: {figures['conditions']} conditions: {figures['scored']} scored, "
             f"{figures['api_errors']} -3, {figures['errored']} errored; {figures['requests']} requests "
             f"({figures['requests_per_condition']:.2f} per condition, {figures['attempts_recorded']} attempts "
             f"recorded, at most {figures['most_attempts']} for one); keys written "
-            f"{figures['keys_written']}; exit status {figures['exit_status']}; {figures['seconds']:.0f} s"
+            f"{figures['keys_written']}; exit status {figures['exit_status']}; {figures['seconds']:.0f} s; "
+            f"longest silence {figures['longest_silence']:.1f} s"
         )
         print(f"  faults injected: {', '.join(f'{k} {v}' for k, v in sorted(figures['injected'].items()))}")
+        for line in figures["retry_lines"]:
+            print(f"  terminal: {line}")
+    if arguments.no_kill:
+        return
     rate = float(arguments.rates.split(",")[0])
     kill = kill_and_rerun(rate, design, arguments.seed + 1, arguments.kill_after)
     print(

@@ -29,6 +29,7 @@ import httpx
 
 from snap_bench.asking.claims import ClaimBoard, Key
 from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
+from snap_bench.asking.interruption import Interrupted, InterruptFlag
 from snap_bench.asking.scrub import Scrubber
 from snap_bench.asking.stops import NOT_ASKED, Request, StopBoard
 from snap_bench.asking.throttle import Budget, RateLimiter
@@ -92,6 +93,7 @@ class AskAhead:
         scrub: Scrubber,
         stops: StopBoard | None,
         claims: ClaimBoard,
+        interrupt: InterruptFlag | None = None,
     ) -> None:
         self.limits = limits
         self._policy = policy
@@ -100,13 +102,17 @@ class AskAhead:
         self._scrub = scrub
         self._stops = stops
         self._claims = claims
+        self._interrupt = interrupt
         self._futures: dict[Key, concurrent.futures.Future[Outcome]] = {}
         self._in_flight: dict[str, int] = dict.fromkeys(limits, 0)
         self._own: deque[tuple[Job, concurrent.futures.Future[Outcome]]] = deque()
         self._candidates: Iterator[tuple[Key, Callable[[], Job | None]]] = iter(())
-        # Where the tests of this process stand (set by each test start), and the one the window was read from.
+        # Where the tests of this process stand (set by each test start), the one being read, what is left of
+        # it past the current window, and how much of that window was read.
         self._source: Callable[[], Iterable[tuple[Key, Callable[[], Job | None]]]] | None = None
         self._read_source: object = None
+        self._reading: Iterator[tuple[Key, Callable[[], Job | None]]] = iter(())
+        self._window_read = 0
         self._starving = True  # the loop has free slots and nothing left to look at (nothing yet)
         # Keys this process need not look at again this session: asked, recorded, or another process's.
         self._known: set[Key] = set()
@@ -146,6 +152,7 @@ class AskAhead:
                 return Outcome.from_json(settled)
             if not claimed:
                 return None
+            self._check_interrupt()  # its claimer may be a process that stops asking now
             time.sleep(POLL_S)
 
     def answer(self, job: Job) -> Outcome:
@@ -161,8 +168,13 @@ class AskAhead:
             if settled is not None:
                 return Outcome.from_json(settled)
             if claimed:
+                self._check_interrupt()
                 time.sleep(POLL_S)
             # else: its claimer is gone (killed, or gave it up): claim it on the next turn
+
+    def _check_interrupt(self) -> None:
+        if self._interrupt is not None:
+            self._interrupt.check()
 
     def close(self, *, wait: bool) -> None:
         """Stop asking ahead; ``wait`` lets the requests in flight finish (and be recorded) first."""
@@ -202,6 +214,12 @@ class AskAhead:
         """Start what may start: this process's own waiting tests first, then the conditions ahead."""
         if self._closing:
             return
+        if self._interrupt is not None and self._interrupt.is_raised():
+            # Ctrl-C somewhere in the session: nothing more starts, and the tests waiting here learn why.
+            while self._own:
+                _, waiting = self._own.popleft()
+                waiting.set_exception(Interrupted("the session was interrupted (Ctrl-C): nothing more is asked"))
+            return
         while self._own:
             own, waiting = self._own[0]
             if self._in_flight[own.key[0]] >= self.limits[own.key[0]]:
@@ -215,14 +233,21 @@ class AskAhead:
             try:
                 key, build = next(self._candidates)
             except StopIteration:
+                window = max(64, 4 * max(self.limits.values()))
                 source = self._source
-                if source is None or source is self._read_source:
-                    self._starving = True  # the next test start wakes the loop
+                if source is not None and source is not self._read_source:
+                    # A window, not the rest of the session: the next one is read from where the tests stand then.
+                    self._read_source = source
+                    self._reading = iter(source())
+                elif self._window_read < window:
+                    self._starving = True  # read to the end: the next test start wakes the loop
                     return
-                # A window, not the rest of the session: the next one is read from where the tests stand then.
-                self._read_source = source
-                self._candidates = itertools.islice(source(), max(64, 4 * max(self.limits.values())))
+                # Else no test has started since (its own answer is being retried, say): read on past the
+                # window rather than let the slots idle until that one condition's retries are over.
+                self._window_read = 0
+                self._candidates = itertools.islice(self._reading, window)
                 continue
+            self._window_read += 1
             # Rescanned at every test start, so the cheap test comes first: most keys are known.
             if key in self._known or self._in_flight.get(key[0], 0) >= self.limits.get(key[0], 0):
                 continue
@@ -257,6 +282,11 @@ class AskAhead:
             self._claims.release(job.key)
             future.cancel()
             raise
+        except Interrupted as error:
+            # Ctrl-C seen before an attempt was sent: nothing was recorded, nothing more starts.
+            self._claims.release(job.key)
+            future.set_exception(error)
+            return
         except Exception as error:  # a defect: the test that needs this answer fails with it
             self._claims.release(job.key)
             future.set_exception(error)
@@ -283,6 +313,9 @@ class AskAhead:
             self._spent = str(error)
             self._budget.settle(sum(held), 0.0)
             return Outcome(None, budget=str(error))
+        except Interrupted:
+            self._budget.settle(sum(held), 0.0)
+            raise
         usable = reply.error is None
         if usable:
             # Nothing of this condition is in flight now: its slot goes to the next condition. (A failure
@@ -302,17 +335,20 @@ class AskAhead:
         return Outcome(reply)
 
     def _before(self, model: str, worst_usd: float, held: list[float]) -> Callable[[int], Awaitable[None]]:
-        """Before each attempt, the first included: claim it from the budget with its worst-case cost (kept
-        in ``held`` until the ask settles), then wait for the rate limit."""
+        """Before each attempt, the first included: stop if the session was interrupted, claim the attempt
+        from the budget with its worst-case cost (kept in ``held`` until the ask settles), then wait for the
+        rate limit."""
         limit = self._rate_limits.get(model)
 
         async def before_attempt(attempt: int) -> None:
+            self._check_interrupt()
             exhausted = self._budget.reserve(worst_usd)
             if exhausted:
                 raise BudgetSpent(exhausted)
             held.append(worst_usd)
             if limit is not None:
                 await limit()
+                self._check_interrupt()  # the rate limit's wait may be long: look again before sending
 
         return before_attempt
 

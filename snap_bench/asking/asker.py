@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from snap_bench.asking.ask_ahead import AskAhead, Job, Outcome
 from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
 from snap_bench.asking.dialects import reasoning_effort
+from snap_bench.asking.interruption import InterruptFlag
 from snap_bench.asking.request_fields import condition_body
 from snap_bench.asking.scrub import Scrubber
 from snap_bench.asking.spend import cost_usd, worst_case_usd
@@ -95,6 +96,7 @@ class Asker:
         scrubber: Scrubber | None = None,
         stops: StopBoard | None = None,
         ahead: Callable[[Scrubber], AskAhead] | None = None,
+        interrupt: InterruptFlag | None = None,
     ) -> None:
         self._recordings = Recordings(cassette_root)
         self._explicit_mode = record_mode
@@ -103,6 +105,7 @@ class Asker:
         self._rate_limits = rate_limits
         self._budget = budget
         self._stops = stops
+        self._interrupt = interrupt
         self._runner = asyncio.Runner()
         self._clients: dict[str, ChatClient] = {}
         keys = [endpoint.api_key for endpoint in endpoints.values() if endpoint.api_key]
@@ -136,14 +139,22 @@ class Asker:
             self._clients[endpoint.model.name] = client
         return client
 
-    def ask(self, model: str, instrument: Instrument, condition: Condition) -> Observation:
+    def ask(
+        self,
+        model: str,
+        instrument: Instrument,
+        condition: Condition,
+        on_retried: Callable[[str], None] | None = None,
+    ) -> Observation:
+        """The condition's observation: replayed, or asked now (``on_retried`` hears of an ask that took more
+        than one attempt, in one line)."""
         endpoint = self._endpoints[model]
         messages = instrument.messages(condition)
         if self._ahead is not None and model in self._ahead.limits:
             # Asked ahead this session (by this process or another): its answer, not a replay.
             settled = self._ahead.settled((model, instrument.name, condition.id))
             if settled is not None:
-                return self._outcome_observation(model, instrument, condition, messages, settled)
+                return self._outcome_observation(model, instrument, condition, messages, settled, on_retried)
         check = self._recordings.check(endpoint.model, endpoint.canonical_url, instrument, condition)
         path, body, state, why = check.path, check.body, check.state, check.why
         recorded = check.reply
@@ -154,23 +165,32 @@ class Asker:
             return self._scrubbed(observation_of(model, instrument, condition, messages, reply, True, endpoint.model))
         job = self.job(model, instrument, condition) if state is CassetteState.MISSING else None
         if job is not None and self._ahead is not None:
-            return self._outcome_observation(model, instrument, condition, messages, self._ahead.answer(job))
+            outcome = self._ahead.answer(job)
+            return self._outcome_observation(model, instrument, condition, messages, outcome, on_retried)
         stop = self._stops.stopped(model) if self._stops is not None else None
         if stop is not None:
             # The model cannot be asked this session (see snap_bench.asking.stops): say so, send nothing.
             reply = ChatReply(None, NOT_ASKED + stop, None, 0.0, 0)
             return self._scrubbed(observation_of(model, instrument, condition, messages, reply, False, endpoint.model))
         reply = self._record(endpoint, mode, state, path, body, condition, instrument.max_tokens)
+        _tell_retries(reply, on_retried)
         if self._stops is not None:
             said = dataclasses.replace(reply, error=reply.error and self._scrub(reply.error))
             self._stops.note(endpoint.stop_request(body), said)
         return self._scrubbed(observation_of(model, instrument, condition, messages, reply, False, endpoint.model))
 
     def _outcome_observation(
-        self, model: str, instrument: Instrument, condition: Condition, messages: list[dict[str, str]], outcome: Outcome
+        self,
+        model: str,
+        instrument: Instrument,
+        condition: Condition,
+        messages: list[dict[str, str]],
+        outcome: Outcome,
+        on_retried: Callable[[str], None] | None = None,
     ) -> Observation:
         if outcome.reply is None:
             raise BudgetReached(f"{outcome.budget}; {model} {condition.id} was not asked. Run again to continue.")
+        _tell_retries(outcome.reply, on_retried)
         return self._scrubbed(
             observation_of(model, instrument, condition, messages, outcome.reply, False, self._endpoints[model].model)
         )
@@ -263,11 +283,14 @@ class Asker:
         return reply
 
     def _before(self, model: str, worst: float, held: list[float]) -> Callable[[int], Awaitable[None]]:
-        """Before each attempt: claim it from the budget with its worst-case cost (the first was claimed
-        already; ``held`` collects what each claim holds), then wait our turn."""
+        """Before each attempt: stop if the session was interrupted (``Interrupted``), claim the attempt
+        from the budget with its worst-case cost (the first was claimed already; ``held`` collects what each
+        claim holds), then wait our turn."""
         limit = self._rate_limits.get(model)
 
         async def before_attempt(attempt: int) -> None:
+            if self._interrupt is not None:
+                self._interrupt.check()  # Ctrl-C in any process of the session: nothing more is sent
             if attempt > 1:
                 exhausted = self._budget.reserve(worst)
                 if exhausted:
@@ -275,6 +298,8 @@ class Asker:
                 held.append(worst)
             if limit is not None:
                 await limit()
+                if self._interrupt is not None:
+                    self._interrupt.check()
 
         return before_attempt
 
@@ -308,6 +333,12 @@ class Asker:
                 f"no recording for {name} {condition.id} ({path}), and nothing to record it with: "
                 f"{endpoint.offline_reason}, then run again (only missing conditions are asked)."
             )
+
+
+def _tell_retries(reply: ChatReply, on_retried: Callable[[str], None] | None) -> None:
+    note = reply.retry_note()
+    if note is not None and on_retried is not None:
+        on_retried(note)
 
 
 async def _make_client(endpoint: Endpoint, policy: RetryPolicy) -> ChatClient:

@@ -71,6 +71,16 @@ class ChatReply:
     # Refused by the provider's moderation (a 403 with a moderation flag, or finish_reason content_filter):
     # an answer code of the condition, not a problem of the key.
     moderated: bool = False
+    # The waits between attempts (backoff or Retry-After) and why each attempt before the last failed, in
+    # short ("HTTP 429", "timeout"): what the progress says of an ask that was retried.
+    waited_s: float = 0.0
+    retried_for: str | None = None
+
+    def retry_note(self) -> str | None:
+        """One line on the retries of this ask ("3 attempts, 4.2 s waited (HTTP 429, timeout)"), or None."""
+        if self.attempts <= 1 or self.retried_for is None:
+            return None
+        return f"{self.attempts} attempts, {self.waited_s:.1f} s waited ({self.retried_for})"
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -141,6 +151,12 @@ class ChatClient:
         last_error = "no attempt made"
         last_status: int | None = None
         billed: float | None = None
+        waited = 0.0
+        failures: list[str] = []  # why each attempt before this one failed, in short
+
+        def retried(reply: ChatReply) -> ChatReply:
+            return dataclasses.replace(reply, waited_s=waited, retried_for=", ".join(failures) or None)
+
         for attempt in range(1, self._policy.max_attempts + 1):
             if before_attempt is not None:
                 await before_attempt(attempt)
@@ -170,30 +186,37 @@ class ChatClient:
                     if reply.cost_usd is not None:
                         billed = (billed or 0.0) + reply.cost_usd
                     if reply.error is None or not _retryable_200(response):
-                        return dataclasses.replace(reply, cost_usd=billed)
+                        return retried(dataclasses.replace(reply, cost_usd=billed))
                     last_error = reply.error
                 elif response.status_code in RETRYABLE_STATUS and _NO_ROUTE not in response.text.lower():
                     last_error = f"HTTP {response.status_code}: {_short(response.text)}"
                     retry_after = parse_retry_after(response.headers.get("retry-after"))
                 else:
-                    return ChatReply(
-                        None,
-                        f"HTTP {response.status_code}: {_short(response.text)}",
-                        response.status_code,
-                        time.perf_counter() - started,
-                        attempt,
-                        cost_usd=billed,
-                        moderated=response.status_code == 403 and _moderation_flag(response.text),
+                    return retried(
+                        ChatReply(
+                            None,
+                            f"HTTP {response.status_code}: {_short(response.text)}",
+                            response.status_code,
+                            time.perf_counter() - started,
+                            attempt,
+                            cost_usd=billed,
+                            moderated=response.status_code == 403 and _moderation_flag(response.text),
+                        )
                     )
+            failures.append(_in_short(last_error, last_status))
             if attempt < self._policy.max_attempts:
-                await wait(self._policy.delay(attempt, retry_after, self._rng))
-        return ChatReply(
-            None,
-            f"gave up after {self._policy.max_attempts} attempts: {last_error}",
-            last_status,
-            time.perf_counter() - started,
-            self._policy.max_attempts,
-            cost_usd=billed,
+                delay = self._policy.delay(attempt, retry_after, self._rng)
+                waited += delay
+                await wait(delay)
+        return retried(
+            ChatReply(
+                None,
+                f"gave up after {self._policy.max_attempts} attempts: {last_error}",
+                last_status,
+                time.perf_counter() - started,
+                self._policy.max_attempts,
+                cost_usd=billed,
+            )
         )
 
 
@@ -308,6 +331,15 @@ def _retryable_200(response: httpx.Response) -> bool:
         return True  # no top-level error: a malformed reply, or a generation error in the choice
     code = error.get("code") if isinstance(error, dict) else None
     return isinstance(code, int) and code in RETRYABLE_STATUS
+
+
+def _in_short(error: str, status: int | None) -> str:
+    """A failed attempt in a few words, for the progress: "HTTP 429", "timeout", "connection", "malformed 200"."""
+    if status is not None and status != 200:
+        return f"HTTP {status}"
+    if status == 200:
+        return "malformed 200"
+    return error.split(" (", 1)[0]
 
 
 def _short(text: str, limit: int = 300) -> str:

@@ -11,6 +11,7 @@ import pytest
 from snap_bench.asking.ask_ahead import AskAhead
 from snap_bench.asking.claims import ClaimBoard
 from snap_bench.asking.client import RetryPolicy
+from snap_bench.asking.interruption import InterruptFlag
 from snap_bench.asking.scrub import Scrubber
 from snap_bench.asking.stops import StopBoard
 from snap_bench.asking.throttle import Budget, BudgetLimits, RateLimiter, SharedState
@@ -45,7 +46,8 @@ def ask_ahead_factory(
 
     def build(scrub: Scrubber) -> AskAhead:
         stops = StopBoard(options.out_dir, {model.name: model.api_key_env for model in models})
-        return AskAhead(shares, policy, budget, rate_limits, scrub, stops, ClaimBoard(options.out_dir))
+        claims = ClaimBoard(options.out_dir)
+        return AskAhead(shares, policy, budget, rate_limits, scrub, stops, claims, InterruptFlag(options.out_dir))
 
     return build
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from snap_bench.asking.asker import BudgetReached, RecordingUnavailable
+from snap_bench.asking.interruption import Interrupted
 from snap_bench.design.config import ConfigError
 from snap_bench.instruments import instrument_file_key, registered
 from snap_bench.observations.observation import Observation
@@ -21,6 +22,7 @@ from snap_bench.plugin.instrument_files import BrokenInstrumentFile, InstrumentF
 from snap_bench.plugin.options import add_options
 from snap_bench.plugin.outcomes import NOT_MEASURED_ATTRIBUTE, mark_unscored, teststatus
 from snap_bench.plugin.reporter import SessionReporter
+from snap_bench.plugin.retries import RETRIES_KEY, retries_to_report
 from snap_bench.plugin.session import SnapSession
 from snap_bench.plugin.session_options import SessionOptions, check_out_dir
 from snap_bench.plugin.terminal import dry_run_lines
@@ -121,13 +123,21 @@ def ask(request: pytest.FixtureRequest) -> Ask:
         # --snap-concurrency: the conditions this process runs next are asked while this one waits.
         asker.look_ahead(lambda: session.upcoming(upcoming_params(request.node, "case")))
         try:
-            observation = asker.ask(case.model, session.instrument(case.instrument), case.condition)
+            observation = asker.ask(
+                case.model,
+                session.instrument(case.instrument),
+                case.condition,
+                on_retried=lambda note: request.node.stash.__setitem__(RETRIES_KEY, note),
+            )
         except RecordingUnavailable as error:
             request.node.stash[NOT_MEASURED_KEY] = "no recording"
             pytest.fail(str(error), pytrace=False)
         except BudgetReached as error:
             request.node.stash[NOT_MEASURED_KEY] = "budget spent"
             pytest.skip(str(error))
+        except Interrupted as error:
+            # Another process of the session saw Ctrl-C: this one ends its session as interrupted too.
+            pytest.exit(str(error), returncode=pytest.ExitCode.INTERRUPTED)
         request.node.stash[OBSERVATION_KEY] = observation
         if not observation.is_scored:
             # Visible in the JUnit XML too: pytest writes an item's user properties as <properties>.
@@ -148,6 +158,7 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     observation_to_report(item, report, OBSERVATION_KEY)
+    retries_to_report(item, report)
     not_measured = item.stash.get(NOT_MEASURED_KEY, None)
     if not_measured is not None and report.when == "call":
         setattr(report, NOT_MEASURED_ATTRIBUTE, not_measured)

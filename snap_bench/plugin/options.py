@@ -189,6 +189,14 @@ def _limit_options(group: pytest.OptionGroup) -> None:
         help="attempts per request before an API error (-3) is recorded. Default: ini or 5.",
     )
     group.addoption(
+        "--snap-timeout",
+        type=positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds one request may take before it times out and is asked again (like a 5xx, within "
+        "--snap-max-attempts). Default: ini snap_timeout or 120.",
+    )
+    group.addoption(
         "--snap-rate-limit",
         type=positive_float,
         default=None,

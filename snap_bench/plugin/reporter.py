@@ -81,6 +81,9 @@ class SessionReporter:
         if shown:
             for line, markup in summary_lines(self.session):
                 terminalreporter.write_line(line, **markup)
+            retried = self.session.retries.summary()
+            if retried is not None:
+                terminalreporter.write_line(retried)
         try:
             return (yield)
         finally:

@@ -21,6 +21,7 @@ from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.asking.asker import Asker, Endpoint
 from snap_bench.asking.claims import clear_claims
 from snap_bench.asking.client import RetryPolicy
+from snap_bench.asking.interruption import InterruptFlag
 from snap_bench.asking.scrub import Scrubber
 from snap_bench.asking.stops import StopBoard, clear_stops
 from snap_bench.design.config import ConfigError
@@ -59,10 +60,11 @@ from snap_bench.plugin.model_facts import (
     with_catalogue_price,
 )
 from snap_bench.plugin.preload import preload
+from snap_bench.plugin.retries import RetryLog
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_meta import left_out_notices, session_meta, session_notices
 from snap_bench.plugin.session_options import SessionOptions
-from snap_bench.plugin.upcoming import upcoming_params
+from snap_bench.plugin.upcoming import remember_worker_queue, upcoming_params
 from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.recordings.state import Recordings
 
@@ -80,6 +82,7 @@ class SnapSession:
         self.models: list[ModelSpec] = []
         self.endpoints: dict[str, Endpoint] = {}
         self.ledger = ConditionLedger()
+        self.retries = RetryLog()
         self.facts: dict[str, ModelFacts] = {}
         self.exit_decision: ExitDecision | None = None
         self.recordings = Recordings(options.cassette_dir)
@@ -267,6 +270,7 @@ class SnapSession:
             (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)
             clear_stops(self.options.out_dir)
             clear_claims(self.options.out_dir)
+            InterruptFlag(self.options.out_dir).lower()
             stop_unserved_models(self.models, self.facts, self.endpoints, self.stop_board())
             problem = cost_limit_problem(self.options.max_cost_usd, self.models, self.endpoints)
             if problem is not None:
@@ -303,6 +307,7 @@ class SnapSession:
                     session_budget(self.options),
                     policy,
                 ),
+                InterruptFlag(self.options.out_dir),
             )
         return self._asker
 
@@ -318,6 +323,7 @@ class SnapSession:
             return
         runs_tests_here = self.is_worker or not self.config.pluginmanager.has_plugin("dsession")
         if runs_tests_here and process_shares(self.config, self.options, self.models):
+            remember_worker_queue(self.config)
             first = session.items[0]
             self.asker().look_ahead(lambda: self.upcoming(upcoming_params(first, "case", including=True)))
 
@@ -349,6 +355,7 @@ class SnapSession:
         observation = self.ledger.record(report)
         if observation is not None and self._writer is not None:
             self._writer.append(observation)
+        self.retries.take(report, self.config.pluginmanager.get_plugin("terminalreporter"))
 
     # -- session end --------------------------------------------------------------------------
 
@@ -392,9 +399,15 @@ class SnapSession:
                 raise pytest.UsageError(str(error)) from None
         return self._thresholds[instrument]
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-        # Ctrl-C, wherever it landed: the session finish must not wait for the requests in flight.
+        # Ctrl-C, wherever it landed: the session finish must not wait for the requests in flight. First of
+        # the hook's implementations: the terminal's renders the traceback (with its arguments) meanwhile.
         self._interrupted = True
+        if self.active and not self.collect_only and self.runs_tests():
+            # Every process of the session stops asking, those the signal did not reach too (the workers,
+            # when only the controller was interrupted): they look at the flag before each request.
+            InterruptFlag(self.options.out_dir).raise_flag()
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._asker is not None:

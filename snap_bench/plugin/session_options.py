@@ -111,7 +111,7 @@ class SessionOptions:
             dry_run=bool(config.getoption("snap_dry_run")),
             record_mode=config.getoption("snap_record_mode"),
             max_attempts=config.getoption("snap_max_attempts") or _ini_int(config, "snap_max_attempts"),
-            timeout_s=_ini_seconds(config, "snap_timeout"),
+            timeout_s=config.getoption("snap_timeout") or _ini_seconds(config, "snap_timeout"),
             rate_limit_per_minute=config.getoption("snap_rate_limit"),
             concurrency=config.getoption("snap_concurrency"),
             shard=config.getoption("snap_shard"),

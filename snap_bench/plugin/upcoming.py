@@ -9,12 +9,14 @@ flight when a worker's own queue runs short near the end of a session.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 _POSITIONS = pytest.StashKey[dict[str, int]]()
+# The plugin holding an xdist worker's queue (``torun``), found by the test thread: remember_worker_queue.
+_QUEUE_HOLDER = pytest.StashKey[object]()
 
 
 def upcoming_params(item: pytest.Item, name: str, *, including: bool = False) -> Iterator[Any]:
@@ -32,12 +34,28 @@ def upcoming_params(item: pytest.Item, name: str, *, including: bool = False) ->
             yield callspec.params[name]
 
 
+def remember_worker_queue(config: pytest.Config) -> None:
+    """Find the xdist worker's queue of test indices once, in the thread that runs the tests.
+
+    The asking-ahead thread reads the queue later; it must not look for it itself: pluggy's
+    ``get_plugins()`` iterates the plugin registry in Python, and a plugin registered or unregistered by
+    the test thread meanwhile made it raise "dictionary changed size during iteration".
+    """
+    holder = None
+    if hasattr(config, "workerinput"):
+        holder = next((plugin for plugin in config.pluginmanager.get_plugins() if _queue_lock(plugin)), None)
+    config.stash[_QUEUE_HOLDER] = holder
+
+
+def _queue_lock(plugin: object) -> Callable[[], Any] | None:
+    lock = getattr(getattr(plugin, "torun", None), "lock", None)
+    return lock if callable(lock) else None
+
+
 def _worker_queue(config: pytest.Config) -> list[int]:
     """The indices queued on this xdist worker (empty outside a worker, or if xdist changes its queue)."""
-    for plugin in config.pluginmanager.get_plugins():
-        queue = getattr(plugin, "torun", None)
-        lock = getattr(queue, "lock", None)
-        if queue is not None and callable(lock) and hasattr(config, "workerinput"):
-            with lock() as pending:
-                return [index for index in pending if isinstance(index, int)]
-    return []
+    lock = _queue_lock(config.stash.get(_QUEUE_HOLDER, None))
+    if lock is None:
+        return []
+    with lock() as pending:
+        return [index for index in pending if isinstance(index, int)]

@@ -251,3 +251,36 @@ def test_a_key_echoed_by_the_provider_is_written_nowhere(
     for text in written:
         assert configured not in text
         assert shaped not in text
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_a_retried_condition_shows_on_the_progress_with_its_waits_and_why(
+    bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...]
+) -> None:
+    # Under xdist the worker's own output is not shown: the note rides on the report to the controller.
+    fake_server.script.failures = deque([Failure(429, retry_after="0"), Failure(503, retry_after="0")])
+    result = bench.run("--model=fake-model", *SMALL, "--snap-runs=1", "--snap-concurrency=1", *workers)
+    result.assert_outcomes(passed=SMALL_SIZE)
+    result.stdout.fnmatch_lines(
+        ["snap-bench: retried fake-model-M01-*: 3 attempts, 0.0 s waited (HTTP 429, HTTP 503)", "retries: 1 condition*"]
+    )
+
+
+@pytest.mark.parametrize("timeout", [("--snap-timeout=1",), ("-o", "snap_timeout=1")], ids=["option", "ini"])
+def test_a_request_past_the_timeout_is_asked_again(
+    bench: BenchProject, fake_server: FakeOpenAIServer, timeout: tuple[str, ...]
+) -> None:
+    # A reply that would come after 30 s: with the default timeout (120 s) the ask would wait for it.
+    fake_server.script.failures = deque([Failure(503, delay_s=30.0)])
+    result = bench.run("--model=fake-model", *SMALL, *timeout)
+    result.assert_outcomes(passed=SMALL_SIZE)
+    observations = read_jsonl(bench.out / "observations.jsonl")
+    assert sorted(o.attempts for o in observations)[-1] >= 2
+    result.stdout.fnmatch_lines(["snap-bench: retried *timeout*"])
+
+
+def test_the_timeout_option_is_listed_and_checked(bench: BenchProject) -> None:
+    bench.pytester.runpytest_subprocess("--help").stdout.fnmatch_lines(["*--snap-timeout=SECONDS*"])
+    result = bench.run("--model=fake-model", "--snap-timeout=0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--snap-timeout*"])

@@ -1,0 +1,112 @@
+"""Ctrl-C stops every process's asking within a second: the controller alone signalled (a CI runner cancelling
+the job, ``kill -INT``) or the whole process group (a terminal's Ctrl-C), plain and under xdist, early or
+late in the session.
+
+The fake answers slowly; the requests that arrive more than a second after the interrupt are ones a process
+sent although the session had been interrupted. Counted, not timed: on a busy machine the bound allows for
+one round of the slots in flight.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from tests.conftest import BenchProject, with_terminal_signals
+from tests.fake_openai_server import FakeOpenAIServer
+
+# 1 item x 3 paraphrases x 2 prompts x 2 temperatures x 2 contexts x 3 runs: seconds of asking at the fake's
+# pace, far more than is asked before the interrupt, so that a process that goes on asking shows.
+DESIGN = ("--snap-items=M01", "--snap-prompts=NEU,DIR", "--snap-temperatures=0,1")
+DESIGN_SIZE = 72
+CONCURRENCY = 4
+ANSWER_S = 0.2
+GRACE_S = 1.0
+# How long the session may take to end by itself once interrupted (generous: a busy machine).
+EXIT_WAIT_S = 120.0
+
+
+class Interrupter:
+    """Sends SIGINT when the ``at``-th request arrives, and counts the requests that arrive more than the
+    grace after it."""
+
+    def __init__(self, at: int, whole_group: bool) -> None:
+        self.at = at
+        self.whole_group = whole_group
+        self.process: subprocess.Popen[bytes] | None = None
+        self.sent_at: float | None = None
+        self.late = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, number: int) -> None:
+        with self._lock:
+            if number == self.at and self.sent_at is None and self.process is not None:
+                if self.whole_group:
+                    os.killpg(self.process.pid, signal.SIGINT)
+                else:
+                    os.kill(self.process.pid, signal.SIGINT)
+                self.sent_at = time.monotonic()
+            if self.sent_at is not None and time.monotonic() > self.sent_at + GRACE_S:
+                self.late += 1
+
+
+def _spawn(bench: BenchProject, *args: str) -> subprocess.Popen[bytes]:
+    """The benchmark run as a process group of its own (so a signal may reach its workers too)."""
+    command = [sys.executable, "-m", "pytest", "benchmarks", "-p", "no:cacheprovider", "--snap-no-analysis", *args]
+    return subprocess.Popen(
+        command,
+        cwd=bench.root,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=with_terminal_signals,
+    )
+
+
+def _wait_for_group(pid: int) -> bool:
+    """Wait (bounded) until no process of the run's group is left: a worker must not outlive its session."""
+    deadline = time.monotonic() + EXIT_WAIT_S
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    os.killpg(pid, signal.SIGKILL)
+    return False
+
+
+@pytest.mark.parametrize("at_request", [1, 8])
+@pytest.mark.parametrize(
+    ("workers", "whole_group"),
+    [
+        pytest.param((), False, id="plain"),
+        pytest.param(("-n", "2"), False, id="xdist-controller-only"),
+        pytest.param(("-n", "2"), True, id="xdist-whole-group"),
+    ],
+)
+def test_ctrl_c_stops_every_process_from_asking(
+    bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...], whole_group: bool, at_request: int
+) -> None:
+    interrupter = Interrupter(at_request, whole_group)
+    fake_server.script.latency_s = ANSWER_S
+    fake_server.script.on_request = interrupter
+    process = _spawn(bench, "--model=fake-model", *DESIGN, f"--snap-concurrency={CONCURRENCY}", *workers)
+    interrupter.process = process
+    try:
+        returned = process.wait(timeout=EXIT_WAIT_S)
+    finally:
+        gone = _wait_for_group(process.pid)
+    assert gone, "a process of the interrupted session was still running"
+    assert returned == pytest.ExitCode.INTERRUPTED
+    assert interrupter.sent_at is not None
+    asked = len(fake_server.script.requests)
+    assert asked < DESIGN_SIZE
+    # Nothing is sent once the interrupt is known; a process that saw it late may have one round of slots out.
+    assert interrupter.late <= CONCURRENCY, f"{interrupter.late} requests after the grace, {asked} in all"
