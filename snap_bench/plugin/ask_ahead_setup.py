@@ -13,6 +13,7 @@ from snap_bench.asking.claims import ClaimBoard
 from snap_bench.asking.client import RetryPolicy
 from snap_bench.asking.interruption import InterruptFlag
 from snap_bench.asking.scrub import Scrubber
+from snap_bench.asking.state_folder import BUDGET_FILE, state_folder
 from snap_bench.asking.stops import StopBoard
 from snap_bench.asking.throttle import Budget, BudgetLimits, RateLimiter, SharedState
 from snap_bench.design.models import ModelSpec
@@ -59,7 +60,7 @@ def rate_limits(options: SessionOptions, models: list[ModelSpec]) -> dict[str, R
         per_minute = options.rate_limit_per_minute or model.rate_limit_per_minute
         if per_minute:
             limits[model.name] = RateLimiter(
-                SharedState(options.out_dir / ".state" / f"rate-{model.name}.json"), per_minute
+                SharedState(state_folder(options.out_dir) / f"rate-{model.name}.json"), per_minute
             )
     return limits
 
@@ -67,4 +68,4 @@ def rate_limits(options: SessionOptions, models: list[ModelSpec]) -> dict[str, R
 def session_budget(options: SessionOptions) -> Budget:
     """The session's request and cost budget, shared by every process (--snap-max-requests, --snap-max-cost)."""
     limits = BudgetLimits(options.max_requests, options.max_cost_usd)
-    return Budget(SharedState(options.out_dir / ".state" / "budget.json"), limits)
+    return Budget(SharedState(state_folder(options.out_dir) / BUDGET_FILE), limits)

@@ -68,6 +68,15 @@ class ModelFacts:
         )
 
 
+def session_facts(config: Any, models: list[ModelSpec], rootdir: Path, cassette_dir: Path) -> dict[str, ModelFacts]:
+    """The endpoints' catalogue entries: handed over by the controller to a worker, else read here (not for a
+    look at the plan without a key, which reads the entries recorded beside the cassettes)."""
+    handed = getattr(config, "workerinput", {}).get(WORKER_INPUT_KEY)
+    if isinstance(handed, dict):
+        return {name: ModelFacts.from_json(values) for name, values in handed.items()}
+    return gather_facts(models, rootdir, cassette_dir, read=not config.option.collectonly)
+
+
 def gather_facts(models: list[ModelSpec], rootdir: Path, cassette_dir: Path, *, read: bool) -> dict[str, ModelFacts]:
     """Each model's facts: from its endpoint's catalogue where ``read`` and a key allow, else from the
     entry recorded beside its cassettes, else none."""

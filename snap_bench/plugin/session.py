@@ -19,11 +19,11 @@ import pytest
 from snap_bench.analysis.coverage import Coverage
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.asking.asker import Asker, Endpoint
-from snap_bench.asking.claims import clear_claims
 from snap_bench.asking.client import RetryPolicy
 from snap_bench.asking.interruption import InterruptFlag
 from snap_bench.asking.scrub import Scrubber
-from snap_bench.asking.stops import StopBoard, clear_stops
+from snap_bench.asking.state_folder import start_session_state
+from snap_bench.asking.stops import StopBoard
 from snap_bench.design.config import ConfigError
 from snap_bench.design.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.design.shards import in_shard
@@ -54,8 +54,8 @@ from snap_bench.plugin.model_facts import (
     WORKER_INPUT_KEY,
     ModelFacts,
     cost_limit_problem,
-    gather_facts,
     price_source,
+    session_facts,
     stop_unserved_models,
     with_catalogue_price,
 )
@@ -125,7 +125,7 @@ class SnapSession:
                 self.instrument_files.add(path)
             follow_up = self.options.follow_up | self.instrument_files.follow_up(self.config)
             self.options = dataclasses.replace(self.options, follow_up=follow_up)
-            self.facts = self._model_facts()
+            self.facts = session_facts(self.config, self.models, self.options.rootdir, self.options.cassette_dir)
             self.models = [with_catalogue_price(model, self.facts.get(model.name)) for model in self.models]
             if self.options.baseline:
                 self.baseline = parse_baseline(self.options.baseline, sorted(self.registry.models))
@@ -163,15 +163,6 @@ class SnapSession:
         self.not_instrument_files = checked_other_yaml_files(self.config, skip)
         in_run = [*marked_instruments(self.config, registered(), skip), *self.instrument_files.kinds]
         return not_asked_instruments(in_run, self.instrument, self.selection)
-
-    def _model_facts(self) -> dict[str, ModelFacts]:
-        """The endpoints' catalogue entries: handed over by the controller to a worker, else read here (not
-        for a look at the plan without a key, which reads the entries recorded beside the cassettes)."""
-        handed = getattr(self.config, "workerinput", {}).get(WORKER_INPUT_KEY)
-        if isinstance(handed, dict):
-            return {name: ModelFacts.from_json(values) for name, values in handed.items()}
-        read = not self.collect_only
-        return gather_facts(self.models, self.options.rootdir, self.options.cassette_dir, read=read)
 
     def at_provider_default(self, model: str) -> bool:
         """Whether ``model`` is asked without a temperature: its endpoint would drop one, or
@@ -260,17 +251,12 @@ class SnapSession:
                 self._preload_pending = True
                 if not self.config.pluginmanager.has_plugin("dsession"):
                     self._start_preload()
-            # What writers killed mid-write left: beside the recordings, and beside the shared state files
-            # (budget, rate limit, stops) the processes of a session rewrite whole.
+            # What writers killed mid-write left beside the recordings; the shared state anew (the workers start
+            # after this: xdist's sessionstart); the previous run's outputs gone.
             remove_stale_temporaries(self.options.cassette_dir)
-            remove_stale_temporaries(self.options.out_dir / ".state")
+            start_session_state(self.options.out_dir)
             self.artefacts.clear_previous_run(self.options.json_path)
             self._writer = ObservationWriter(self.options.out_dir)
-            # Each session has its own budget; the workers start after this (xdist's sessionstart).
-            (self.options.out_dir / ".state" / "budget.json").unlink(missing_ok=True)
-            clear_stops(self.options.out_dir)
-            clear_claims(self.options.out_dir)
-            InterruptFlag(self.options.out_dir).lower()
             stop_unserved_models(self.models, self.facts, self.endpoints, self.stop_board())
             problem = cost_limit_problem(self.options.max_cost_usd, self.models, self.endpoints)
             if problem is not None:
