@@ -49,6 +49,8 @@ class ExitFindings:
     # drift checks whose equivalence was not shown (counted only where the exit status follows drift)
     moved: list[str] = field(default_factory=list)
     judged: bool = True  # False under --snap-no-analysis: nothing was judged
+    # How many checks of the kinds the exit status follows were made (None: not counted); none is no pass
+    gated_checks: int | None = None
     # pytest's own status when it is none of ours (2 interrupted, 3 internal error, 4 usage error, 5 nothing
     # ran), with what pytest or the session said of it
     pytest_status: int = 0
@@ -82,6 +84,7 @@ def findings(
         moved=list(judged.moved) if judged is not None and gate.drift else [],
         judged=analysed,
         pytest_status=pytest_status,
+        gated_checks=sum(record.kind in gate.kinds for record in judged.checks) if judged is not None else 0,
     )
 
 
@@ -125,4 +128,7 @@ def decide(findings: ExitFindings) -> ExitDecision:
         return ExitDecision(BenchExit.NOT_MEASURED, incomplete)
     if not findings.judged:
         return ExitDecision(BenchExit.PASSED, "nothing judged (--snap-no-analysis)")
+    if findings.gated_checks == 0:
+        # A gate with nothing in it has shown nothing: no answer to judge, or no check of the kind it follows.
+        return ExitDecision(BenchExit.NOT_MEASURED, "no check the exit status follows was made: nothing was judged")
     return ExitDecision(BenchExit.PASSED, "every gated check was computed and passed")

@@ -37,6 +37,12 @@ class Gate:
         return cls(thresholds=thresholds, baseline=baseline, drift=DRIFT in parts)
 
     @property
+    def kinds(self) -> frozenset[str]:
+        """The kinds of check record (snap_bench.judging.checks) the exit status follows."""
+        named = (("threshold", self.thresholds), ("baseline", self.baseline), ("drift", self.drift))
+        return frozenset(kind for kind, followed in named if followed)
+
+    @property
     def needs_baseline(self) -> bool:
         """A comparison with a baseline is part of the gate (baseline or drift)."""
         return self.baseline or self.drift
