@@ -14,7 +14,9 @@ import pytest
 
 from tests.conftest import REPO
 
-TERMINAL_BLOCK_LIMIT = 4000
+# About 35 lines of 120 characters: the counts, 24 regressions and inconclusive checks, the 6 constructs whose
+# drift the interval over each cell's runs shows, and the changes file's real path (a temporary folder here).
+TERMINAL_BLOCK_LIMIT = 4500
 
 
 def test_the_gate_under_github_actions_writes_its_summary_annotations_and_changes(tmp_path: Path) -> None:

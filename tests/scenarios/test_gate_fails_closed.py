@@ -6,6 +6,7 @@ from the FAKE loopback server (tests/fake_openai_server.py), then replayed offli
 from __future__ import annotations
 
 import json
+import zlib
 from typing import Any
 
 import pytest
@@ -205,3 +206,37 @@ def test_the_terminal_and_summary_name_the_changes_file_under_snap_out(
     result.stdout.fnmatch_lines([f"*conditions changed their answer ({out}/changes.csv)*"])
     assert "reports/changes.csv" not in result.stdout.str()
     assert f"{out}/changes.csv" in (bench.root / out / "summary.md").read_text(encoding="utf-8")
+
+
+def by_model_and_statement(request: dict[str, Any]) -> str:
+    """A fixed answer per model and statement: two models disagree, each agrees with itself."""
+    text = f"{request['model']}|{request['messages'][-1]['content']}"
+    return str(zlib.crc32(text.encode()) % 5 + 1)
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_a_subset_of_the_profile_gated_against_a_baseline_of_the_same_subset_is_judged_not_an_internal_error(
+    pytester: pytest.Pytester,
+    fake_server: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: tuple[str, ...],
+) -> None:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
+    bench = BenchProject(pytester, fake_server.base_url)
+    fake_server.script.answer = by_model_and_statement
+    subset = ("--snap-items=M01,M06", "--snap-prompts=NEU,DIR", "--snap-runs=2", "--snap-temperatures=0")
+    baseline = bench.root / "baselines" / "fake-model.json"
+    saved = bench.run("--model=fake-model", *subset, f"--snap-save-baseline={baseline}", gate=True)
+    assert "baseline written" in saved.stdout.str(), saved.stdout.str()
+    # Another model, other answers: every paired method runs on a design with one paraphrase per item.
+    result = bench.run(
+        "--model=other-model", *subset, f"--baseline={baseline}", "--snap-gate=baseline", *workers, gate=True
+    )
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert result.ret in (pytest.ExitCode.TESTS_FAILED, 6), result.stdout.str()
+    assert last_line(result).startswith(f"exit status {int(result.ret)}:")
+    comparisons = bench.analysis()["baseline"]
+    assert comparisons
+    assert all(c["instrument"] == "profile" for c in comparisons)
+    # a figure the narrowed design cannot pair is not compared, saying why, never a pass
+    assert all(c["reason"] for c in comparisons if c["outcome"] == "not compared")
