@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from snap_bench.design.config import ConfigError
 from snap_bench.instruments.base import Instrument, Selection
@@ -21,7 +21,31 @@ from snap_bench.observations.observation import Observation
 from snap_bench.recordings.state import Recordings
 
 if TYPE_CHECKING:
-    from snap_bench.plugin.session import SnapSession
+    from snap_bench.design.models import ModelSpec
+    from snap_bench.judging.baseline import BaselineSpec
+    from snap_bench.plugin.session_options import SessionOptions
+
+
+class FinishedSession(Protocol):
+    """What the end of a session writes from (the SnapSession provides it)."""
+
+    options: SessionOptions
+    models: list[ModelSpec]
+    baseline: BaselineSpec | None
+    recordings: Recordings
+
+    @property
+    def observations(self) -> list[Observation]: ...
+
+    @property
+    def instruments(self) -> dict[str, Instrument]: ...
+
+    def session_meta(self) -> dict[str, Any]: ...
+
+    def instrument(self, name: str) -> Instrument: ...
+
+    def selection(self, instrument: Instrument) -> Selection: ...
+
 
 # What a run writes in its output folder under fixed names (besides analysis.json, whose path is an option, and
 # the HTML report, which pytest-html writes whole at every run).
@@ -56,7 +80,7 @@ class Artefacts:
                 removed.append(path)
         return removed
 
-    def write_session_end(self, session: SnapSession) -> None:
+    def write_session_end(self, session: FinishedSession) -> None:
         """session.json, the audits of the instruments that were asked, and the baselines asked for."""
         self.write_session_meta(session.session_meta())
         observed = sorted({observation.instrument for observation in session.observations})
