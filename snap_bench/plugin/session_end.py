@@ -157,12 +157,15 @@ def _emit(
     config.hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
     fails_run = not passed and gated
     properties: list[tuple[str, object]] = [("threshold", message), *record.properties()]
-    call = "failed" if fails_run else "passed"
+    # A check that was not computed is skipped (JUnit's <skipped>, pytest-html's Skipped): never a pass.
+    call = "skipped" if category is not None else "failed" if fails_run else "passed"
     phases = {"setup": "passed", "call": call, "teardown": "passed"}
     # Setup and teardown as well as the call, as a test's are: pytest-html writes a row on the teardown.
     for when, outcome in phases.items():
         longrepr: Any = None
-        if when == "call" and fails_run:
+        if when == "call" and category is not None:
+            longrepr = (CHECKS_LOCATION, 0, message)
+        elif when == "call" and fails_run:
             longrepr = message
         report = pytest.TestReport(
             nodeid=nodeid,
@@ -171,7 +174,7 @@ def _emit(
             outcome=outcome,  # type: ignore[arg-type]
             longrepr=longrepr,
             when=when,  # type: ignore[arg-type]
-            sections=[("snap-bench threshold", message)] if when == "call" and not fails_run else [],
+            sections=[("snap-bench threshold", message)] if when == "call" and call == "passed" else [],
             duration=0.0,
             user_properties=properties,  # JUnit XML writes them from the teardown report
         )
