@@ -30,10 +30,10 @@ import httpx
 from snap_bench.asking.claims import ClaimBoard, Key
 from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
 from snap_bench.asking.interruption import Interrupted, InterruptFlag
-from snap_bench.asking.scrub import Scrubber
 from snap_bench.asking.stops import NOT_ASKED, Request, StopBoard
 from snap_bench.asking.throttle import Budget, RateLimiter
 from snap_bench.recordings.exchanges import interaction, write_cassette
+from snap_bench.wire.scrub import Scrubber
 
 # How often a test waiting for another process's answer looks at the claim (a file read).
 POLL_S = 0.01

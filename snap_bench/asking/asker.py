@@ -19,10 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from snap_bench.asking.ask_ahead import AskAhead, Job, Outcome
 from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
-from snap_bench.asking.dialects import reasoning_effort
 from snap_bench.asking.interruption import InterruptFlag
-from snap_bench.asking.request_fields import condition_body
-from snap_bench.asking.scrub import Scrubber
+from snap_bench.asking.replay import replay
 from snap_bench.asking.spend import cost_usd, worst_case_usd
 from snap_bench.asking.stops import NOT_ASKED, Request, StopBoard
 from snap_bench.asking.throttle import Budget, RateLimiter
@@ -37,6 +35,9 @@ from snap_bench.recordings.cassettes import (
     restore,
 )
 from snap_bench.recordings.state import Recordings
+from snap_bench.wire.dialects import reasoning_effort
+from snap_bench.wire.request import ConditionRequest, condition_request
+from snap_bench.wire.scrub import Scrubber
 
 if TYPE_CHECKING:
     from snap_bench.instruments.base import Instrument
@@ -58,6 +59,11 @@ class Endpoint:
     offline_reason: str
     # The endpoint's catalogue ids nearest to the model's (for a stop naming a retired id), where it was read.
     closest_ids: tuple[str, ...] = ()
+
+    def request(self, instrument: Instrument, condition: Condition) -> ConditionRequest:
+        """The condition's request to this model, as its recordings name the endpoint (built once: sent,
+        looked up and recorded as it is)."""
+        return condition_request(self.model, self.canonical_url, instrument, condition)
 
     def stop_request(self, body: bytes) -> Request:
         """What a stop of this model names: the model, its endpoint and key, the parameters and routing sent."""
@@ -149,34 +155,35 @@ class Asker:
         """The condition's observation: replayed, or asked now (``on_retried`` hears of an ask that took more
         than one attempt, in one line)."""
         endpoint = self._endpoints[model]
-        messages = instrument.messages(condition)
+        request = endpoint.request(instrument, condition)
+        messages = request.messages
         if self._ahead is not None and model in self._ahead.limits:
             # Asked ahead this session (by this process or another): its answer, not a replay.
             settled = self._ahead.settled((model, instrument.name, condition.id))
             if settled is not None:
                 return self._outcome_observation(model, instrument, condition, messages, settled, on_retried)
-        check = self._recordings.check(endpoint.model, endpoint.canonical_url, instrument, condition)
-        path, body, state, why = check.path, check.body, check.state, check.why
-        recorded = check.reply
+        check = self._recordings.check(request)
+        path, recorded = check.path, replay(check)
+        state = recorded.state
         mode = self.record_mode(endpoint)
-        self._check_recordable(endpoint, mode, state, why, path, condition)
-        if recorded is not None and mode is not RecordMode.ALL:
-            reply = recorded  # the recorded answer itself (no HTTP, no retry loop: cassettes.replay)
+        self._check_recordable(endpoint, mode, state, recorded.why, path, condition)
+        if recorded.reply is not None and mode is not RecordMode.ALL:
+            reply = recorded.reply  # the recorded answer itself (no HTTP, no retry loop)
             return self._scrubbed(observation_of(model, instrument, condition, messages, reply, True, endpoint.model))
-        job = self.job(model, instrument, condition) if state is CassetteState.MISSING else None
-        if job is not None and self._ahead is not None:
-            outcome = self._ahead.answer(job)
+        asks_ahead = state is CassetteState.MISSING and self._asks_ahead(model)
+        if asks_ahead and self._ahead is not None:
+            outcome = self._ahead.answer(self._job(endpoint, request, path))
             return self._outcome_observation(model, instrument, condition, messages, outcome, on_retried)
         stop = self._stops.stopped(model) if self._stops is not None else None
         if stop is not None:
             # The model cannot be asked this session (see snap_bench.asking.stops): say so, send nothing.
             reply = ChatReply(None, NOT_ASKED + stop, None, 0.0, 0)
             return self._scrubbed(observation_of(model, instrument, condition, messages, reply, False, endpoint.model))
-        reply = self._record(endpoint, mode, state, path, body, condition, instrument.max_tokens)
+        reply = self._record(endpoint, mode, state, path, request)
         _tell_retries(reply, on_retried)
         if self._stops is not None:
             said = dataclasses.replace(reply, error=reply.error and self._scrub(reply.error))
-            self._stops.note(endpoint.stop_request(body), said)
+            self._stops.note(endpoint.stop_request(request.body), said)
         return self._scrubbed(observation_of(model, instrument, condition, messages, reply, False, endpoint.model))
 
     def _outcome_observation(
@@ -199,28 +206,36 @@ class Asker:
         """The condition as a job to ask ahead, or None where asking ahead does not apply (no
         --snap-concurrency for the model, nothing to ask with, or a record mode other than recording
         what is missing: those go through the test's own ask)."""
-        if self._ahead is None or model not in self._ahead.limits:
-            return None
-        endpoint = self._endpoints[model]
-        if not endpoint.live or self.record_mode(endpoint) is not RecordMode.ONCE:
+        if not self._asks_ahead(model):
             return None
         path = self._recordings.path(model, instrument.name, condition.id)
         if path.is_file():
             return None  # recorded (or a stale or damaged recording, which the test's own ask handles)
-        messages = instrument.messages(condition)
-        # The very body the recording check expects (the entry's own request fields included).
-        body = condition_body(endpoint.model, messages, condition.temperature, instrument.max_tokens)
+        endpoint = self._endpoints[model]
+        return self._job(endpoint, endpoint.request(instrument, condition), path)
+
+    def _asks_ahead(self, model: str) -> bool:
+        """Whether the model's missing conditions are asked ahead: --snap-concurrency for it, something to ask
+        with, and recording what is missing."""
+        if self._ahead is None or model not in self._ahead.limits:
+            return False
+        endpoint = self._endpoints[model]
+        return endpoint.live and self.record_mode(endpoint) is RecordMode.ONCE
+
+    @staticmethod
+    def _job(endpoint: Endpoint, request: ConditionRequest, path: Path) -> Job:
+        """``request`` as a job to ask ahead, recorded at ``path``."""
         return Job(
-            key=(model, instrument.name, condition.id),
+            key=(endpoint.model.name, request.instrument, request.condition_id),
             base_url=endpoint.base_url,
             api_key=endpoint.api_key,
-            canonical_uri=f"{endpoint.canonical_url}/chat/completions",
-            body=body,
+            canonical_uri=request.uri,
+            body=request.body,
             cassette=path,
             api_key_env=endpoint.model.api_key_env,
             cost=partial(cost_usd, endpoint.model),
-            worst_usd=worst_case_usd(endpoint.model, body, endpoint.model.max_tokens or instrument.max_tokens),
-            stop_request=endpoint.stop_request(body),
+            worst_usd=worst_case_usd(endpoint.model, request.body, request.max_tokens),
+            stop_request=endpoint.stop_request(request.body),
         )
 
     def look_ahead(self, conditions: Callable[[], Iterable[tuple[str, Instrument, Condition]]]) -> None:
@@ -251,17 +266,15 @@ class Asker:
         mode: RecordMode,
         state: CassetteState,
         path: Path,
-        body: bytes,
-        condition: Condition,
-        max_tokens: int,
+        request: ConditionRequest,
     ) -> ChatReply:
         """Ask over the network through the cassette; a failed ask leaves the file as it was."""
         model = endpoint.model.name
-        worst = worst_case_usd(endpoint.model, body, endpoint.model.max_tokens or max_tokens)
+        worst = worst_case_usd(endpoint.model, request.body, request.max_tokens)
         held = [worst]
         exhausted = self._budget.reserve(worst)
         if exhausted:
-            raise BudgetReached(f"{exhausted}; {model} {condition.id} was not asked. Run again to continue.")
+            raise BudgetReached(f"{exhausted}; {model} {request.condition_id} was not asked. Run again to continue.")
         previous = path.read_bytes() if path.is_file() else None
         if previous is not None and state in (CassetteState.MISSING, CassetteState.MALFORMED):
             # vcrpy cannot load a damaged file, and in mode `once` refuses to add to an existing one:
@@ -270,7 +283,7 @@ class Asker:
         try:
             with self._vcrs[mode].use_cassette(str(path)):
                 before = self._before(model, worst, held)
-                reply = self._runner.run(self._client(endpoint).complete(body, before_attempt=before))
+                reply = self._runner.run(self._client(endpoint).complete(request.body, before_attempt=before))
         except BaseException:
             restore(path, previous)
             self._budget.settle(sum(held), 0.0)

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from snap_bench.recordings.atomic import process_alive, write_atomically
+from snap_bench.wire.atomic import process_alive, write_atomically
 
 FOLDER = "claims"
 

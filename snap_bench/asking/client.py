@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 
+from snap_bench.wire.request import chat_uri
+
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 CACHE_STATUS_HEADER = "x-openrouter-cache-status"
 # A 503 that no wait will mend: OpenRouter found no provider meeting the request's routing block.
@@ -113,7 +115,7 @@ class ChatClient:
         headers = {"Content-Type": "application/json", "X-Title": "snap-bench"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        self.url = f"{base_url.rstrip('/')}/chat/completions"
+        self.url = chat_uri(base_url)
         self._policy = policy
         self._sleep = sleep
         self._rng = rng or random.Random()

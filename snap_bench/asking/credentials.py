@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
+
+from snap_bench.wire.scrub import Scrubber
+
+# Environment variables holding keys whatever models.yaml names (OpenRouter is the default provider).
+DEFAULT_KEY_VARIABLES = ("OPENROUTER_API_KEY", "OPENAI_API_KEY")
+# .env entries whose names say they hold a credential.
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
@@ -29,3 +38,13 @@ def api_key(env_name: str | None, dotenv: Path) -> str | None:
         return None
     value = os.environ.get(env_name) or read_dotenv(dotenv).get(env_name)
     return value or None
+
+
+def configured_scrubber(key_variables: Iterable[str | None], dotenv: Path) -> Scrubber:
+    """A scrubber of the keys named by models.yaml's ``api_key_env`` and the defaults, from the environment
+    and .env (any .env entry whose name says it holds a credential included)."""
+    names = {name for name in (*key_variables, *DEFAULT_KEY_VARIABLES) if name}
+    from_dotenv = read_dotenv(dotenv)
+    values = [os.environ.get(name) for name in names]
+    values += [value for name, value in from_dotenv.items() if name in names or _SECRET_NAME.search(name)]
+    return Scrubber(values)

@@ -21,7 +21,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from snap_bench.design.local_weights import LocalWeights
-from snap_bench.recordings.atomic import write_atomically
+from snap_bench.wire.atomic import write_atomically
 
 # The one place users are told how to get everything this module needs.
 INSTALL_HINT = 'pip install -e ".[local]"'

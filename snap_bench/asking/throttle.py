@@ -16,7 +16,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from snap_bench.recordings.atomic import write_atomically
+from snap_bench.wire.atomic import write_atomically
 
 # How often a process waiting for another's lock looks again. The lock is held for one read and one
 # write, and a waiter may be the asking-ahead event loop (which blocks meanwhile): filelock's default
@@ -27,7 +27,7 @@ LOCK_POLL_S = 0.001
 class SharedState:
     """A JSON document that processes read and update under one lock.
 
-    Every write replaces the file whole (:func:`snap_bench.recordings.atomic.write_atomically`), so a reader that
+    Every write replaces the file whole (:func:`snap_bench.wire.atomic.write_atomically`), so a reader that
     takes no lock (:meth:`peek`) sees one complete state, the one before or after an update.
     """
 

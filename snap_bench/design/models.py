@@ -80,7 +80,7 @@ class ModelSpec:
     rate_limit_per_minute: float | None = None
     # Requests in flight at once for this model across the session's processes (None: one per process).
     concurrency: int | None = None
-    # A reasoning model's effort (snap_bench.asking.request_fields.REASONING_EFFORTS or "off"), its own output
+    # A reasoning model's effort (REASONING_EFFORTS below, or "off"), its own output
     # budget (reasoning tokens count toward it), and how many log-probabilities per token to ask for.
     reasoning: str | None = None
     max_tokens: int | None = None

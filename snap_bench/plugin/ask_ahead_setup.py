@@ -12,12 +12,12 @@ from snap_bench.asking.ask_ahead import AskAhead
 from snap_bench.asking.claims import ClaimBoard
 from snap_bench.asking.client import RetryPolicy
 from snap_bench.asking.interruption import InterruptFlag
-from snap_bench.asking.scrub import Scrubber
 from snap_bench.asking.state_folder import BUDGET_FILE, state_folder
 from snap_bench.asking.stops import StopBoard
 from snap_bench.asking.throttle import Budget, BudgetLimits, RateLimiter, SharedState
 from snap_bench.design.models import ModelSpec
 from snap_bench.plugin.session_options import SessionOptions
+from snap_bench.wire.scrub import Scrubber
 
 
 def process_shares(config: pytest.Config, options: SessionOptions, models: list[ModelSpec]) -> dict[str, int]:

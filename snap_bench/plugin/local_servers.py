@@ -17,8 +17,10 @@ import pytest
 
 from snap_bench.asking.llama_server import LlamaServer, llama_server_available
 from snap_bench.asking.local_weights import LocalModelUnavailable, resolve_weights
+from snap_bench.asking.replay import replay
 from snap_bench.design.models import ModelSpec
 from snap_bench.recordings.cassettes import RecordMode
+from snap_bench.wire.request import condition_request
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -74,7 +76,10 @@ class LocalServers:
         if self._options.record_mode is RecordMode.NONE:
             return False
         url = self._plans[model.name].canonical_url
-        return any(not self._recordings.check(model, url, kind, condition).matches for kind, condition in conditions)
+        return any(
+            replay(self._recordings.check(condition_request(model, url, kind, condition))).reply is None
+            for kind, condition in conditions
+        )
 
     def start_needed(
         self, models: list[ModelSpec], conditions_of: Callable[[str], Iterable[tuple[Instrument, Condition]]]

@@ -28,7 +28,7 @@ from snap_bench.asking.catalogue import (
 from snap_bench.asking.credentials import api_key
 from snap_bench.asking.stops import StopBoard
 from snap_bench.design.models import ModelSpec
-from snap_bench.recordings.atomic import write_atomically
+from snap_bench.wire.atomic import write_atomically
 
 ENDPOINT_FILE = "endpoint.json"
 WORKER_INPUT_KEY = "snap_model_facts"

@@ -20,8 +20,8 @@ from snap_bench.analysis.coverage import Coverage
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.asking.asker import Asker, Endpoint
 from snap_bench.asking.client import RetryPolicy
+from snap_bench.asking.credentials import configured_scrubber
 from snap_bench.asking.interruption import InterruptFlag
-from snap_bench.asking.scrub import Scrubber
 from snap_bench.asking.state_folder import start_session_state
 from snap_bench.asking.stops import StopBoard
 from snap_bench.design.config import ConfigError
@@ -283,7 +283,7 @@ class SnapSession:
                 self.endpoints,
                 rate_limits(self.options, self.models),
                 session_budget(self.options),
-                Scrubber.configured([model.api_key_env for model in self.models], self.options.rootdir / ".env"),
+                configured_scrubber([model.api_key_env for model in self.models], self.options.rootdir / ".env"),
                 self.stop_board(),
                 ask_ahead_factory(
                     self.config,

@@ -1,24 +1,24 @@
 """Recording and replay of HTTP exchanges with vcrpy: one JSON cassette per test.
 
 Cassettes live at ``cassettes/<model>/<instrument>/<condition-id>.json``. Requests match on method,
-URI and body (so a changed prompt never replays an old answer); the Authorization header, other key
-headers and the key itself are never written. Files are written atomically, so a session killed
+URI and the body's exact bytes (so a changed prompt never replays an old answer); what matches is handed
+back as recorded, and the asker reads the answer out of it as it reads a live one. The Authorization
+header, other key headers and the key itself are never written. Files are written atomically, so a session killed
 mid-write leaves either the old cassette or the new one, never half of one.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from snap_bench.asking.client import CACHE_STATUS_HEADER, ChatReply, reply_from_recording
-from snap_bench.asking.scrub import Scrubber
-from snap_bench.recordings.atomic import TEMPORARY_SUFFIX, process_alive, write_atomically
+from snap_bench.wire.atomic import TEMPORARY_SUFFIX, process_alive, write_atomically
+from snap_bench.wire.scrub import Scrubber
 
 SECRET_HEADERS = (
     "authorization",
@@ -108,66 +108,53 @@ def _interaction_problem(interaction: Any) -> str:
     return ""
 
 
+@dataclass(frozen=True)
+class RecordedResponse:
+    """One recorded attempt's response, as the cassette holds it (the asker parses it)."""
+
+    status: int
+    body: str
+    # vcrpy keeps each header as a list, under the case the server sent.
+    headers: dict[str, Any]
+
+    def header(self, name: str) -> str | None:
+        """The first value of header ``name`` (any case), or None."""
+        for key, values in self.headers.items():
+            if key.lower() == name.lower() and values:
+                return str(values[0] if isinstance(values, list) else values)
+        return None
+
+
 def _matching(
     pairs: list[tuple[dict[str, Any], dict[str, Any]]], method: str, uri: str, body: bytes
-) -> list[dict[str, Any]]:
-    wanted = _json_or_text(body.decode("utf-8"))
-    return [
-        response
+) -> tuple[RecordedResponse, ...]:
+    # The body is compared as bytes: the recording holds exactly what was sent (both recorders store the
+    # sent bytes decoded), and the request is built by one function (snap_bench.wire.request).
+    return tuple(
+        RecordedResponse(response["status"]["code"], response["body"]["string"], response.get("headers") or {})
         for request, response in pairs
         if request["method"].upper() == method.upper()
         and request["uri"] == uri
-        and _json_or_text(request.get("body") or "") == wanted
-    ]
+        and (request.get("body") or "").encode("utf-8") == body
+    )
 
 
-def examine(path: Path, method: str, uri: str, body: bytes) -> tuple[CassetteState, str, ChatReply | None]:
+def examine(path: Path, method: str, uri: str, body: bytes) -> tuple[CassetteState, str, tuple[RecordedResponse, ...]]:
     """Whether the cassette at ``path`` holds this exact request, a reason when it does not, and the
-    recorded answer when it does (the file read once).
-
-    A recording of this request that holds no usable answer (only failures) counts as damaged: it
-    cannot be replayed, and recording it again is the fix.
-    """
+    responses recorded for it when it does (every attempt, in order; the file read once)."""
     if not path.is_file():
-        return CassetteState.MISSING, "no cassette", None
+        return CassetteState.MISSING, "no cassette", ()
     try:
         pairs = _interactions(path)
     except DamagedCassette as error:
-        return CassetteState.MALFORMED, str(error), None
+        return CassetteState.MALFORMED, str(error), ()
     matching = _matching(pairs, method, uri, body)
     if matching:
-        reply = recorded_reply(matching)
-        if reply.error is None:
-            return CassetteState.MATCHES, "", reply
-        codes = ", ".join(str(response["status"]["code"]) for response in matching)
-        return CassetteState.MALFORMED, f"damaged cassette: no usable answer recorded (HTTP {codes})", None
+        return CassetteState.MATCHES, "", matching
     first = pairs[0][0]
     if first["uri"] != uri:
-        return CassetteState.STALE, f"recorded for {first['uri']}, now asking {uri}", None
-    return CassetteState.STALE, "the recorded request body differs (prompt or parameters changed)", None
-
-
-def recorded_reply(responses: list[dict[str, Any]]) -> ChatReply:
-    """The last usable 200 among a request's recorded responses, else the last recorded failure."""
-    last = ChatReply(None, "no recorded response", None, 0.0, 0)
-    for attempt, response in enumerate(responses, start=1):
-        code, text = response["status"]["code"], response["body"]["string"]
-        reply = (
-            reply_from_recording(text, attempt, _header(response, CACHE_STATUS_HEADER))
-            if code == 200
-            else ChatReply(None, f"recorded HTTP {code}", code, 0.0, attempt)
-        )
-        if reply.error is None or last.error is not None:
-            last = reply
-    return dataclasses.replace(last, latency_s=0.0)
-
-
-def _header(response: dict[str, Any], name: str) -> str | None:
-    """A recorded response header (vcrpy keeps them as lists, under the case the server sent)."""
-    for key, values in (response.get("headers") or {}).items():
-        if key.lower() == name and values:
-            return str(values[0] if isinstance(values, list) else values)
-    return None
+        return CassetteState.STALE, f"recorded for {first['uri']}, now asking {uri}", ()
+    return CassetteState.STALE, "the recorded request body differs (prompt or parameters changed)", ()
 
 
 def restore(path: Path, previous: bytes | None) -> None:
@@ -176,13 +163,6 @@ def restore(path: Path, previous: bytes | None) -> None:
         path.unlink(missing_ok=True)
         return
     write_atomically(path, previous)
-
-
-def _json_or_text(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 def remove_stale_temporaries(root: Path) -> list[Path]:
@@ -230,7 +210,7 @@ def make_vcr(record_mode: RecordMode, secrets: Iterable[str], canonical_urls: di
     """A configured ``vcr.VCR``.
 
     ``secrets`` are literal strings (API keys) scrubbed from anything recorded, with anything shaped
-    like a key (:class:`snap_bench.asking.scrub.Scrubber`). ``canonical_urls``
+    like a key (:class:`snap_bench.wire.scrub.Scrubber`). ``canonical_urls``
     maps a run-time base URL (a local server on a random port) to the stable URL stored in the
     cassette; vcrpy applies the same rewrite before matching, so replay works on any port.
     """

@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx
 
-from snap_bench.asking.scrub import Scrubber
-from snap_bench.recordings.atomic import write_atomically
 from snap_bench.recordings.cassettes import SECRET_HEADERS
+from snap_bench.wire.atomic import write_atomically
+from snap_bench.wire.scrub import Scrubber
 
 # The body is stored decoded (as vcrpy's decode_compressed_response does), so its encoding header goes too.
 _DROPPED = (*SECRET_HEADERS, "content-encoding")

@@ -1,9 +1,11 @@
-"""The session's recordings: the one answer to "is this condition recorded, stale or damaged?".
+"""The session's recordings: the one answer to "is this condition's request recorded, stale or damaged?".
 
 The asker (replay or record), the local-server start-up (is anything left to record?), an instrument
-stage that depends on earlier answers (the perturbation's phase 2) and the tests all ask here, so that the
-rule that decides whether a recording still answers a condition (same endpoint, same request body, a
-usable reply) is written once, in :func:`snap_bench.recordings.cassettes.examine`.
+stage that depends on earlier answers (the perturbation's phase 2) and the tests all ask here, with the
+request built by :func:`snap_bench.wire.request.condition_request`, so that the rule that decides whether a
+recording holds a condition's request (same endpoint, same body bytes) is written once, in
+:func:`snap_bench.recordings.cassettes.examine`. What the recorded responses answer is the asker's to read
+(:mod:`snap_bench.asking.replay`).
 """
 
 from __future__ import annotations
@@ -11,39 +13,21 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
-from snap_bench.asking.client import ChatReply
-from snap_bench.asking.request_fields import condition_body
-from snap_bench.recordings.cassettes import CassetteState, cassette_path, examine, recorded_models
-
-if TYPE_CHECKING:
-    from snap_bench.design.models import ModelSpec
-    from snap_bench.observations.observation import Condition
-
-
-class Asked(Protocol):
-    """What renders a condition into a request (every Instrument does)."""
-
-    @property
-    def name(self) -> str: ...
-
-    max_tokens: int
-
-    def messages(self, condition: Condition) -> list[dict[str, str]]: ...
+from snap_bench.recordings.cassettes import CassetteState, RecordedResponse, cassette_path, examine, recorded_models
+from snap_bench.wire.request import METHOD, ConditionRequest
 
 
 @dataclass(frozen=True)
 class RecordingCheck:
-    """One condition's recording: where it is, what request it must hold, and whether it does."""
+    """One condition's recording: where it is, the request it must hold, and whether it does."""
 
     path: Path
-    uri: str
-    body: bytes
+    request: ConditionRequest
     state: CassetteState
     why: str
-    # The recorded answer when the state is MATCHES (read with the check: the file is parsed once).
-    reply: ChatReply | None = None
+    # What was recorded for the request when the state is MATCHES (read with the check: the file is read once).
+    responses: tuple[RecordedResponse, ...] = ()
 
     @property
     def matches(self) -> bool:
@@ -66,15 +50,12 @@ class Recordings:
         """The models with at least one recording."""
         return recorded_models(self.root)
 
-    def check(self, model: ModelSpec, url: str, instrument: Asked, condition: Condition) -> RecordingCheck:
-        """Whether the recording of ``condition`` answers the request this session would send to ``url``
-        (the model's canonical URL: a local model's recordings name a fixed one, whatever its port)."""
-        # The entry's own fields (max_tokens, reasoning, logprobs) are part of the body it must match.
-        body = condition_body(model, instrument.messages(condition), condition.temperature, instrument.max_tokens)
-        uri = f"{url}/chat/completions"
-        path = self.path(model.name, instrument.name, condition.id)
-        state, why, reply = examine(path, "POST", uri, body)
-        return RecordingCheck(path, uri, body, state, why, reply)
+    def check(self, request: ConditionRequest) -> RecordingCheck:
+        """Whether the condition's recording holds ``request``, byte for byte, at the URI it names (the
+        model's canonical URL: a local model's recordings name a fixed one, whatever its port)."""
+        path = self.path(request.model, request.instrument, request.condition_id)
+        state, why, responses = examine(path, METHOD, request.uri, request.body)
+        return RecordingCheck(path, request, state, why, responses)
 
     def answer(self, model: str, instrument: str, condition_id: str) -> str | None:
         """The assistant's text in the condition's recording, or None without a successful exchange."""

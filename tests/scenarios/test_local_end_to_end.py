@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
-from snap_bench.asking.dialects import encode
 from snap_bench.asking.llama_server import LlamaServer
 from snap_bench.asking.local_weights import resolve_weights
 from snap_bench.design.config import ConfigFiles
 from snap_bench.design.models import load_models
 from snap_bench.observations.export import read_jsonl
+from snap_bench.wire.dialects import encode
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow

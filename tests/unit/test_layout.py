@@ -185,7 +185,18 @@ def test_no_module_is_longer_than_a_reader_can_hold() -> None:
 def test_the_top_of_the_package_is_its_stages() -> None:
     """`ls snap_bench` reads as the data flow: stage folders, and at most the package's door and its command."""
     assert sorted(path.name for path in PACKAGE.glob("*.py")) == ["__init__.py", "cli.py"]
-    stages = {"design", "asking", "recordings", "observations", "analysis", "judging", "report", "history", "plugin"}
+    stages = {
+        "design",
+        "asking",
+        "recordings",
+        "wire",
+        "observations",
+        "analysis",
+        "judging",
+        "report",
+        "history",
+        "plugin",
+    }
     assert stages <= {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
 
 

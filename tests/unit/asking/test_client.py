@@ -8,7 +8,7 @@ from collections import deque
 import pytest
 
 from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy, parse_retry_after
-from snap_bench.asking.dialects import encode
+from snap_bench.wire.dialects import encode
 from tests.fake_openai_server import Failure, FakeOpenAIServer
 
 BODY = encode(

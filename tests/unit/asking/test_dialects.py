@@ -1,20 +1,18 @@
 """The body of a request in each dialect (OpenRouter's, OpenAI's, a plain OpenAI-compatible server's), and
-how a reply's failure is classed for the stops (snap_bench.asking.dialects, snap_bench.asking.stops)."""
+how a reply's failure is classed for the stops (snap_bench.wire.dialects, snap_bench.asking.stops)."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import pytest
 
 from snap_bench.asking.client import ChatReply
-from snap_bench.asking.dialects import encode, request_payload
-from snap_bench.asking.request_fields import condition_body
 from snap_bench.asking.stops import Request, StopBoard, hopeless, stopped_models
 from snap_bench.asking.throttle import Budget, BudgetLimits, SharedState
 from snap_bench.design.models import OPENAI, OPENAI_COMPATIBLE, OPENROUTER, ModelSpec, dialect_of
+from snap_bench.wire.dialects import encode, request_payload
 
 MESSAGES = [{"role": "user", "content": "Say 4"}]
 PLAIN = ModelSpec("m", "m", "vendor/m", "t", "http://127.0.0.1:8080/v1", None, None, None)
@@ -39,7 +37,7 @@ def test_a_plain_server_gets_the_bodies_it_always_got() -> None:
         "logprobs": True,
         "top_logprobs": 5,
     }
-    assert condition_body(model, MESSAGES, 0.5, 12) == encode(was)
+    assert encode(request_payload(model, MESSAGES, 0.5, 12)) == encode(was)
 
 
 def test_openrouter_gets_the_routing_block_with_require_parameters() -> None:
@@ -63,7 +61,7 @@ def test_openai_gets_max_completion_tokens_of_at_least_16_and_a_top_level_effort
 
 
 def test_the_providers_default_temperature_sends_none() -> None:
-    assert "temperature" not in json.loads(condition_body(PLAIN, MESSAGES, None, 12))
+    assert "temperature" not in request_payload(PLAIN, MESSAGES, None, 12)
 
 
 def failure(status: int, message: str, **fields: object) -> ChatReply:

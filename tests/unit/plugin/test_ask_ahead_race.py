@@ -27,9 +27,9 @@ import pytest
 from snap_bench.asking.ask_ahead import AskAhead
 from snap_bench.asking.claims import ClaimBoard, Key
 from snap_bench.asking.client import RetryPolicy
-from snap_bench.asking.scrub import Scrubber
 from snap_bench.asking.throttle import Budget, BudgetLimits, SharedState
 from snap_bench.plugin.upcoming import remember_worker_queue, upcoming_params
+from snap_bench.wire.scrub import Scrubber
 
 ROUNDS = 6000
 PLUGINS = 2000  # a long registry: the loop over it spans many switch intervals

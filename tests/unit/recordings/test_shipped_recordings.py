@@ -4,21 +4,23 @@ condition, and no recording ships that no condition asks for.
 A prompt, template, item or parameter changed in the packaged design (``snap_bench/design/defaults/``)
 without recording again leaves conditions whose cassettes are missing or hold another request (stale);
 ``make benchmark`` would fail them. This checks every condition of every instrument (the registered ones and
-the YAML files of benchmarks/), for each model with
-recordings, the way a session does before it decides whether a local server is needed, through the same
-:class:`Recordings` object. The perturbation's phase 2 is included: its conditions depend on the model's
-best recorded variant.
+the YAML files of benchmarks/), for each model with recordings, the way a session does before it decides
+whether a local server is needed: the request built by the one function the asker sends with, looked up byte
+for byte through the same :class:`Recordings` object, and its recorded answer read as the asker reads it.
+The perturbation's phase 2 is included: its conditions depend on the model's best recorded variant.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from snap_bench.asking.replay import replay
 from snap_bench.design.models import load_models
 from snap_bench.instruments import Selection
 from snap_bench.plugin.local_servers import canonical_local_url
 from snap_bench.recordings.cassettes import cassette_path, recorded_models
 from snap_bench.recordings.state import Recordings
+from snap_bench.wire.request import condition_request
 from tests.conftest import REPO, SHIPPED, shipped_instruments
 
 CASSETTES = REPO / "cassettes"
@@ -35,9 +37,9 @@ def test_every_condition_of_the_design_has_its_recording(model_name: str, instru
     conditions = instrument.conditions_for(model.name, Selection(follow_up=True), RECORDINGS)
     not_replayable: dict[str, list[str]] = {}
     for condition in conditions:
-        check = RECORDINGS.check(model, url, instrument, condition)
-        if not check.matches:
-            not_replayable.setdefault(check.state.value, []).append(condition.id)
+        recorded = replay(RECORDINGS.check(condition_request(model, url, instrument, condition)))
+        if recorded.reply is None:
+            not_replayable.setdefault(recorded.state.value, []).append(condition.id)
     assert conditions
     assert not not_replayable, {state: (len(ids), ids[:5]) for state, ids in not_replayable.items()}
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from snap_bench.asking.scrub import REDACTED, Scrubber
+from snap_bench.asking.credentials import configured_scrubber
+from snap_bench.wire.scrub import REDACTED, Scrubber
 
 
 def test_configured_keys_come_from_the_environment_and_dotenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -14,7 +15,7 @@ def test_configured_keys_come_from_the_environment_and_dotenv(tmp_path: Path, mo
     monkeypatch.setenv("OPENROUTER_API_KEY", "openrouter-value-456789")
     dotenv = tmp_path / ".env"
     dotenv.write_text("OTHER_TOKEN=value-from-dotenv-789\nDEBUG=1\nexport NAME='a plain setting'\n", encoding="utf-8")
-    scrub = Scrubber.configured(["MY_PROVIDER_KEY"], dotenv)
+    scrub = configured_scrubber(["MY_PROVIDER_KEY"], dotenv)
     text = "value-from-environment-123 openrouter-value-456789 value-from-dotenv-789 answer 1 a plain setting"
     assert scrub(text) == f"{REDACTED} {REDACTED} {REDACTED} answer 1 a plain setting"
 
