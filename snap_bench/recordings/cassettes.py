@@ -291,3 +291,19 @@ def leaked_secrets(root: Path) -> list[str]:
         text = path.read_text(encoding="utf-8", errors="replace")
         leaks.extend(f"{path}: {pattern.pattern}" for pattern in LEAK_PATTERNS if pattern.search(text))
     return leaks
+
+
+def recorded_output_tokens(folder: Path, limit: int = 200) -> tuple[float, int] | None:
+    """The mean completion tokens of an answer (reasoning included) over up to ``limit`` usable recordings in
+    ``folder`` (spread evenly over its files, so a dry run stays quick beside thousands of them), and how many
+    were read; None without any that reports its usage."""
+    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    counts: list[int] = []
+    for path in files[:: max(1, len(files) // limit)][:limit]:
+        try:
+            reply = recorded_reply([response for _request, response in _interactions(path)])
+        except DamagedCassette:
+            continue
+        if reply.error is None and reply.completion_tokens is not None:
+            counts.append(reply.completion_tokens)
+    return (sum(counts) / len(counts), len(counts)) if counts else None
