@@ -4,7 +4,8 @@ repository.
 snap-bench history [--store PATH_OR_URL] [--model NAME] [--instrument NAME] [--chart trend.svg]
 snap-bench history --copy FROM TO
 snap-bench glossary
-snap-bench init [DIR]
+snap-bench init [DIR] [--instruments=all|none|NAME,...] [--questionnaire NAME]
+snap-bench --version
 
 A store is a SQLite file's path or a PostgreSQL URL (``postgresql://USER@HOST:PORT/DATABASE``, its password
 from the environment: :mod:`snap_bench.history.address`).
@@ -79,10 +80,12 @@ def _figure(row: Headline | None) -> str:
 
 
 INIT_DESCRIPTION = """\
-Set DIR up to run snap-bench's instruments in its own repository: one test file per instrument in
-benchmarks/, a commented config/models.yaml whose entries extend the packaged model list, .env.example,
-a .gitignore (reports/, .env) and .github/workflows/snap-bench.yml (records on a schedule, gates pull
-requests against committed baselines). Nothing is written if any of these files exists.
+Set DIR up to run snap-bench in its own repository: the shipped instruments it takes in benchmarks/ (one test
+file or YAML file each; --instruments), optionally a questionnaire of its own (--questionnaire), snap-bench.toml
+(marks the root, so the benchmarks' config/, cassettes/ and reports/ are found wherever pytest is started), a
+commented config/models.yaml whose entries extend the packaged model list, .env.example, .gitignore lines
+(reports/, .env) and .github/workflows/snap-bench.yml (records on a schedule, gates pull requests against
+committed baselines). A file that exists is kept as it is; lines the .gitignore lacks are added to it.
 
 The items, prompts, data, experiment.yaml and thresholds.yaml stay in the package:
   {defaults}
@@ -90,37 +93,46 @@ A file of the same relative path under DIR/config/ replaces the packaged one (co
 """
 
 
-def init_project(folder: Path) -> int:
-    """``snap-bench init``: every file written, or none when one of them exists (status 1, naming them)."""
-    from snap_bench.scaffold import existing, write_project
+def init_project(folder: Path, instruments: str, questionnaire: str | None) -> int:
+    """``snap-bench init``: what ``folder`` lacks is written, the .gitignore merged, nothing overwritten."""
+    from snap_bench.scaffold import InitError, chosen_instruments, project_files, write_project
 
-    taken = existing(folder)
-    if taken:
-        print(f"snap-bench init: {folder} already has these files; nothing was written:", file=sys.stderr)
-        print("\n".join(f"  {relative}" for relative in taken), file=sys.stderr)
-        print("Move them aside (and merge by hand afterwards), or choose another folder.", file=sys.stderr)
-        return 1
-    written = write_project(folder)
-    print(f"snap-bench init: wrote {len(written)} files in {folder.resolve()}:")
-    print("\n".join(f"  {relative}" for relative in written))
+    try:
+        files = project_files(chosen_instruments(instruments), questionnaire)
+    except InitError as error:
+        print(f"snap-bench init: {error}", file=sys.stderr)
+        return 2
+    done = write_project(folder, files)
+    print(f"snap-bench init in {folder.resolve()}:")
+    if done.written:
+        print(f"wrote {len(done.written)} file(s):")
+        print("\n".join(f"  {relative}" for relative in done.written))
+    if done.added:
+        print("added to .gitignore (its own lines kept):")
+        print("\n".join(f"  {line}" for line in done.added))
+    if done.kept:
+        print("kept as they are (they exist; compare with `snap-bench init` in an empty folder to merge by hand):")
+        print("\n".join(f"  {relative}" for relative in done.kept))
     print(NEXT_STEPS)
     return 0
 
 
 NEXT_STEPS = """
 Next (config/models.yaml lists your models beside the packaged ones):
-  pytest benchmarks --snap-dry-run --model=gpt-5.2    what a run would ask, and its estimated cost
+  pytest benchmarks --snap-dry-run --model=gpt-5.2    what a run would ask, and its cost (worst case, expected)
   export OPENROUTER_API_KEY=...                       or put it in .env (see .env.example)
   pytest benchmarks --model=gpt-5.2 -n 8              ask, record into cassettes/, judge; reports/report.html
   pytest benchmarks --model=gpt-5.2 --snap-save-baseline=baselines/{model}.json
-Commit cassettes/ and baselines/: pull requests then replay offline and gate against the baseline
-(.github/workflows/snap-bench.yml)."""
+Offline, an instrument with no recording of a model is named and left out, not failed.
+Commit snap-bench.toml, cassettes/ and baselines/: pull requests then replay offline and gate against the
+baseline (.github/workflows/snap-bench.yml)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="snap-bench", description="Look at snap-bench's stored results, or set a repository up to run it."
     )
+    parser.add_argument("--version", action="version", version=f"snap-bench {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="{history,glossary,init}")
     history = commands.add_parser("history", help="each model's headline figures per instrument, session by session")
     history.add_argument(
@@ -142,14 +154,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands.add_parser("glossary", help="what each figure means (docs/glossary.md)")
     init = commands.add_parser(
         "init",
-        help="write benchmarks/, config/models.yaml, .env.example, .gitignore and a CI workflow",
+        help="set a repository up: benchmarks/, snap-bench.toml, config/models.yaml, .gitignore lines, a CI workflow",
         description=INIT_DESCRIPTION.format(defaults=PACKAGED),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     init.add_argument("folder", nargs="?", type=Path, default=Path(), metavar="DIR", help="Default: this folder")
+    init.add_argument(
+        "--instruments",
+        default="all",
+        metavar="all|none|NAME,...",
+        help="the shipped instruments to take into benchmarks/: all, none, or a comma list of their names (a wrong "
+        "name is refused, listing them). Default: %(default)s",
+    )
+    init.add_argument(
+        "--questionnaire", metavar="NAME", help="also write benchmarks/NAME.yaml, a questionnaire of your own to edit"
+    )
     options = parser.parse_args(argv)
     if options.command == "init":
-        return init_project(options.folder)
+        return init_project(options.folder, options.instruments, options.questionnaire)
     if options.command == "glossary":
         from snap_bench.instruments import instrument_kinds
         from snap_bench.report.glossary import glossary_markdown
@@ -164,6 +186,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (StoreAddressError, StoreError) as error:  # (no message holds a password)
         print(f"snap-bench history: {error}", file=sys.stderr)
         return 2
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("snap-bench")
+    except PackageNotFoundError:  # a checkout on sys.path, not installed
+        return "(not installed)"
 
 
 def _copy(source: StoreAddress, target: StoreAddress) -> int:

@@ -115,6 +115,9 @@ def temperature_ignored(model: ModelSpec, entry: CatalogueEntry | None) -> str |
         return f"the endpoint's catalogue lists no temperature among {model.provider_id}'s supported parameters"
     if model.dialect == OPENAI and model.reasoning not in (None, "none", "off"):
         return f"OpenAI applies a temperature to reasoning models only at reasoning effort none ({model.reasoning})"
+    if not model.takes_temperature and (entry is None or entry.supported_parameters is None):
+        # The catalogue, where read, is today's word and wins; this is models.yaml's, for a session without it.
+        return "its models.yaml entry says takes_temperature: false (the endpoint's catalogue was not read)"
     return None
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from snap_bench.asking.client import CACHE_STATUS_HEADER, ChatReply, reply_from_recording
-from snap_bench.recordings.cassettes import CassetteState
+from snap_bench.recordings.cassettes import CassetteState, sampled_responses
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -58,3 +59,14 @@ def recorded_reply(responses: Sequence[RecordedResponse]) -> ChatReply:
         if reply.error is None or last.error is not None:
             last = reply
     return dataclasses.replace(last, latency_s=0.0)
+
+
+def recorded_output_tokens(folder: Path, limit: int = 200) -> tuple[float, int] | None:
+    """The mean completion tokens of an answer (reasoning included) over up to ``limit`` usable recordings in
+    ``folder``, and how many were read; None without any that reports its usage."""
+    counts = []
+    for responses in sampled_responses(folder, limit):
+        reply = recorded_reply(responses)
+        if reply.error is None and reply.completion_tokens is not None:
+            counts.append(reply.completion_tokens)
+    return (sum(counts) / len(counts), len(counts)) if counts else None

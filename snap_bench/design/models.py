@@ -91,6 +91,9 @@ class ModelSpec:
     # Which model of the original designs this entry stands for (they named models that are retired now).
     stands_for: str | None = None
     retired: Retirement | None = None
+    # models.yaml `takes_temperature: false`: the endpoint is known to drop a temperature (read where its
+    # catalogue cannot be, so that a look at the plan without a key counts the temperatures really asked).
+    takes_temperature: bool = True
 
     @property
     def is_local(self) -> bool:
@@ -268,6 +271,7 @@ def _model(
         routing=_routing(entry.get("provider")) if entry.has("provider") else None,
         stands_for=entry.get("stands_for").text() if entry.has("stands_for") else None,
         retired=_retirement(entry.get("retired")) if entry.has("retired") else None,
+        takes_temperature=entry.get("takes_temperature").boolean() if entry.has("takes_temperature") else True,
     )
 
 

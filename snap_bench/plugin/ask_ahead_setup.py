@@ -1,5 +1,5 @@
 """The limits of asking shared by the processes of a session: requests in flight per model (``--snap-concurrency``
-/ ``concurrency:``), the request rate and the budget."""
+/ ``concurrency:``), the request rate and the budget; and the asker of a process built with them."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from collections.abc import Callable
 import pytest
 
 from snap_bench.asking.ask_ahead import AskAhead
+from snap_bench.asking.asker import Asker, Endpoint
 from snap_bench.asking.claims import ClaimBoard
 from snap_bench.asking.client import RetryPolicy
+from snap_bench.asking.credentials import configured_scrubber
 from snap_bench.asking.interruption import InterruptFlag
 from snap_bench.asking.state_folder import BUDGET_FILE, state_folder
 from snap_bench.asking.stops import StopBoard
@@ -18,6 +20,30 @@ from snap_bench.asking.throttle import Budget, BudgetLimits, RateLimiter, Shared
 from snap_bench.design.models import ModelSpec
 from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.wire.scrub import Scrubber
+
+
+def build_asker(
+    config: pytest.Config,
+    options: SessionOptions,
+    models: list[ModelSpec],
+    endpoints: dict[str, Endpoint],
+    stops: StopBoard,
+) -> Asker:
+    """The process's asker: its endpoints, with the session's shared limits, scrubber, stops and asking ahead."""
+    policy = RetryPolicy(max_attempts=options.max_attempts, timeout_s=options.timeout_s)
+    limits, budget = rate_limits(options, models), session_budget(options)
+    return Asker(
+        options.cassette_dir,
+        options.record_mode,
+        policy,
+        endpoints,
+        limits,
+        budget,
+        configured_scrubber([model.api_key_env for model in models], options.rootdir / ".env"),
+        stops,
+        ask_ahead_factory(config, options, models, rate_limits(options, models), session_budget(options), policy),
+        InterruptFlag(options.out_dir),
+    )
 
 
 def process_shares(config: pytest.Config, options: SessionOptions, models: list[ModelSpec]) -> dict[str, int]:

@@ -17,6 +17,7 @@ from snap_bench.design.config import ConfigError
 from snap_bench.instruments import instrument_file_key, registered
 from snap_bench.observations.observation import Observation
 from snap_bench.plugin.case import Case
+from snap_bench.plugin.dry_run import dry_run_lines
 from snap_bench.plugin.exit_heap import freeze_session_heap, thaw_previous_session_heap
 from snap_bench.plugin.instrument_files import BrokenInstrumentFile, InstrumentFileModule
 from snap_bench.plugin.options import add_options
@@ -25,7 +26,6 @@ from snap_bench.plugin.reporter import SessionReporter
 from snap_bench.plugin.retries import RETRIES_KEY, retries_to_report
 from snap_bench.plugin.session import SnapSession
 from snap_bench.plugin.session_options import SessionOptions, check_out_dir
-from snap_bench.plugin.terminal import dry_run_lines
 from snap_bench.plugin.upcoming import upcoming_params
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
 
@@ -33,23 +33,14 @@ SESSION_KEY = pytest.StashKey[SnapSession]()
 OBSERVATION_KEY = pytest.StashKey[Observation]()
 # Why a benchmark test produced no observation (no recording, budget spent): the condition was not measured.
 NOT_MEASURED_KEY = pytest.StashKey[str]()
+# The benchmarks folder, when the session is no benchmark session: not collected.
+IGNORED_KEY = pytest.StashKey[Path]()
 
 Ask = Callable[[Case], Observation]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    """--snap-dry-run prints the plan from the config and ends the run, like --fixtures does."""
-    if not config.getoption("snap_dry_run"):
-        return None
-    session = SnapSession(config, SessionOptions.from_config(config))
-    session.activate()
-    print("\n".join(dry_run_lines(session)))
-    return 0
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -62,6 +53,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     session = SnapSession(config, SessionOptions.from_config(config))
     config.stash[SESSION_KEY] = session
+    if config.getoption("snap_dry_run") and hasattr(config.option, "dist"):
+        # The dry run prices what this process collects: no workers (xdist's configure runs after this one).
+        config.option.dist = "no"
+    if not session.wanted():
+        # The team's own `pytest` (no benchmark path, no snap-bench option) leaves the benchmarks folder alone.
+        config.stash[IGNORED_KEY] = (session.options.rootdir / session.options.benchmarks_dir).resolve()
     config.pluginmanager.register(session, "snap-bench-session")
     config.pluginmanager.register(SessionReporter(session), "snap-bench-reporter")
     if session.wanted() and session.runs_tests():
@@ -83,6 +80,31 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def snap_session(config: pytest.Config) -> SnapSession:
     return config.stash[SESSION_KEY]
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    return True if collection_path == config.stash.get(IGNORED_KEY, None) else None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """--snap-dry-run: the plan of what was collected (a path or -k limits it), before nothing is run."""
+    if session.config.getoption("snap_dry_run"):
+        cases = [case for item in session.items if isinstance(case := _case(item), Case)]
+        terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+        for line in dry_run_lines(snap_session(session.config), cases):
+            terminal.write_line(line) if terminal is not None else print(line)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> bool | None:
+    """--snap-dry-run asks nothing: the collected tests are its plan, not run (as --collect-only)."""
+    return True if session.config.getoption("snap_dry_run") else None
+
+
+def _case(item: pytest.Item) -> object:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("case") if callspec is not None else None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -84,16 +84,19 @@ def not_asked_instruments(
     return not_asked
 
 
-def marked_instruments(config: pytest.Config, names: Iterable[str], skip: Path) -> set[str]:
+def marked_instruments(config: pytest.Config, names: Iterable[str], skip: Path) -> dict[str, Path]:
     """Which of the instruments ``names`` (the plugin's, run by a Python test module) have a test module under
-    the run's paths: a ``test_*.py`` file that marks its tests with the instrument. Read as text, before
-    collection, so that the controller of an xdist run (which collects nothing) knows them too."""
+    the run's paths (a ``test_*.py`` file that marks its tests with the instrument), with the first such module.
+    Read as text, before collection, so that the controller of an xdist run (which collects nothing) knows
+    them too."""
     patterns = {name: re.compile(_MARKER.format(name=re.escape(name))) for name in names}
-    found: set[str] = set()
+    found: dict[str, Path] = {}
     for module in _run_files(config, skip, (".py",)):
         if module.name.startswith("test_"):
             text = module.read_text(encoding="utf-8", errors="replace")
-            found.update(name for name, pattern in patterns.items() if pattern.search(text))
+            for name, pattern in patterns.items():
+                if pattern.search(text):
+                    found.setdefault(name, module)
     return found
 
 
@@ -155,6 +158,10 @@ class InstrumentFiles:
         self.kinds[kind.name] = kind
         self._files[path] = kind.name
         return kind.name
+
+    def sources(self) -> dict[str, Path]:
+        """Each file's instrument name -> the file."""
+        return {name: path for path, name in self._files.items()}
 
     def follow_up(self, config: pytest.Config) -> frozenset[str]:
         """The files' instruments whose follow-up stage was asked for (a task's phase 2 follows the same

@@ -332,17 +332,21 @@ def _judging_options(group: pytest.OptionGroup) -> None:
 
 
 def _ini_keys(parser: pytest.Parser) -> None:
+    # "The project root": the nearest folder holding snap-bench.toml above the run's paths, else pytest's rootdir
+    # (snap_bench.design.project).
     parser.addini("snap_thresholds", "threshold overrides, one METRIC=MIN:TARGET per line", type="linelist", default=[])
     parser.addini("snap_resamples", "bootstrap resamples per interval", default="1000")
     parser.addini("snap_seed", "seed of the bootstrap", default="20261122")
     parser.addini(
-        "snap_config", "the project's config folder, over the packaged defaults (relative to rootdir)", default="config"
+        "snap_config",
+        "the project's config folder, over the packaged defaults (relative to the project root)",
+        default="config",
     )
-    parser.addini("snap_cassettes", "folder of recordings (relative to rootdir)", default="cassettes")
-    parser.addini("snap_out", "folder for session outputs (relative to rootdir)", default="reports")
+    parser.addini("snap_cassettes", "folder of recordings (relative to the project root)", default="cassettes")
+    parser.addini("snap_out", "folder for session outputs (relative to the project root)", default="reports")
     parser.addini(
         "snap_history",
-        "results store kept across sessions: a SQLite file (relative to rootdir) or a postgresql:// URL",
+        "results store kept across sessions: a SQLite file (relative to the project root) or a postgresql:// URL",
         default="",
     )
     parser.addini(

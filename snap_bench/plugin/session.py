@@ -19,8 +19,6 @@ import pytest
 from snap_bench.analysis.coverage import Coverage
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.asking.asker import Asker, Endpoint
-from snap_bench.asking.client import RetryPolicy
-from snap_bench.asking.credentials import configured_scrubber
 from snap_bench.asking.interruption import InterruptFlag
 from snap_bench.asking.state_folder import start_session_state
 from snap_bench.asking.stops import StopBoard
@@ -38,7 +36,7 @@ from snap_bench.observations.observation import Condition, Observation, at_provi
 from snap_bench.plugin import row_hooks
 from snap_bench.plugin.activation import choose_models, only_looks, runs_benchmarks
 from snap_bench.plugin.artefacts import Artefacts
-from snap_bench.plugin.ask_ahead_setup import ask_ahead_factory, process_shares, rate_limits, session_budget
+from snap_bench.plugin.ask_ahead_setup import build_asker, process_shares
 from snap_bench.plugin.case import Case
 from snap_bench.plugin.ci_outputs import write_ci_summary
 from snap_bench.plugin.endpoints import Endpoints
@@ -64,6 +62,7 @@ from snap_bench.plugin.retries import RetryLog
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_meta import left_out_notices, session_meta, session_notices
 from snap_bench.plugin.session_options import SessionOptions
+from snap_bench.plugin.unrecorded import NotRecorded, not_recorded, wholly_unrecorded
 from snap_bench.plugin.upcoming import remember_worker_queue, upcoming_params
 from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.recordings.state import Recordings
@@ -77,7 +76,8 @@ class SnapSession:
         self.options = options
         self.is_worker = hasattr(config, "workerinput")
         self.active = False
-        self.collect_only = bool(config.option.collectonly)
+        # --snap-dry-run collects like --collect-only and runs nothing (snap_bench.plugin.hooks)
+        self.collect_only = bool(config.option.collectonly) or bool(config.getoption("snap_dry_run"))
         self.registry: ModelRegistry | None = None
         self.models: list[ModelSpec] = []
         self.endpoints: dict[str, Endpoint] = {}
@@ -101,6 +101,8 @@ class SnapSession:
         self.not_asked: dict[str, str] = {}
         # YAML files under the run's paths that are no instrument file, named once in the summary.
         self.not_instrument_files: list[Path] = []
+        self.in_run: dict[str, Path | None] = {}  # the run's instruments -> the file that runs each
+        self.unrecorded: list[NotRecorded] = []  # offline, what a model has no recording of (not run)
 
     # -- activation --------------------------------------------------------------------------
 
@@ -147,6 +149,10 @@ class SnapSession:
         for name in self.active_instruments():
             self.selection(self.instrument(name))  # a typo in --snap-items is a usage error now
         self.not_asked = self._check_selection()
+        if self.runs_tests():
+            asked = {name: source for name, source in self.in_run.items() if name not in self.not_asked}
+            plans = Endpoints(self.options, self.models, self.recordings).plans()
+            self.unrecorded = not_recorded(self.models, plans, self.recordings, asked)
         if self.options.follow_up:
             # A follow-up stage reads the recordings now, so a missing baseline is a usage error
             # before anything runs, not a collection error in every worker.
@@ -161,8 +167,8 @@ class SnapSession:
         """What the run would silently not measure is a usage error; instruments left out by choice, named."""
         skip = self.options.cassette_dir
         self.not_instrument_files = checked_other_yaml_files(self.config, skip)
-        in_run = [*marked_instruments(self.config, registered(), skip), *self.instrument_files.kinds]
-        return not_asked_instruments(in_run, self.instrument, self.selection)
+        self.in_run = {**marked_instruments(self.config, registered(), skip), **self.instrument_files.sources()}
+        return not_asked_instruments(self.in_run, self.instrument, self.selection)
 
     def at_provider_default(self, model: str) -> bool:
         """Whether ``model`` is asked without a temperature: its endpoint would drop one, or
@@ -202,10 +208,12 @@ class SnapSession:
     def cases(self, instrument_name: str) -> list[Case]:
         instrument = self.instrument(instrument_name)
         selection = self.selection(instrument)
+        unrecorded = {left.model for left in self.unrecorded if left.instrument == instrument_name}
         try:
             cases = [
                 Case(model.name, instrument_name, condition)
                 for model in self.models
+                if model.name not in unrecorded
                 for condition in self._conditions(instrument, model.name, selection)
             ]
             return [case for case in cases if in_shard(case.id, self.options.shard)]  # --snap-shard
@@ -275,26 +283,7 @@ class SnapSession:
 
     def asker(self) -> Asker:
         if self._asker is None:
-            policy = RetryPolicy(max_attempts=self.options.max_attempts, timeout_s=self.options.timeout_s)
-            self._asker = Asker(
-                self.options.cassette_dir,
-                self.options.record_mode,
-                policy,
-                self.endpoints,
-                rate_limits(self.options, self.models),
-                session_budget(self.options),
-                configured_scrubber([model.api_key_env for model in self.models], self.options.rootdir / ".env"),
-                self.stop_board(),
-                ask_ahead_factory(
-                    self.config,
-                    self.options,
-                    self.models,
-                    rate_limits(self.options, self.models),
-                    session_budget(self.options),
-                    policy,
-                ),
-                InterruptFlag(self.options.out_dir),
-            )
+            self._asker = build_asker(self.config, self.options, self.models, self.endpoints, self.stop_board())
         return self._asker
 
     def upcoming(self, params: Iterable[Any]) -> Iterator[tuple[str, Instrument, Condition]]:
@@ -314,6 +303,10 @@ class SnapSession:
             self.asker().look_ahead(lambda: self.upcoming(upcoming_params(first, "case", including=True)))
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        gone = wholly_unrecorded(items, self.unrecorded, len(self.models)) if self.unrecorded else []
+        if gone:
+            items[:] = [item for item in items if item not in gone]
+            self.config.hook.pytest_deselected(items=gone)
         for item in items:
             callspec = getattr(item, "callspec", None)
             if callspec is not None and isinstance(callspec.params.get("case"), Case):
@@ -418,7 +411,10 @@ class SnapSession:
     def session_meta(self) -> dict[str, Any]:
         versions = {name: instrument.version for name, instrument in self._instruments.items()}
         meta = session_meta(self.options, self.models, versions, self.ledger, self.coverage(), self.facts)
-        return {**meta, "gate": self.options.gate.option_value(), "not_asked": dict(self.not_asked)}
+        unrecorded = [left.to_json() for left in self.unrecorded]
+        return {**meta, "gate": self.options.gate.option_value(), "not_asked": dict(self.not_asked)} | {
+            "not_recorded": unrecorded
+        }
 
     def verbosity(self) -> int:
         return int(self.config.getoption("verbose") or 0)
@@ -426,6 +422,7 @@ class SnapSession:
     def notices(self) -> list[str]:
         """What the session says once about how it asked (a temperature left to the provider, ...)."""
         left_out = left_out_notices(self.not_asked, self.not_instrument_files)
+        left_out += [left.line(Path(self.config.invocation_params.dir)) for left in self.unrecorded]
         return [*left_out, *session_notices(self.options, self.facts, self.observations)]
 
     @property

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from snap_bench.design.config import ConfigFiles
+from snap_bench.design.project import project_root
 from snap_bench.design.temperatures import DEFAULT
 from snap_bench.history.address import StoreAddress, StoreAddressError, store_address
 from snap_bench.history.database import INSTALL_DRIVER, postgres_driver_installed
@@ -73,7 +74,7 @@ class SessionOptions:
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> SessionOptions:
-        rootdir = Path(config.rootpath)
+        rootdir = project_folder(config)
 
         def folder(option: str, ini: str) -> Path:
             value = config.getoption(option) or config.getini(ini)
@@ -179,6 +180,15 @@ class SessionOptions:
         return Selection(
             items=frozenset(self.items), levels=chosen, runs=self.runs, follow_up=instrument.name in self.follow_up
         )
+
+
+def project_folder(config: pytest.Config) -> Path:
+    """The folder the relative snap-bench folders are read from: the nearest one holding ``snap-bench.toml``
+    above the run's paths or the folder pytest was started in (snap_bench.design.project), else pytest's rootdir."""
+    invoked = Path(config.invocation_params.dir)
+    paths = [Path(argument.split("::")[0]) for argument in config.args]
+    found = project_root([*(path if path.is_absolute() else invoked / path for path in paths), invoked])
+    return found if found is not None else Path(config.rootpath)
 
 
 # Which option selects on which factor, for the message that names an instrument's legal values.

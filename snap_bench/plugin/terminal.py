@@ -1,4 +1,5 @@
-"""Text for the terminal: the dry-run plan and the per-model summary at the end of a session."""
+"""Text for the terminal: the per-model summary and the verdicts at the end of a session (the dry run's plan:
+snap_bench.plugin.dry_run)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from snap_bench.judging.drift import DRIFT, Drift
 from snap_bench.judging.item_changes import reliable_items
 from snap_bench.judging.outcomes import INCONCLUSIVE, MEASURED, NON_INFERIOR, NOT_COMPARED, REGRESSION, is_computed
 from snap_bench.observations.logprobs import logprob_summaries
-from snap_bench.observations.observation import at_provider_default
 from snap_bench.observations.parsing import AnswerCode
 from snap_bench.plugin.ci_outputs import shown_path
 from snap_bench.plugin.spend import spend_by_model
@@ -61,55 +61,6 @@ class SessionView(Protocol):
     def verbosity(self) -> int: ...
 
     def coverage(self) -> dict[str, Coverage]: ...
-
-
-# Rough size of a token in characters, for cost estimates only (OpenAI's rule of thumb for English).
-CHARS_PER_TOKEN = 4
-
-
-def dry_run_lines(session: SessionView) -> list[str]:
-    lines = ["snap-bench dry run (from the config; nothing is asked)"]
-    grand_total = 0
-    for name in session.active_instruments():
-        instrument = session.instrument(name)
-        conditions = instrument.conditions(session.selection(instrument))
-        per_item = Counter(condition.item for condition in conditions)
-        input_tokens = sum(
-            sum(len(message["content"]) for message in instrument.messages(condition)) // CHARS_PER_TOKEN
-            for condition in conditions
-        )
-        lines.append(
-            f"instrument {name} (version {instrument.version}): {len(conditions)} conditions per model "
-            f"over {len(per_item)} items"
-        )
-        for factor, levels in instrument.factor_levels.items():
-            lines.append(f"  {factor}: {', '.join(levels)}")
-        for model in session.models:
-            asked = at_provider_default(conditions) if session.at_provider_default(model.name) else conditions
-            share = len(asked) / len(conditions) if conditions else 0.0
-            output_tokens = (model.max_tokens or instrument.max_tokens) * len(asked)
-            if model.price is None:
-                cost = "no price in models.yaml or the endpoint's catalogue"
-            else:
-                dollars = (
-                    int(input_tokens * share) * model.price.input_per_million
-                    + output_tokens * model.price.output_per_million
-                ) / 1e6
-                cost = (
-                    f"estimated cost <= ${dollars:,.2f} (~{int(input_tokens * share):,} input, <= {output_tokens:,} "
-                    f"output tokens; price from {session.price_source(model.name)})"
-                )
-            temperature = " at the provider's default temperature" if len(asked) != len(conditions) else ""
-            lines.append(f"  {model.name}: {len(asked)} conditions{temperature}; {cost}")
-        for model in session.models:
-            # with a pilot's recordings, how many repetitions reach a target (snap_bench.plugin.planner)
-            if (session.options.cassette_dir / model.name / name).is_dir():
-                from snap_bench.plugin.planner import planner_lines
-
-                lines.extend(planner_lines(instrument, model.name, conditions, session.options.cassette_dir))
-        grand_total += len(conditions) * len(session.models)
-    lines.append(f"total: {grand_total} conditions for {len(session.models)} model(s)")
-    return lines
 
 
 def session_spend(session: SessionView) -> dict[str, dict[str, Any]]:

@@ -271,3 +271,22 @@ def leaked_secrets(root: Path) -> list[str]:
         text = path.read_text(encoding="utf-8", errors="replace")
         leaks.extend(f"{path}: {pattern.pattern}" for pattern in LEAK_PATTERNS if pattern.search(text))
     return leaks
+
+
+def sampled_responses(folder: Path, limit: int = 200) -> list[tuple[RecordedResponse, ...]]:
+    """The recorded responses of up to ``limit`` cassettes in ``folder``, spread evenly over its files (so a
+    dry run stays quick beside thousands of them); a damaged cassette is left out."""
+    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    sampled = []
+    for path in files[:: max(1, len(files) // limit)][:limit]:
+        try:
+            pairs = _interactions(path)
+        except DamagedCassette:
+            continue
+        sampled.append(
+            tuple(
+                RecordedResponse(response["status"]["code"], response["body"]["string"], response.get("headers") or {})
+                for _request, response in pairs
+            )
+        )
+    return sampled

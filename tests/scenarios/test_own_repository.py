@@ -105,15 +105,18 @@ def test_a_repository_of_its_own_records_replays_and_gates(venv: Path, tmp_path:
     assert init.returncode == 0, init.stderr
     assert (project / "benchmarks" / "test_profile.py").is_file()
     assert sorted(path.name for path in (project / "config").iterdir()) == ["models.yaml"]
-    again = run([venv / "snap-bench", "init"], project)
-    assert again.returncode == 1
-    assert "config/models.yaml" in again.stderr
+    again = run([venv / "snap-bench", "init"], project)  # nothing is overwritten: every file is kept
+    assert again.returncode == 0, again.stderr
+    assert "kept as they are" in again.stdout
+    assert "  config/models.yaml\n" in again.stdout
 
     dry = run([venv / "pytest", "--snap-dry-run", "--model=gpt-5.2", "-p", "no:cacheprovider"], project)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     for name in ("profile", "compass", "perturbation", "bfi25"):
         assert f"instrument {name} (version " in dry.stdout
-    assert "total: 5204 conditions for 1 model(s)" in dry.stdout
+    # gpt-5.2 takes no temperature (the packaged entry says so without a key): each condition once, at the
+    # provider's default
+    assert "total: 2624 conditions for 1 model(s)" in dry.stdout
     assert not (project / "reports").exists()
 
     with FakeOpenAIServer() as server:
@@ -157,3 +160,76 @@ def observations(project: Path) -> list[dict[str, Any]]:
     """The last session's observations.jsonl."""
     lines = (project / "reports" / "observations.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines]
+
+
+TEAM_IGNORES = "build/\n*.log\n"
+TEAM_PYPROJECT = """\
+[project]
+name = "team"
+version = "1.0"
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+addopts = "-ra"
+"""
+TEAM_CONDITIONS = 48  # the skeleton questionnaire: 2 items x 4 system prompts x 2 temperatures x 3 runs
+
+
+def test_a_teams_repository_adopts_it_records_its_own_questionnaire_and_keeps_its_tests(
+    venv: Path, tmp_path: Path
+) -> None:
+    """A repository with files of its own: init merges its .gitignore and keeps its pytest settings; the team
+    records only its own questionnaire; offline, the shipped instruments it never recorded are named, not
+    failed; a run from benchmarks/ finds the root's config; a dry run of one file counts what it collects."""
+    project = tmp_path / "team"
+    (project / "tests").mkdir(parents=True)
+    (project / ".gitignore").write_text(TEAM_IGNORES, encoding="utf-8")
+    (project / "pyproject.toml").write_text(TEAM_PYPROJECT, encoding="utf-8")
+    (project / "tests" / "test_team.py").write_text("def test_team():\n    assert 1 + 1 == 2\n", encoding="utf-8")
+
+    init = run([venv / "snap-bench", "init", "--questionnaire", "team"], project)
+    assert init.returncode == 0, init.stderr
+    assert "added to .gitignore" in init.stdout
+    ignores = (project / ".gitignore").read_text(encoding="utf-8")
+    assert ignores.startswith(TEAM_IGNORES)
+    assert "reports/" in ignores.splitlines()
+    assert (project / "pyproject.toml").read_text(encoding="utf-8") == TEAM_PYPROJECT
+    assert (project / "benchmarks" / "team.yaml").is_file()
+    assert (project / "snap-bench.toml").is_file()
+    version = run([venv / "snap-bench", "--version"], project)
+    assert version.returncode == 0
+    assert version.stdout.startswith("snap-bench ")
+
+    with FakeOpenAIServer() as server:
+        server.script.answer = lambda request: "4"
+        with (project / "config" / "models.yaml").open("a", encoding="utf-8") as models:
+            models.write(f"  team-model:\n    id: team/model\n    base_url: {server.base_url}\n")
+            models.write("    api_key_env: TEAM_MODEL_KEY\n")
+        live = run([venv / "pytest", "benchmarks/team.yaml", "--model=team-model"], project, TEAM_MODEL_KEY=FAKE_KEY)
+        assert live.returncode in (0, 1), live.stdout[-3000:]
+        assert len(server.script.requests) == TEAM_CONDITIONS
+
+    own = run([venv / "pytest", "-q"], project)  # the team's own run: its tests only
+    assert own.returncode == 0, own.stdout[-3000:]
+    assert "1 passed" in own.stdout
+
+    offline = run([venv / "pytest", "benchmarks", "--model=team-model", "-n", "2"], project)
+    assert offline.returncode in (0, 1), offline.stdout[-5000:]
+    assert "FAILED benchmarks/" not in offline.stdout  # (a threshold check may fail: constant answers)
+    for name in ("profile", "compass", "bfi25", "perturbation"):
+        assert f"not recorded for team-model: {name} (" in offline.stdout
+    assert "skipped" not in offline.stdout.splitlines()[-1]  # no empty test function of those instruments
+    assert [record["instrument"] for record in observations(project)] == ["team"] * TEAM_CONDITIONS
+
+    shutil.rmtree(project / "reports")
+    inside = run([venv / "pytest", "team.yaml", "--model=team-model"], project / "benchmarks")
+    assert inside.returncode in (0, 1), inside.stdout[-3000:]
+    assert len(observations(project)) == TEAM_CONDITIONS  # config/, cassettes/ and reports/ of the root
+    assert not (project / "benchmarks" / "reports").exists()
+
+    dry = run([venv / "pytest", "benchmarks/team.yaml", "--snap-dry-run", "--model=team-model"], project)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert f"collected {TEAM_CONDITIONS} items" in dry.stdout
+    assert f"total: {TEAM_CONDITIONS} conditions for 1 model(s)" in dry.stdout
+    assert "measured over" in dry.stdout  # its tokens per answer, from its recordings
+    assert "instrument profile" not in dry.stdout

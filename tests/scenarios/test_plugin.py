@@ -231,21 +231,27 @@ def test_dry_run_counts_conditions_without_key_or_recordings(
     assert result.ret == 0
     result.stdout.fnmatch_lines(
         [
-            "*instrument profile*2268 conditions per model over 14 items*",
-            "*fake-model: 2268 conditions; estimated cost <= $*",
-            "*other-model: 2268 conditions; no price in models.yaml*",
-            "total: * conditions for 2 model(s)",
+            "*instrument profile (version *): 14 items*",
+            "*fake-model: 2,268 conditions; *output tokens per answer <= 24, expected ~16 (assumed for reasoning "
+            "effort none: no recordings of it); cost <= $* worst case, ~$* expected (price from models.yaml)",
+            "*other-model: 2,268 conditions; *no price in models.yaml*",
+            "per model:",
+            "  fake-model: 2,268 conditions; cost <= $* worst case, ~$* expected",
+            "total: 4536 conditions for 2 model(s); cost <= $* (no price for other-model: not counted)",
+            "worst case: every answer writes its whole output budget*",
         ]
     )
-    assert dry_run_total(result) == 2 * sum(dry_run_per_model(result).values())
-    assert dry_run_per_model(result)["profile"] == 2268
+    assert dry_run_total(result) == sum(dry_run_per_model(result).values())
+    assert dry_run_per_model(result) == {"fake-model": 2268, "other-model": 2268}
+    result.stdout.fnmatch_lines(["collected 4536 items"])  # the plan is what pytest collected
     assert not bench.cassettes.exists()
 
 
 def dry_run_per_model(result: pytest.RunResult) -> dict[str, int]:
-    """instrument -> conditions per model, from the dry run's lines."""
-    found = re.findall(r"^instrument (\w+) \(version \w+\): (\d+) conditions per model", result.stdout.str(), re.M)
-    return {name: int(count) for name, count in found}
+    """model -> its conditions, from the dry run's lines under "per model:"."""
+    block = result.stdout.str().split("\nper model:\n", 1)[1].split("\ntotal: ", 1)[0]
+    found = re.findall(r"^  (\S+): ([\d,]+) conditions;", block, re.M)
+    return {name: int(count.replace(",", "")) for name, count in found}
 
 
 def dry_run_total(result: pytest.RunResult) -> int:
@@ -408,7 +414,7 @@ def test_pilot_mode_runs_the_pilot_models(bench: BenchProject, monkeypatch: pyte
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     result = bench.run("--snap-mode=pilot", "--snap-dry-run")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*other-model: 2268 conditions*", "total: * conditions for 1 model(s)"])
+    result.stdout.fnmatch_lines(["*other-model: 2,268 conditions*", "total: 2268 conditions for 1 model(s)*"])
     assert dry_run_total(result) == sum(dry_run_per_model(result).values())
     assert "fake-model" not in result.stdout.str()
 

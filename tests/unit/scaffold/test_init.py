@@ -10,7 +10,7 @@ import yaml
 from snap_bench.cli import main
 from snap_bench.design.config import MODELS_FILE, PACKAGED, ConfigFiles
 from snap_bench.design.models import load_models
-from snap_bench.instruments import registered
+from snap_bench.instruments import Selection, instrument_file_class, registered
 from snap_bench.scaffold import project_files
 from tests.conftest import REPO, SHIPPED
 
@@ -18,6 +18,7 @@ WRITTEN = [
     *(f"benchmarks/test_{name}.py" for name in registered()),
     "benchmarks/bfi25.yaml",
     "benchmarks/perturbation.yaml",
+    "snap-bench.toml",
     "config/models.yaml",
     ".env.example",
     ".gitignore",
@@ -30,6 +31,10 @@ def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--help"])
     assert raised.value.code == 0
     assert "{history,glossary,init}" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as raised:
+        main(["--version"])
+    assert raised.value.code == 0
+    assert capsys.readouterr().out.startswith("snap-bench ")
     with pytest.raises(SystemExit):
         main(["init", "--help"])
     assert str(PACKAGED) in capsys.readouterr().out  # where the defaults a project may override are
@@ -44,18 +49,60 @@ def test_init_writes_every_file(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "--snap-dry-run" in out
 
 
-def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / ".gitignore").write_text("build/\n", encoding="utf-8")
+def test_init_keeps_the_teams_files_and_merges_its_gitignore(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".gitignore").write_text("build/\n.env", encoding="utf-8")  # no newline at its end
     (tmp_path / "benchmarks").mkdir()
     (tmp_path / "benchmarks" / "test_compass.py").write_text("# mine\n", encoding="utf-8")
-    assert main(["init", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
-    assert "nothing was written" in err
-    assert "  benchmarks/test_compass.py\n" in err
-    assert "  .gitignore\n" in err
-    assert "config/models.yaml" not in err
-    assert sorted(path.name for path in tmp_path.rglob("*")) == [".gitignore", "benchmarks", "test_compass.py"]
-    assert (tmp_path / ".gitignore").read_text(encoding="utf-8") == "build/\n"
+    assert main(["init", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "kept as they are" in out
+    assert "  benchmarks/test_compass.py\n" in out
+    assert (tmp_path / "benchmarks" / "test_compass.py").read_text(encoding="utf-8") == "# mine\n"
+    lines = (tmp_path / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert lines[:2] == ["build/", ".env"]
+    assert lines.count(".env") == 1
+    assert "reports/" in lines
+    assert "added to .gitignore" in out
+    assert (tmp_path / "config" / "models.yaml").is_file()
+    assert main(["init", str(tmp_path)]) == 0  # again: nothing left to add
+    assert "wrote" not in capsys.readouterr().out
+    assert (tmp_path / ".gitignore").read_text(encoding="utf-8").splitlines() == lines
+
+
+@pytest.mark.parametrize(
+    ("choice", "taken"),
+    [
+        ("none", []),
+        ("compass,bfi25", ["benchmarks/test_compass.py", "benchmarks/bfi25.yaml"]),
+        ("all", [path for path in WRITTEN if path.startswith("benchmarks/")]),
+    ],
+)
+def test_init_takes_the_shipped_instruments_chosen(tmp_path: Path, choice: str, taken: list[str]) -> None:
+    assert main(["init", str(tmp_path), f"--instruments={choice}"]) == 0
+    benchmarks = sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "benchmarks").glob("*")) if taken else []
+    assert benchmarks == sorted(taken)
+
+
+def test_init_writes_a_questionnaire_of_the_teams_own(tmp_path: Path) -> None:
+    assert main(["init", str(tmp_path), "--instruments=none", "--questionnaire", "team"]) == 0
+    written = tmp_path / "benchmarks" / "team.yaml"
+    instrument = instrument_file_class(written, ConfigFiles(tmp_path / "config"))(ConfigFiles(tmp_path / "config"))
+    assert instrument.name == "team"
+    assert len(instrument.conditions(Selection())) == 48
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [(["--instruments=profile,mine"], "'mine'"), (["--questionnaire", "bfi25"], "not a name of its own")],
+)
+def test_a_bad_choice_is_named_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], arguments: list[str], named: str
+) -> None:
+    assert main(["init", str(tmp_path), *arguments]) == 2
+    assert named in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
 
 
 def test_the_test_modules_are_this_repositorys() -> None:
