@@ -60,15 +60,20 @@ _KIND_LINE = re.compile(rf"^({'|'.join(KINDS)})\s*:", re.MULTILINE)
 def instrument_file_key(path: Path) -> str | None:
     """The top-level key that makes ``path`` an instrument file (``questionnaire``, ``task``); None for any
     other file."""
+    head = _head(path)
+    found = _KIND_LINE.search(head) if head is not None else None
+    return found.group(1) if found else None
+
+
+def _head(path: Path) -> str | None:
+    """The first HEAD_BYTES of a YAML file as text (enough for its top-level keys); None for any other file."""
     if path.suffix not in SUFFIXES or not path.is_file():
         return None
     try:
         with path.open("rb") as stream:
-            head = stream.read(HEAD_BYTES).decode("utf-8", errors="replace")
+            return stream.read(HEAD_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return None
-    found = _KIND_LINE.search(head)
-    return found.group(1) if found else None
 
 
 _TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][\w-]*)\s*:", re.MULTILINE)
@@ -78,12 +83,8 @@ def misspelt_instrument_key(path: Path) -> tuple[str, str] | None:
     """A top-level key of the YAML file ``path`` that is close to an instrument key but none (``questionaire``),
     and the key it is close to, so that such a file is named rather than silently left out of the run; None
     otherwise."""
-    if path.suffix not in SUFFIXES or instrument_file_key(path):
-        return None
-    try:
-        with path.open("rb") as stream:
-            head = stream.read(HEAD_BYTES).decode("utf-8", errors="replace")
-    except OSError:
+    head = _head(path)
+    if head is None or _KIND_LINE.search(head):
         return None
     for key in _TOP_LEVEL_KEY.findall(head):
         close = difflib.get_close_matches(key.lower(), list(KINDS), n=1, cutoff=0.75)
