@@ -95,6 +95,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return bin_dir
 
 
+@pytest.mark.slow  # a wheel built and installed into a fresh virtualenv: minutes, so make test runs it, not test-lowest
 def test_a_repository_of_its_own_records_replays_and_gates(venv: Path, tmp_path: Path) -> None:
     where = run([venv / "python", "-c", "import snap_bench; print(snap_bench.__file__)"], tmp_path)
     assert Path(where.stdout.strip()).is_relative_to(venv.parent / "lib"), where  # the wheel, not this checkout
@@ -175,6 +176,7 @@ addopts = "-ra"
 TEAM_CONDITIONS = 48  # the skeleton questionnaire: 2 items x 4 system prompts x 2 temperatures x 3 runs
 
 
+@pytest.mark.slow  # a wheel built and installed into a fresh virtualenv: minutes, so make test runs it, not test-lowest
 def test_a_teams_repository_adopts_it_records_its_own_questionnaire_and_keeps_its_tests(
     venv: Path, tmp_path: Path
 ) -> None:
