@@ -80,7 +80,7 @@ class Answerer:
                     draws = rng.normal(0.0, self.noise[temperature], len(RUNS)) if self.noise[temperature] else 0.0
                     scores = np.clip(np.round(self.truth[item, prompt] + draws), LOW, HIGH) * np.ones(len(RUNS))
                     rows += [
-                        _observation(model, item, prompt, temperature, run, int(s))
+                        observation(model, item, prompt, temperature, run, int(s))
                         for run, s in zip(RUNS, scores, strict=True)
                     ]
         return rows
@@ -93,7 +93,8 @@ def answerer(seed: int, noise: float) -> Answerer:
     return Answerer(truth, {0.0: 0.0, 1.0: noise})
 
 
-def _observation(model: str, item: str, prompt: str, temperature: float, run: int, score: int) -> Observation:
+def observation(model: str, item: str, prompt: str, temperature: float, run: int, score: int) -> Observation:
+    """One answer of the 12-item design (also the unit tests' rows)."""
     cell = f"{item}-{prompt}-t{temperature:g}"
     return Observation(
         model=model,

@@ -73,18 +73,17 @@ def findings(
 ) -> ExitFindings:
     """What decides the exit status: the judgement's checks of the kinds the gate follows, what was not
     measured, the other tests that failed, and pytest's own status."""
-    judged = judgement
     return ExitFindings(
-        failed_thresholds=list(judged.failed_thresholds) if judged is not None and gate.thresholds else [],
-        failed_comparisons=list(judged.failed_comparisons) if judged is not None and gate.baseline else [],
-        not_compared=list(judged.not_compared) if judged is not None and gate.baseline else [],
-        not_judged=list(judged.not_judged) if judged is not None and gate.thresholds else [],
+        failed_thresholds=list(judgement.failed_thresholds) if judgement is not None and gate.thresholds else [],
+        failed_comparisons=list(judgement.failed_comparisons) if judgement is not None and gate.baseline else [],
+        not_compared=list(judgement.not_compared) if judgement is not None and gate.baseline else [],
+        not_judged=list(judgement.not_judged) if judgement is not None and gate.thresholds else [],
         not_measured=not_measured,
         other_failures=other_failures,
-        moved=list(judged.moved) if judged is not None and gate.drift else [],
+        moved=list(judgement.moved) if judgement is not None and gate.drift else [],
         judged=analysed,
         pytest_status=pytest_status,
-        gated_checks=sum(record.kind in gate.kinds for record in judged.checks) if judged is not None else 0,
+        gated_checks=sum(record.kind in gate.kinds for record in judgement.checks) if judgement is not None else 0,
     )
 
 

@@ -9,38 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.drift_items import CONSTRUCTS, ITEMS, observation
 from snap_bench.judging.drift import DRIFT, NO_DRIFT, position_drift
 from snap_bench.judging.item_changes import item_changes, reliable_items
 from snap_bench.observations.observation import Observation
 from snap_bench.report.item_changes_file import COLUMNS, write_item_changes
 
-ITEMS = tuple(f"Q{i:02d}" for i in range(1, 13))
-CONSTRUCTS = ("a", "b", "c", "d")  # three items each
 PROMPTS = ("NEU", "DIR", "PER", "ABS")
 TEMPERATURES = (0.0, 1.0)
 RUNS = (1, 2, 3)
 SCALE = (1.0, 5.0)
-
-
-def observation(model: str, item: str, prompt: str, temperature: float, run: int, score: int) -> Observation:
-    cell = f"{item}-{prompt}-t{temperature:g}"
-    return Observation(
-        model=model,
-        instrument="quiz",
-        condition_id=f"{cell}-r{run}",
-        cell=cell,
-        item=item,
-        factors={"system_prompt": prompt, "temperature": f"t{temperature:g}"},
-        temperature=temperature,
-        run=run,
-        messages=[],
-        raw_answer=str(score),
-        score=score,
-        keyed_score=float(score),
-        code=None,
-        reason="",
-        construct=CONSTRUCTS[ITEMS.index(item) // 3],
-    )
 
 
 def answers(model: str, rng: np.random.Generator, moved: dict[str, float] | None = None) -> list[Observation]:
@@ -118,7 +96,7 @@ def test_a_construct_moved_by_a_point_drifts() -> None:
     moved = dict.fromkeys(("Q04", "Q05", "Q06"), 1.0)
     rows = [*answers("old", np.random.default_rng(10)), *answers("new", np.random.default_rng(11), moved)]
     outcomes = {d.construct: d.outcome for d in position_drift(rows, "old", {"quiz": 0.5}, {"quiz": SCALE})}
-    assert outcomes == {"a": NO_DRIFT, "b": DRIFT, "c": NO_DRIFT, "d": NO_DRIFT}
+    assert outcomes == {"c1": NO_DRIFT, "c2": DRIFT, "c3": NO_DRIFT, "c4": NO_DRIFT}
 
 
 def test_the_interval_is_clipped_to_the_widest_possible_difference() -> None:
