@@ -14,7 +14,7 @@ import pytest
 
 from snap_bench.design.config import PACKAGED, ConfigFiles
 from snap_bench.instruments import Instrument, load_instruments
-from snap_bench.instruments.perturbation import PerturbationInstrument, task_kind
+from snap_bench.instruments.task import TaskInstrument, task_kind
 from tests.fake_openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -140,7 +140,7 @@ def set_limit(task_file: Path, limit: int | None) -> None:
     task_file.write_text(text, encoding="utf-8")
 
 
-def perturbation_task(config: ConfigFiles = SHIPPED, task_file: Path = PERTURBATION) -> PerturbationInstrument:
+def perturbation_task(config: ConfigFiles = SHIPPED, task_file: Path = PERTURBATION) -> TaskInstrument:
     """The prompt-perturbation study (or a copy of its file), built from ``config``."""
     return task_kind(task_file, config)(config)
 

@@ -19,20 +19,20 @@ from snap_bench.analysis.metric_specs import declare, metric_spec
 from snap_bench.design.config import ConfigError, ConfigFiles
 from snap_bench.instruments.base import Instrument, Scored, Selection
 from snap_bench.instruments.compass import CompassInstrument
-from snap_bench.instruments.perturbation import TASK_KEY, PerturbationInstrument, task_kind
 from snap_bench.instruments.profile import ProfileInstrument
 from snap_bench.instruments.questionnaire import KIND_KEY as QUESTIONNAIRE_KEY
 from snap_bench.instruments.questionnaire import questionnaire_kind
+from snap_bench.instruments.task import TASK_KEY, TaskInstrument, task_kind
 
 __all__ = [
     "INSTRUMENT_FILE_KEYS",
     "SUFFIXES",
     "CompassInstrument",
     "Instrument",
-    "PerturbationInstrument",
     "ProfileInstrument",
     "Scored",
     "Selection",
+    "TaskInstrument",
     "instrument_file_class",
     "instrument_file_key",
     "instrument_kinds",
@@ -139,7 +139,7 @@ def instrument_kinds() -> dict[str, type[Instrument]]:
     """The registered instruments and the class every task file's instrument derives from: whose options the
     plugin adds (a task's phase 2 is asked with --snap-perturbation-phase2) and whose metrics the glossary
     explains (a questionnaire file's are the profile's)."""
-    return {**_REGISTRY, PerturbationInstrument.name: PerturbationInstrument}
+    return {**_REGISTRY, TaskInstrument.name: TaskInstrument}
 
 
 for _kind in (ProfileInstrument, CompassInstrument):

@@ -9,6 +9,7 @@ resample with one matrix product: pass them to :func:`bootstrap_ci` with ``vecto
 
 from __future__ import annotations
 
+from snap_bench.stats._validation import FloatArray
 from snap_bench.stats.agreement import all_runs_agree_share, all_runs_agree_share_batch
 from snap_bench.stats.bootstrap import (
     BOOTSTRAP_METHODS,
@@ -60,6 +61,7 @@ __all__ = [
     "BootstrapMethod",
     "CoefficientOfVariation",
     "CountsStatistic",
+    "FloatArray",
     "ICCForm",
     "ICCResult",
     "KrippendorffLevel",

@@ -11,13 +11,13 @@ import pytest
 
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.analysis.metric_tables import AnalysisSettings
-from snap_bench.instruments.perturbation.variant_effect import corrected_spread_batch, variant_sd_batch
 from snap_bench.judging.baseline import BaselineSpec, read_baseline_file
 from snap_bench.judging.comparison import NOT_COMPARED, REGRESSION, Comparison, compare_with_baseline
 from snap_bench.judging.exit_status import BenchExit, ExitFindings, decide
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.observation import Observation
 from snap_bench.stats.paired import cluster_bootstrap_ci, newcombe_paired_ci
+from snap_bench.stats.variant_effect import corrected_spread_batch, variant_sd_batch
 from tests.conftest import REPO, SHIPPED, shipped_instruments
 
 SETTINGS = AnalysisSettings(n_resamples=300)

@@ -11,15 +11,15 @@ import pytest
 
 from snap_bench.design.config import ConfigError
 from snap_bench.instruments.base import Selection
-from snap_bench.instruments.perturbation.few_shot import diverse_examples, seeded_order, tfidf
-from snap_bench.instruments.perturbation.instrument import PerturbationInstrument, best_variant_from_recordings
-from snap_bench.instruments.perturbation.labelled_data import Sample
+from snap_bench.instruments.task.few_shot import diverse_examples, seeded_order, tfidf
+from snap_bench.instruments.task.instrument import TaskInstrument, best_variant_from_recordings
+from snap_bench.instruments.task.labelled_data import Sample
 from snap_bench.recordings.cassettes import cassette_path
 from snap_bench.recordings.state import Recordings
 from tests.conftest import perturbation_task
 
 
-def instrument() -> PerturbationInstrument:
+def instrument() -> TaskInstrument:
     return perturbation_task()
 
 
@@ -38,7 +38,7 @@ def write_cassette(path: Path, answer: str, status: int = 200) -> None:
     path.write_text(json.dumps(cassette), encoding="utf-8")
 
 
-def record_baseline(root: Path, design: PerturbationInstrument, answer_for: dict[str, str]) -> None:
+def record_baseline(root: Path, design: TaskInstrument, answer_for: dict[str, str]) -> None:
     """Every baseline condition recorded, per variant as answer_for says (default "wrong"): "right" (the
     gold polarity), "wrong" (the other one), "right-then-silent" (right on the first 5 samples, no label
     after), "wrong-first-2" (wrong on the first 2 samples, right after)."""

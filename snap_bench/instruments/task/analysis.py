@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from snap_bench.analysis.metric_tables import AnalysisSettings, Metric, ModelAnalysis, proportion
-from snap_bench.instruments.perturbation.answers import answers_table
-from snap_bench.instruments.perturbation.bootstrap import bootstrapped, sample_sums, variant_effect_metrics
-from snap_bench.instruments.perturbation.details import report_details
-from snap_bench.instruments.perturbation.few_shot import ACCURACY_WEIGHT, EXAMPLES_FACTOR
-from snap_bench.instruments.perturbation.label_set import LABEL_GOLD, LabelSet
-from snap_bench.instruments.perturbation.phase2 import analyse_phase2
-from snap_bench.instruments.perturbation.unit_statistics import (
+from snap_bench.instruments.task.answers import answers_table
+from snap_bench.instruments.task.bootstrap import bootstrapped, sample_sums, variant_effect_metrics
+from snap_bench.instruments.task.details import report_details
+from snap_bench.instruments.task.few_shot import ACCURACY_WEIGHT, EXAMPLES_FACTOR
+from snap_bench.instruments.task.label_set import LABEL_GOLD, LabelSet
+from snap_bench.instruments.task.phase2 import analyse_phase2
+from snap_bench.instruments.task.unit_statistics import (
     NO_POLARITY,
     accuracy_effect_of,
     consistency,
@@ -67,7 +67,7 @@ def analyse_perturbation(
             metrics[name] = Metric(None, undefined=answers)
         return result
 
-    sums = sample_sums(answers)  # each interval's resamples at once (instruments/perturbation/resampling.py)
+    sums = sample_sums(answers)  # each interval's resamples at once (instruments/task/resampling.py)
     metrics["custom_accuracy"] = bootstrapped(answers, custom_accuracy, settings, sums.custom_accuracy)
     metrics["polarity_accuracy"] = (
         bootstrapped(answers, polarity_accuracy, settings, sums.polarity_accuracy)

@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
+from snap_bench.stats._validation import FloatArray
 
 
 def _filled(matrix: FloatArray) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]:

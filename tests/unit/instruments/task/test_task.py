@@ -11,13 +11,13 @@ import pytest
 
 from snap_bench.design.config import ConfigError
 from snap_bench.instruments.base import Selection
-from snap_bench.instruments.perturbation import PerturbationInstrument, task_kind
-from snap_bench.instruments.perturbation.label_set import SENTIMENT, LabelSet
-from snap_bench.instruments.perturbation.task import read_task
+from snap_bench.instruments.task import TaskInstrument, task_kind
+from snap_bench.instruments.task.label_set import SENTIMENT, LabelSet
+from snap_bench.instruments.task.task import read_task
 from snap_bench.recordings.cassettes import cassette_path
 from snap_bench.recordings.state import Recordings
 from tests.conftest import PERTURBATION, SHIPPED, perturbation_task
-from tests.unit.instruments.perturbation.test_phase2 import write_cassette
+from tests.unit.instruments.task.test_phase2 import write_cassette
 
 TOPICS = """\
 task: topics
@@ -39,7 +39,7 @@ def write_task(tmp_path: Path, text: str = TOPICS, rows: str = ROWS) -> Path:
     return path
 
 
-def topics(tmp_path: Path, text: str = TOPICS, rows: str = ROWS) -> PerturbationInstrument:
+def topics(tmp_path: Path, text: str = TOPICS, rows: str = ROWS) -> TaskInstrument:
     return task_kind(write_task(tmp_path, text, rows), SHIPPED)(SHIPPED)
 
 

@@ -8,7 +8,7 @@ from itertools import product
 import pytest
 
 from snap_bench.analysis.metric_tables import AnalysisSettings, analyse
-from snap_bench.instruments.perturbation.report import perturbation_section
+from snap_bench.instruments.task.report import perturbation_section
 from snap_bench.observations.observation import Observation
 from tests.conftest import shipped_instruments
 

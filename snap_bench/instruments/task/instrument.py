@@ -18,7 +18,7 @@ from snap_bench.design.config import ConfigError, ConfigFiles, Node
 from snap_bench.design.temperatures import temperature_level
 from snap_bench.instruments.base import Instrument, Scored, Selection
 from snap_bench.instruments.design import overlaid_thresholds, selected
-from snap_bench.instruments.perturbation.few_shot import (
+from snap_bench.instruments.task.few_shot import (
     EXAMPLE_POSITIONS,
     EXAMPLES_FACTOR,
     BestVariant,
@@ -27,11 +27,11 @@ from snap_bench.instruments.perturbation.few_shot import (
     seeded_order,
     variant_index,
 )
-from snap_bench.instruments.perturbation.labelled_data import Sample, gold_construct
-from snap_bench.instruments.perturbation.labels import parse_label
-from snap_bench.instruments.perturbation.metrics import METRICS
-from snap_bench.instruments.perturbation.prompt_variants import Variant
-from snap_bench.instruments.perturbation.task import TaskDesign, read_task
+from snap_bench.instruments.task.labelled_data import Sample, gold_construct
+from snap_bench.instruments.task.labels import parse_label
+from snap_bench.instruments.task.metrics import METRICS
+from snap_bench.instruments.task.prompt_variants import Variant
+from snap_bench.instruments.task.task import TaskDesign, read_task
 from snap_bench.observations.observation import Condition, Observation
 from snap_bench.report.context import ReportContext
 
@@ -44,9 +44,11 @@ if TYPE_CHECKING:
 # The thresholds.yaml section a task file's own `thresholds:` is laid over: the sentiment study's.
 DEFAULT_THRESHOLDS = "perturbation"
 PHASE2_OPTION = "--snap-perturbation-phase2"
+# The same option under a name for any task (the sentiment study's name is kept: scripts and docs use it).
+PHASE2_OPTION_ALIAS = "--snap-task-phase2"
 
 
-class PerturbationInstrument(Instrument):
+class TaskInstrument(Instrument):
     """A classification task's instrument, from its design (read from its file)."""
 
     name: ClassVar[str] = "task"
@@ -203,7 +205,7 @@ class PerturbationInstrument(Instrument):
         }
 
     def _split(self) -> dict[str, Any]:
-        from snap_bench.instruments.perturbation.few_shot import SPLIT_SEED, split_samples
+        from snap_bench.instruments.task.few_shot import SPLIT_SEED, split_samples
 
         selection, held_out = split_samples(sorted(self.samples))
         return {
@@ -252,10 +254,12 @@ class PerturbationInstrument(Instrument):
     def add_options(cls, group: pytest.OptionGroup) -> None:
         group.addoption(
             PHASE2_OPTION,
+            PHASE2_OPTION_ALIAS,
             action="store_true",
             default=False,
-            help="perturbation: also ask each model's best baseline variant with few-shot examples before "
-            "and after the prompt (needs the model's whole baseline recorded). Default: %(default)r.",
+            help="a task (the perturbation study among them): also ask each model's best baseline variant with "
+            "few-shot examples before and after the prompt (needs the model's whole baseline recorded). Same as "
+            f"{PHASE2_OPTION_ALIAS}. Default: %(default)r.",
         )
 
     @classmethod
@@ -263,18 +267,18 @@ class PerturbationInstrument(Instrument):
         return bool(config.getoption(PHASE2_OPTION))
 
     def analyse(self, model: str, observations: Sequence[Observation], settings: AnalysisSettings) -> ModelAnalysis:
-        from snap_bench.instruments.perturbation.analysis import analyse_perturbation
+        from snap_bench.instruments.task.analysis import analyse_perturbation
 
         return analyse_perturbation(model, self.name, observations, settings, self.label_set, list(self.design.factors))
 
     def report_section(self, context: ReportContext) -> str:
-        from snap_bench.instruments.perturbation.report import perturbation_section
+        from snap_bench.instruments.task.report import perturbation_section
 
         return perturbation_section(context.models, context.observations)
 
 
 def best_variant_from_recordings(
-    instrument: PerturbationInstrument, model: str, recordings: Recordings, rule: str
+    instrument: TaskInstrument, model: str, recordings: Recordings, rule: str
 ) -> BestVariant:
     """The baseline variant with the highest weighted index (or custom accuracy) in ``model``'s recordings.
 
@@ -338,19 +342,19 @@ def best_variant_from_recordings(
     return best
 
 
-def task_kind(path: Path, config: ConfigFiles) -> type[PerturbationInstrument]:
+def task_kind(path: Path, config: ConfigFiles) -> type[TaskInstrument]:
     """The instrument of the classification task written in ``path``: a class, as the registry keeps
     instruments, named and titled from the file (a mistake in it is a ConfigError now, at collection)."""
     task = read_task(path, config)
     read_with = config
 
-    def __init__(self: PerturbationInstrument, config: ConfigFiles) -> None:
+    def __init__(self: TaskInstrument, config: ConfigFiles) -> None:
         # The design read above serves the same config: the file and its data are read once.
         self._use(task if config == read_with else read_task(path, config), config)
 
     return type(
         f"Task_{task.name}",
-        (PerturbationInstrument,),
+        (TaskInstrument,),
         {
             "name": task.name,
             "title": task.title,

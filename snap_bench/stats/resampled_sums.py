@@ -1,6 +1,6 @@
-"""The perturbation statistics of whole batches of bootstrap resamples at once, from per-sample sums.
+"""A classification task's statistics over whole batches of bootstrap resamples at once, from per-sample sums.
 
-A bootstrap resample of the perturbation instrument draws samples (with all their units); every
+A bootstrap resample of a task draws samples (with all their units); every
 statistic it reports is a ratio of sums over units (squared errors over scored answers, hits over
 scored answers, modal shares over units, changed over counted variant pairs), or a function of such
 ratios (Fleiss' kappa, the spread of the variants' accuracies). So each one is ``counts @ sums``:
@@ -9,7 +9,7 @@ passes) and ``sums[s]`` the sample's own total. Calling the per-unit statistic o
 Python cost ~7 s of a 20 s replay; this costs milliseconds and sees the very same resamples (same seed,
 same draws). The sums of squared errors, hits and counts are whole numbers and the modal shares are
 fractions k/V, so the resampled values agree with the per-resample ones to rounding (1e-12 and better;
-``tests/unit/instruments/perturbation/test_resampling.py`` checks it on a design with every kind of gap).
+``tests/unit/instruments/task/test_resampling.py`` checks it on a design with every kind of gap).
 
 A statistic undefined on a resample is NaN there, where the per-resample path raised UndefinedStatistic.
 """
@@ -21,7 +21,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
+from snap_bench.stats._validation import FloatArray
+
 CountsStatistic = Callable[[FloatArray, FloatArray], FloatArray]
 # Fleiss' kappa is undefined once chance agreement reaches 1 (stats.categorical.fleiss_kappa's tolerance).
 _CHANCE_TOLERANCE = 1e-12

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from snap_bench.design.config import ConfigError, Node
-from snap_bench.instruments.perturbation.label_set import GOLD_KINDS, GOLD_SYNONYMS, LABEL_GOLD, POLARITY_GOLD, LabelSet
+from snap_bench.instruments.task.label_set import GOLD_KINDS, GOLD_SYNONYMS, LABEL_GOLD, POLARITY_GOLD, LabelSet
 
 FORMATS = ("csv", "jsonl")
 

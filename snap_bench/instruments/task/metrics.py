@@ -10,7 +10,7 @@ from snap_bench.analysis.pairings import BootstrapPairing, ProportionPairing
 # A unit is one input sample asked at one temperature in one run; its variants are the columns.
 UNIT = ("item", "temperature", "run")
 # One row per baseline answer: its unit, variant, label value, error against the gold and unscored flag.
-BASELINE_TABLE = "snap_bench.instruments.perturbation.pairing:baseline_table"
+BASELINE_TABLE = "snap_bench.instruments.task.pairing:baseline_table"
 
 
 def _by_sample(values: str, statistic: str, complete: bool = False) -> BootstrapPairing:
@@ -30,7 +30,7 @@ METRICS: Mapping[str, MetricSpec] = {
     "custom_accuracy": MetricSpec(
         "custom accuracy",
         unit="share",
-        pairing=_by_sample("error", "snap_bench.instruments.perturbation.pairing:accuracy_batch"),
+        pairing=_by_sample("error", "snap_bench.instruments.task.pairing:accuracy_batch"),
         description="1 - mean penalty / worst penalty on the labels' weights (a nominal label set: the share right)",
     ),
     "polarity_accuracy": MetricSpec("polarity accuracy", unit="share"),
@@ -38,7 +38,7 @@ METRICS: Mapping[str, MetricSpec] = {
     "consistency": MetricSpec(
         "consistency",
         unit="share",
-        pairing=_by_sample("value", "snap_bench.instruments.perturbation.pairing:consistency_batch"),
+        pairing=_by_sample("value", "snap_bench.instruments.task.pairing:consistency_batch"),
         description="mean share of the variants giving an input's modal label (1 = every rewording agrees)",
     ),
     "weighted_index": MetricSpec("weighted index", unit="share", description="0.7 x accuracy + 0.3 x consistency"),
@@ -54,7 +54,7 @@ METRICS: Mapping[str, MetricSpec] = {
         "variant spread (noise-corrected)",
         unit="share",
         better="lower",
-        pairing=_by_sample("error", "snap_bench.instruments.perturbation.variant_effect:corrected_spread_batch"),
+        pairing=_by_sample("error", "snap_bench.stats.variant_effect:corrected_spread_batch"),
         description="best minus worst of the variants' accuracy effects shrunk by the share of their variance "
         "that is the variant's, not the inputs' (0 = the wording does not matter; input noise removed)",
     ),
@@ -73,9 +73,9 @@ METRICS: Mapping[str, MetricSpec] = {
             rows=UNIT,
             columns="count",
             values="amount",
-            statistic="snap_bench.instruments.perturbation.pairing:max_flip_rate_batch",
+            statistic="snap_bench.instruments.task.pairing:max_flip_rate_batch",
             cluster="item",
-            table="snap_bench.instruments.perturbation.pairing:flip_table",
+            table="snap_bench.instruments.task.pairing:flip_table",
         ),
         description="the largest share of inputs whose label changes when one rewording dimension changes level",
     ),

@@ -10,9 +10,9 @@ import pytest
 
 from snap_bench.design.config import ConfigError, ConfigFiles
 from snap_bench.instruments.base import Selection
-from snap_bench.instruments.perturbation.instrument import PerturbationInstrument
-from snap_bench.instruments.perturbation.label_set import SENTIMENT
-from snap_bench.instruments.perturbation.labelled_data import read_gold
+from snap_bench.instruments.task.instrument import TaskInstrument
+from snap_bench.instruments.task.label_set import SENTIMENT
+from snap_bench.instruments.task.labelled_data import read_gold
 from snap_bench.observations.observation import Condition
 from tests.conftest import PERTURBATION, own_copy, perturbation_task, set_limit
 
@@ -42,7 +42,7 @@ def task_file(config_dir: Path) -> Path:
     return config_dir.parent / "benchmarks" / "perturbation.yaml"
 
 
-def load(config_dir: Path) -> PerturbationInstrument:
+def load(config_dir: Path) -> TaskInstrument:
     return perturbation_task(ConfigFiles(config_dir), task_file(config_dir))
 
 
@@ -53,7 +53,7 @@ def edit(config_dir: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
-def five_class(config_dir: Path) -> PerturbationInstrument:
+def five_class(config_dir: Path) -> TaskInstrument:
     (config_dir / "data" / "five.csv").write_text(FIVE_CLASS_CSV, encoding="utf-8")
     edit(config_dir, "test: data/rotten_tomatoes_test.csv", "test: data/five.csv")
     edit(config_dir, "examples: data/rotten_tomatoes_examples.csv", "examples: null")
@@ -66,7 +66,7 @@ def five_class(config_dir: Path) -> PerturbationInstrument:
     return load(config_dir)
 
 
-def shipped() -> PerturbationInstrument:
+def shipped() -> TaskInstrument:
     return perturbation_task()
 
 
@@ -85,7 +85,7 @@ def test_sixteen_variants_render_sixteen_distinct_prompts_that_keep_the_text() -
 def test_each_factor_changes_the_prompt_as_its_levels_say() -> None:
     instrument = shipped()
     render = instrument.design.render
-    from snap_bench.instruments.perturbation.prompt_variants import Variant
+    from snap_bench.instruments.task.prompt_variants import Variant
 
     def prompt(formality: str, phrasing: str, order: str, synonyms: str) -> str:
         levels = (("formality", formality), ("phrasing", phrasing), ("order", order), ("synonyms", synonyms))

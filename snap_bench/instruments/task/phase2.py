@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 
 from snap_bench.analysis.metric_tables import AnalysisSettings, Metric
-from snap_bench.instruments.perturbation.answers import Answers, FloatArray, answers_table, variant_id
-from snap_bench.instruments.perturbation.few_shot import (
+from snap_bench.instruments.task.answers import Answers, answers_table, variant_id
+from snap_bench.instruments.task.few_shot import (
     EXAMPLES_FACTOR,
     SPLIT_SEED,
     answered_accuracy,
     split_samples,
 )
-from snap_bench.instruments.perturbation.unit_statistics import (
+from snap_bench.instruments.task.unit_statistics import (
     custom_accuracy,
     polarity_accuracy,
     squared_errors,
@@ -25,7 +25,7 @@ from snap_bench.instruments.perturbation.unit_statistics import (
     variant_accuracies,
 )
 from snap_bench.observations.observation import Observation
-from snap_bench.stats import bootstrap_ci
+from snap_bench.stats import FloatArray, bootstrap_ci
 
 
 @dataclass(frozen=True)

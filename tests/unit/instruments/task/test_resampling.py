@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from snap_bench.instruments.perturbation import unit_statistics as us
-from snap_bench.instruments.perturbation.answers import Answers
-from snap_bench.instruments.perturbation.bootstrap import sample_sums
-from snap_bench.instruments.perturbation.few_shot import ACCURACY_WEIGHT
-from snap_bench.instruments.perturbation.label_set import SENTIMENT, LabelSet
-from snap_bench.instruments.perturbation.resampling import CountsStatistic
+from snap_bench.instruments.task import unit_statistics as us
+from snap_bench.instruments.task.answers import Answers
+from snap_bench.instruments.task.bootstrap import sample_sums
+from snap_bench.instruments.task.few_shot import ACCURACY_WEIGHT
+from snap_bench.instruments.task.label_set import SENTIMENT, LabelSet
 from snap_bench.stats import UndefinedStatistic, bootstrap_ci
+from snap_bench.stats.resampled_sums import CountsStatistic
 
 # A nominal set: a wrong label costs 1 whichever it is.
 TOPICS = LabelSet(("sport", "politics", "weather"))

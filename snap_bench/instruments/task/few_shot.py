@@ -11,8 +11,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from snap_bench.instruments.perturbation.labelled_data import Sample
-from snap_bench.instruments.perturbation.prompt_variants import Variant
+from snap_bench.instruments.task.labelled_data import Sample
+from snap_bench.instruments.task.prompt_variants import Variant
 
 if TYPE_CHECKING:
     import numpy as np

@@ -17,10 +17,10 @@ from pathlib import Path
 from snap_bench.design.config import ConfigFiles, Node, load_yaml
 from snap_bench.design.temperatures import temperatures
 from snap_bench.instruments.design import file_beside, instrument_name, known_keys
-from snap_bench.instruments.perturbation.label_set import LabelSet
-from snap_bench.instruments.perturbation.labelled_data import DataSpec, Sample, load_samples
-from snap_bench.instruments.perturbation.labels import normalise
-from snap_bench.instruments.perturbation.prompt_variants import PromptDesign
+from snap_bench.instruments.task.label_set import LabelSet
+from snap_bench.instruments.task.labelled_data import DataSpec, Sample, load_samples
+from snap_bench.instruments.task.labels import normalise
+from snap_bench.instruments.task.prompt_variants import PromptDesign
 
 KIND_KEY = "task"
 DESIGN_KEYS = (

@@ -13,11 +13,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from snap_bench.observations.observation import Observation
+from snap_bench.stats import FloatArray
 
-FloatArray = npt.NDArray[np.float64]
 UNIT = ("item", "temperature", "run")
 
 
@@ -25,9 +24,9 @@ def baseline_table(instrument: Any, observations: Sequence[Observation]) -> Any:
     """One row per baseline answer: its unit, variant, label value, normalised error and unscored flag."""
     import pandas as pd
 
-    from snap_bench.instruments.perturbation.answers import variant_id
-    from snap_bench.instruments.perturbation.few_shot import EXAMPLES_FACTOR
-    from snap_bench.instruments.perturbation.labelled_data import read_gold
+    from snap_bench.instruments.task.answers import variant_id
+    from snap_bench.instruments.task.few_shot import EXAMPLES_FACTOR
+    from snap_bench.instruments.task.labelled_data import read_gold
 
     rows: list[dict[str, Any]] = []
     dimensions = list(instrument.design.factors)
@@ -62,9 +61,9 @@ def flip_table(instrument: Any, observations: Sequence[Observation]) -> Any:
     many counted (the rule of the analysis's flip rate); long, one row per unit x count."""
     import pandas as pd
 
-    from snap_bench.instruments.perturbation.answers import answers_table
-    from snap_bench.instruments.perturbation.few_shot import EXAMPLES_FACTOR
-    from snap_bench.instruments.perturbation.unit_statistics import level_pairs
+    from snap_bench.instruments.task.answers import answers_table
+    from snap_bench.instruments.task.few_shot import EXAMPLES_FACTOR
+    from snap_bench.instruments.task.unit_statistics import level_pairs
 
     baseline = [o for o in observations if EXAMPLES_FACTOR not in o.factors]
     answers = answers_table(baseline, instrument.label_set, list(instrument.design.factors))

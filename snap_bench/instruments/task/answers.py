@@ -13,11 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from snap_bench.instruments.perturbation.label_set import LabelSet
-from snap_bench.instruments.perturbation.labelled_data import read_gold
+from snap_bench.instruments.task.label_set import LabelSet
+from snap_bench.instruments.task.labelled_data import read_gold
 from snap_bench.observations.observation import Observation
-
-FloatArray = npt.NDArray[np.float64]
+from snap_bench.stats import FloatArray
 
 
 def variant_levels(observation: Observation, dimensions: Sequence[str]) -> dict[str, str]:

@@ -10,15 +10,15 @@ import math
 import numpy as np
 
 from snap_bench.analysis.metric_tables import AnalysisSettings, Metric
-from snap_bench.instruments.perturbation.answers import Answers
-from snap_bench.instruments.perturbation.resampling import CountsStatistic, SampleSums
-from snap_bench.instruments.perturbation.unit_statistics import (
+from snap_bench.instruments.task.answers import Answers
+from snap_bench.instruments.task.unit_statistics import (
     UnitStatistic,
     normalised_errors,
     squared_errors,
     variant_spread,
 )
 from snap_bench.stats import UndefinedStatistic, bootstrap_ci
+from snap_bench.stats.resampled_sums import CountsStatistic, SampleSums
 
 
 def bootstrapped(
@@ -32,7 +32,7 @@ def bootstrapped(
 ) -> Metric:
     """The statistic on every unit, with a percentile interval over resampled samples.
 
-    ``batch`` is the same statistic of resampled sample counts (instruments/perturbation/resampling.py):
+    ``batch`` is the same statistic of resampled sample counts (instruments/task/resampling.py):
     the bootstrap draws the same resamples either way, and this way costs one matrix product.
     """
     every = np.arange(len(answers.sample_of), dtype=np.intp)
@@ -70,12 +70,12 @@ def variant_effect_metrics(answers: Answers, settings: AnalysisSettings, sums: S
     interval over resampled samples; the observed max-min of the variant accuracies, which carries
     the input noise, is kept beside them as ``variant_spread_observed``, shown and never judged.
     """
-    from snap_bench.instruments.perturbation.variant_effect import (
+    from snap_bench.stats.paired import cluster_bootstrap_ci
+    from snap_bench.stats.variant_effect import (
         corrected_spread_batch,
         variant_f_test,
         variant_sd_batch,
     )
-    from snap_bench.stats.paired import cluster_bootstrap_ci
 
     errors = normalised_errors(answers)
     n_scored = int((~np.isnan(errors)).sum())

@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from snap_bench.instruments.perturbation.answers import Answers, FloatArray
-from snap_bench.instruments.perturbation.few_shot import ACCURACY_WEIGHT
-from snap_bench.stats import UndefinedStatistic
+from snap_bench.instruments.task.answers import Answers
+from snap_bench.instruments.task.few_shot import ACCURACY_WEIGHT
+from snap_bench.stats import FloatArray, UndefinedStatistic
 from snap_bench.stats.categorical import (
     category_counts,
     fleiss_kappa,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from snap_bench.instruments.perturbation.label_set import SENTIMENT
-from snap_bench.instruments.perturbation.labels import parse_label
+from snap_bench.instruments.task.label_set import SENTIMENT
+from snap_bench.instruments.task.labels import parse_label
 from snap_bench.observations.parsing import AnswerCode
 
 LABELS = SENTIMENT.labels

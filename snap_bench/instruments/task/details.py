@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from snap_bench.analysis.metric_tables import Metric
-from snap_bench.instruments.perturbation.answers import Answers, FloatArray
-from snap_bench.instruments.perturbation.few_shot import answered_accuracy, variant_index
-from snap_bench.instruments.perturbation.unit_statistics import (
+from snap_bench.instruments.task.answers import Answers
+from snap_bench.instruments.task.few_shot import answered_accuracy, variant_index
+from snap_bench.instruments.task.unit_statistics import (
     accuracy_of_errors,
     consistency,
     level_pairs,
@@ -21,7 +21,7 @@ from snap_bench.instruments.perturbation.unit_statistics import (
     value_or_none,
     variant_accuracies,
 )
-from snap_bench.stats import UndefinedStatistic
+from snap_bench.stats import FloatArray, UndefinedStatistic
 from snap_bench.stats.categorical import modal_share
 
 
