@@ -57,6 +57,8 @@ class BatchScript:
     answer: Callable[[dict[str, Any]], str] = answer_four
     polls_to_finish: int = 2
     never_finish: bool = False
+    # The batch fails as a whole when it ends (OpenAI's status "failed": no output file, no error file).
+    fail_whole: bool = False
     # place in the batch (0, 1, ...) -> "errored" | "expired" | "canceled"
     fail: dict[int, str] = field(default_factory=dict)
     # The synchronous price per million tokens (input, output), to bill OpenAI's and Anthropic's batches at half.
@@ -207,7 +209,7 @@ class FakeBatchApis:
             batch = script.batches[batch_id]
             batch.polls += 1
             ended = not script.never_finish and batch.polls >= script.polls_to_finish
-            if ended and not batch.results:
+            if ended and not batch.results and not script.fail_whole:
                 batch.results = [self._result(place, cid, body) for place, (cid, body) in enumerate(batch.items)]
                 batch.results.reverse()  # never in request order
             return batch, ended
@@ -281,7 +283,10 @@ class FakeBatchApis:
             "output_file_id": None,
             "error_file_id": None,
         }
-        if ended:
+        if ended and self.script.fail_whole:
+            document["status"] = "failed"
+            document["errors"] = {"data": [{"code": "invalid_request", "message": "scripted failure of the batch"}]}
+        elif ended:
             good = [line for line in batch.results if (line.get("response") or {}).get("status_code") == 200]
             bad = [line for line in batch.results if line not in good]
             document["request_counts"] = {"total": len(batch.items), "completed": len(good), "failed": len(bad)}

@@ -38,6 +38,7 @@ class SessionView(Protocol):
     judgement: Judgement | None
     exit_decision: ExitDecision | None
     artefacts: Artefacts
+
     @property
     def batch_spend(self) -> dict[str, dict[str, Any]]:
         """What the batches collected this session cost, per model (snap_bench.asking.batch)."""

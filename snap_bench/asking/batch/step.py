@@ -37,6 +37,8 @@ from snap_bench.wire.scrub import Scrubber
 # Batch APIs bill half the synchronous price (OpenAI, Anthropic; OpenRouter "typically", and it says what it billed).
 BATCH_PRICE_FACTOR = 0.5
 WAIT, SUBMIT = "wait", "submit"
+# A batch's statuses when it ended as a whole without its answers (OpenAI's and OpenRouter's spellings).
+FAILED_AS_A_WHOLE = frozenset({"failed", "expired", "cancelled", "canceled"})
 
 
 @dataclass(frozen=True)
@@ -148,8 +150,11 @@ class BatchStep:
         try:
             results = {result.custom_id: result for result in entry.api.results(http, entry.base_url, state)}
         except (BatchApiError, ValueError, KeyError) as error:
-            self._problem(f"{entry.model.name}: the results of batch {record.batch_id} could not be read: {error}")
-            return
+            if state.status not in FAILED_AS_A_WHOLE:
+                self._problem(f"{entry.model.name}: the results of batch {record.batch_id} could not be read: {error}")
+                return  # read again by the next look (or run)
+            # It ended without results (failed, expired or cancelled as a whole): its requests are asked again.
+            results = {}
         model = entry.model.name
         for custom_id, item in record.items.items():
             if custom_id in record.collected:
