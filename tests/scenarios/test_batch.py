@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from snap_bench.observations.export import read_jsonl
+from snap_bench.recordings.cassettes import leaked_secrets
 from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, WORKERS, BenchProject
 from tests.fake_batch_apis import OPENAI, OPENROUTER, BatchScript, FakeBatchApis
 
@@ -69,6 +70,11 @@ def test_every_condition_is_recorded_through_the_batch_api_without_a_synchronous
     spend = json.loads((bench.out / "session.json").read_text(encoding="utf-8"))["spend"]["fake-model"]
     assert spend["batch_requests"] == SLICE_SIZE
     assert spend["cost_usd"] == pytest.approx(provider.script.billed_usd)
+    # The key went to the provider, and nowhere else: no cassette, ledger or output holds it.
+    assert set(provider.script.authorizations) == {f"Bearer {FAKE_KEY}"}
+    assert leaked_secrets(bench.cassettes) == []
+    for path in [*bench.cassettes.rglob("*"), *bench.out.rglob("*")]:
+        assert not path.is_file() or FAKE_KEY not in path.read_text(encoding="utf-8", errors="replace")
 
 
 def replayed_figures(bench: BenchProject, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:

@@ -243,6 +243,8 @@ class BatchStep:
             self._say(f"{model}: batch {batch_id} submitted ({len(batch)} requests, {entry.api.name} batch API)")
 
     def _problem(self, line: str) -> None:
+        # A provider may echo the key it was sent: scrubbed before it reaches the terminal or session.json.
+        line = self._scrub(line)
         self.report.problems.append(line)
         self._say(line)
 
