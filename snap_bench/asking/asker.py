@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 import datetime as dt
 import json
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -86,6 +86,10 @@ class RecordingUnavailable(Exception):
     """The condition cannot be answered: no usable recording and no way (or no leave) to record."""
 
 
+class BatchPending(Exception):
+    """The condition is in a batch that has not ended: not asked again; a later run collects its answer."""
+
+
 class BudgetReached(Exception):
     """The session's request or cost budget is spent: the condition is left for a later run."""
 
@@ -103,8 +107,11 @@ class Asker:
         stops: StopBoard | None = None,
         ahead: Callable[[Scrubber], AskAhead] | None = None,
         interrupt: InterruptFlag | None = None,
+        pending: Mapping[Path, str] | None = None,
     ) -> None:
         self._recordings = Recordings(cassette_root)
+        # The cassette of each condition in a batch not collected yet -> the batch (snap_bench.asking.batch).
+        self._pending = dict(pending or {})
         self._explicit_mode = record_mode
         self._policy = policy
         self._endpoints = endpoints
@@ -166,6 +173,11 @@ class Asker:
         path, recorded = check.path, replay(check)
         state = recorded.state
         mode = self.record_mode(endpoint)
+        if state is CassetteState.MISSING and path in self._pending:
+            raise BatchPending(
+                f"{model} {condition.id} is in batch {self._pending[path]}, which has not ended: not asked again. "
+                "Run again (with or without --snap-batch) to collect it."
+            )
         self._check_recordable(endpoint, mode, state, recorded.why, path, condition)
         if recorded.reply is not None and mode is not RecordMode.ALL:
             reply = recorded.reply  # the recorded answer itself (no HTTP, no retry loop)
@@ -209,8 +221,8 @@ class Asker:
         if not self._asks_ahead(model):
             return None
         path = self._recordings.path(model, instrument.name, condition.id)
-        if path.is_file():
-            return None  # recorded (or a stale or damaged recording, which the test's own ask handles)
+        if path.is_file() or path in self._pending:
+            return None  # recorded (or a stale or damaged recording, which the test's own ask handles), or batched
         endpoint = self._endpoints[model]
         return self._job(endpoint, endpoint.request(instrument, condition), path)
 

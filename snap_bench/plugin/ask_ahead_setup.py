@@ -10,6 +10,7 @@ import pytest
 
 from snap_bench.asking.ask_ahead import AskAhead
 from snap_bench.asking.asker import Asker, Endpoint
+from snap_bench.asking.batch.ledger import pending_cassettes
 from snap_bench.asking.claims import ClaimBoard
 from snap_bench.asking.client import RetryPolicy
 from snap_bench.asking.credentials import configured_scrubber
@@ -43,6 +44,8 @@ def build_asker(
         stops,
         ask_ahead_factory(config, options, models, rate_limits(options, models), session_budget(options), policy),
         InterruptFlag(options.out_dir),
+        # read once the controller's batch step is over (the workers start after it)
+        pending_cassettes(options.cassette_dir, [model.name for model in models]),
     )
 
 

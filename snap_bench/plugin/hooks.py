@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from snap_bench.asking.asker import BudgetReached, RecordingUnavailable
+from snap_bench.asking.asker import BatchPending, BudgetReached, RecordingUnavailable
 from snap_bench.asking.interruption import Interrupted
 from snap_bench.design.config import ConfigError
 from snap_bench.instruments import instrument_file_key, registered
@@ -156,6 +156,9 @@ def ask(request: pytest.FixtureRequest) -> Ask:
             pytest.fail(str(error), pytrace=False)
         except BudgetReached as error:
             request.node.stash[NOT_MEASURED_KEY] = "budget spent"
+            pytest.skip(str(error))
+        except BatchPending as error:
+            request.node.stash[NOT_MEASURED_KEY] = "pending in a batch"
             pytest.skip(str(error))
         except Interrupted as error:
             # Another process of the session saw Ctrl-C: this one ends its session as interrupted too.

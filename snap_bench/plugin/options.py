@@ -73,6 +73,19 @@ def shard(value: str) -> tuple[int, int]:
     return k, n
 
 
+BATCH_MODES = ("wait", "submit", "off")
+
+
+def batch_mode(value: str) -> str:
+    """--snap-batch's value: wait (the default when given bare), submit, or off."""
+    if value not in BATCH_MODES:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a batch mode; use one of: {', '.join(BATCH_MODES)} (write --snap-batch=submit; a "
+            "path right after a bare --snap-batch is read as its value: put the path first)"
+        )
+    return value
+
+
 def _gate(value: str) -> Gate:
     try:
         return Gate.parse(value)
@@ -157,6 +170,34 @@ def _asking_options(group: pytest.OptionGroup) -> None:
         metavar="MODE",
         help="none | once | new_episodes | all. Default: once when the model can be asked "
         "(key set, or a local server), none otherwise.",
+    )
+    group.addoption(
+        "--snap-batch",
+        type=batch_mode,
+        nargs="?",
+        const="wait",
+        default=None,
+        metavar="MODE",
+        help="ask every unrecorded condition of a model whose endpoint has a batch API (OpenAI, OpenRouter, "
+        "Anthropic) through it, one batch per model, before any test asks, at the batch price; the batches are "
+        "kept under cassettes/MODEL/.batches/ and any later run collects them. wait: wait until they end "
+        "(--snap-batch-timeout); submit: submit and end (exit status 6 while they are pending); off. "
+        "Default: ini snap_batch or off.",
+    )
+    group.addoption(
+        "--snap-batch-poll",
+        type=positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds between two looks at the pending batches. Default: ini snap_batch_poll or 30.",
+    )
+    group.addoption(
+        "--snap-batch-timeout",
+        type=positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="the most --snap-batch waits for its batches; then the run goes on without what is pending "
+        "(exit status 6) and a later run collects it. Default: ini snap_batch_timeout or 86400 (24 h).",
     )
     group.addoption(
         "--snap-out",
@@ -354,3 +395,6 @@ def _ini_keys(parser: pytest.Parser) -> None:
     )
     parser.addini("snap_max_attempts", "attempts per request before an API error is recorded", default="5")
     parser.addini("snap_timeout", "seconds before one request times out", default="120")
+    parser.addini("snap_batch", "ask unrecorded conditions through batch APIs: wait, submit or off", default="off")
+    parser.addini("snap_batch_poll", "seconds between two looks at pending batches", default="30")
+    parser.addini("snap_batch_timeout", "the most seconds --snap-batch waits for its batches", default="86400")

@@ -22,7 +22,7 @@ from snap_bench.history.database import INSTALL_DRIVER, postgres_driver_installe
 from snap_bench.instruments import instrument_kinds, registered
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.judging.gate import Gate
-from snap_bench.plugin.options import comma_list, positive_float, positive_int
+from snap_bench.plugin.options import BATCH_MODES, comma_list, positive_float, positive_int
 from snap_bench.recordings.cassettes import RecordMode
 
 
@@ -65,6 +65,11 @@ class SessionOptions:
     judge: str | None
     resamples: int
     seed: int
+    # --snap-batch: "wait" or "submit", None when off; the seconds between looks at pending batches, and the most
+    # it waits for them.
+    batch: str | None
+    batch_poll_s: float
+    batch_timeout_s: float
     explicit: bool  # a snap-bench option was given: the session is about benchmarks
 
     @property
@@ -93,6 +98,7 @@ class SessionOptions:
                 "snap_record_mode",
                 "snap_concurrency",
                 "snap_shard",
+                "snap_batch",
                 "baseline",
             )
         ]
@@ -136,6 +142,9 @@ class SessionOptions:
             seed=config.getoption("snap_seed")
             if config.getoption("snap_seed") is not None
             else _ini_int(config, "snap_seed"),
+            batch=_batch(config),
+            batch_poll_s=config.getoption("snap_batch_poll") or _ini_seconds(config, "snap_batch_poll"),
+            batch_timeout_s=config.getoption("snap_batch_timeout") or _ini_seconds(config, "snap_batch_timeout"),
             explicit=bool(models)
             or config.getoption("snap_dry_run")
             or any(kind.follow_up_requested(config) for kind in instrument_kinds().values())
@@ -252,6 +261,23 @@ def _gate(config: pytest.Config) -> Gate:
             "--baseline was given. Fix: add --baseline=MODEL or --baseline=PATH, or use --snap-gate=thresholds."
         )
     return gate
+
+
+def _batch(config: pytest.Config) -> str | None:
+    """--snap-batch, else ini snap_batch: "wait" or "submit", None for off. It cannot share a session with a
+    request or cost budget: a batch is submitted whole, so neither could hold it to its limit."""
+    value = config.getoption("snap_batch") or str(config.getini("snap_batch") or "off")
+    if value not in BATCH_MODES:
+        raise pytest.UsageError(f"ini snap_batch = {value!r} is not one of: {', '.join(BATCH_MODES)}")
+    if value == "off":
+        return None
+    if config.getoption("snap_max_requests") or config.getoption("snap_max_cost"):
+        raise pytest.UsageError(
+            "--snap-batch with --snap-max-requests or --snap-max-cost: a batch is submitted whole, so a budget "
+            "could not hold it. Fix: leave the budget out (check the price first with --snap-dry-run), or ask "
+            "without --snap-batch"
+        )
+    return value
 
 
 def _history(config: pytest.Config, rootdir: Path, out_dir: Path) -> StoreAddress:

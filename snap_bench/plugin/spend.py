@@ -8,7 +8,7 @@ a model whose answers came from more than one provider measured the routing as m
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from snap_bench.observations.observation import Observation
@@ -75,3 +75,24 @@ def serving_notices(observations: Sequence[Observation]) -> list[str]:
         for model, count in sorted(hits.items())
     ]
     return lines
+
+
+def with_batch_spend(
+    spend: dict[str, dict[str, Any]], batch: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """``spend`` with what the batches collected this session cost (at the batch price), counted in each model's
+    totals and named apart (``batch_requests``, ``batch_cost_usd``): their answers are replayed by the tests, so
+    the observations count none of it."""
+    merged = {model: dict(entry) for model, entry in spend.items()}
+    for model, spent in batch.items():
+        entry = merged.setdefault(
+            model,
+            {"cost_usd": 0.0, "requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "reasoning_tokens": 0},
+        )
+        entry["cost_usd"] += spent["cost_usd"]
+        entry["requests"] += spent["requests"]
+        entry["prompt_tokens"] += spent["prompt_tokens"]
+        entry["completion_tokens"] += spent["completion_tokens"]
+        entry["batch_requests"] = spent["requests"]
+        entry["batch_cost_usd"] = spent["cost_usd"]
+    return merged

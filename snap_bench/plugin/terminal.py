@@ -13,7 +13,7 @@ from snap_bench.judging.outcomes import INCONCLUSIVE, MEASURED, NON_INFERIOR, NO
 from snap_bench.observations.logprobs import logprob_summaries
 from snap_bench.observations.parsing import AnswerCode
 from snap_bench.plugin.ci_outputs import shown_path
-from snap_bench.plugin.spend import spend_by_model
+from snap_bench.plugin.spend import spend_by_model, with_batch_spend
 from snap_bench.report.changes_file import CHANGES_FILE
 from snap_bench.report.ci_summary import TOP_CHANGED
 from snap_bench.report.ci_summary import worst_first as _worst_first
@@ -40,6 +40,10 @@ class SessionView(Protocol):
     artefacts: Artefacts
 
     @property
+    def batch_spend(self) -> dict[str, dict[str, Any]]:
+        """What the batches collected this session cost, per model (snap_bench.asking.batch)."""
+
+    @property
     def observations(self) -> list[Observation]: ...
 
     def active_instruments(self) -> list[str]: ...
@@ -64,7 +68,7 @@ class SessionView(Protocol):
 
 
 def session_spend(session: SessionView) -> dict[str, dict[str, Any]]:
-    return spend_by_model(session.observations)
+    return with_batch_spend(spend_by_model(session.observations), session.batch_spend)
 
 
 def summary_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:

@@ -54,11 +54,16 @@ def cassette_path(root: Path, model: str, instrument: str, condition_id: str) ->
 
 def recorded_models(root: Path) -> list[str]:
     """Models with at least one cassette under ``root`` (``MODEL/INSTRUMENT/CONDITION.json``; a file beside the
-    instruments' folders, such as the endpoint's catalogue entry, is not a recording)."""
+    instruments' folders, such as the endpoint's catalogue entry, is not a recording, nor is a hidden folder's,
+    such as the model's batch ledgers in ``.batches/``)."""
     if not root.is_dir():
         return []
     return sorted(
-        folder.name for folder in root.iterdir() if folder.is_dir() and next(folder.glob("*/*.json"), None) is not None
+        folder.name
+        for folder in root.iterdir()
+        if folder.is_dir()
+        and not folder.name.startswith(".")
+        and any(not path.parent.name.startswith(".") for path in folder.glob("*/*.json"))
     )
 
 

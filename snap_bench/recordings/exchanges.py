@@ -53,3 +53,17 @@ def write_cassette(path: Path, interactions: list[dict[str, Any]]) -> None:
     """Write the cassette atomically (a kill leaves the old state or the new file, never half of one)."""
     document = {"version": 1, "interactions": interactions}
     write_atomically(path, (json.dumps(document, indent=4, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def answered_interaction(uri: str, body: str, response_body: str, scrub: Scrubber) -> dict[str, Any]:
+    """A request answered with 200 and ``response_body`` (a batch's result), as a synchronous ask records it:
+    the request's canonical uri and exact body, the response's status, JSON content type and body, scrubbed."""
+    json_type = {"content-type": ["application/json"]}
+    return {
+        "request": {"method": "POST", "uri": uri, "body": scrub(body), "headers": dict(json_type)},
+        "response": {
+            "status": {"code": 200, "message": "OK"},
+            "headers": dict(json_type),
+            "body": {"string": scrub(response_body)},
+        },
+    }

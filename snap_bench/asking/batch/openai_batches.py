@@ -1,0 +1,85 @@
+"""OpenAI's Batch API: the requests as a JSONL file (``POST /v1/files``, purpose ``batch``), then
+``POST /v1/batches``; the answers in the output file, the failed requests in the error file (a completed
+batch can hold both)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+import httpx
+
+from snap_bench.asking.batch.apis import (
+    BatchItem,
+    BatchState,
+    ItemResult,
+    Usage,
+    call,
+    chat_usage,
+    json_lines,
+    openai_style_result,
+)
+
+ENDED_STATUSES = frozenset({"completed", "failed", "expired", "cancelled"})
+
+
+def line_of(item: BatchItem) -> bytes:
+    """One request of the input file; the body's own bytes are spliced in, not re-encoded."""
+    head = {"custom_id": item.custom_id, "method": "POST", "url": urlsplit(item.uri).path}
+    return json.dumps(head, separators=(",", ":")).encode()[:-1] + b',"body":' + item.body + b"}\n"
+
+
+class OpenAIBatches:
+    name = "openai"
+    # platform.openai.com/docs/guides/batch: 50,000 requests and 200 MB per input file.
+    max_requests = 50_000
+    max_bytes = 200 * 1024 * 1024
+
+    def headers(self, api_key: str | None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    def item_bytes(self, item: BatchItem, model_id: str) -> int:
+        return len(line_of(item))
+
+    def submit(self, http: httpx.Client, base_url: str, model_id: str, items: Sequence[BatchItem]) -> str:
+        base = base_url.rstrip("/")
+        content = b"".join(line_of(item) for item in items)
+        uploaded = call(
+            http,
+            "POST",
+            f"{base}/files",
+            data={"purpose": "batch"},
+            files={"file": ("snap-bench-batch.jsonl", content, "application/jsonl")},
+        ).json()
+        endpoint = urlsplit(items[0].uri).path
+        created = call(
+            http,
+            "POST",
+            f"{base}/batches",
+            json={"input_file_id": uploaded["id"], "endpoint": endpoint, "completion_window": "24h"},
+        ).json()
+        return str(created["id"])
+
+    def state(self, http: httpx.Client, base_url: str, batch_id: str) -> BatchState:
+        document = call(http, "GET", f"{base_url.rstrip('/')}/batches/{batch_id}").json()
+        counts = document.get("request_counts") or {}
+        done = int(counts.get("completed") or 0) + int(counts.get("failed") or 0)
+        status = str(document.get("status"))
+        return BatchState(status in ENDED_STATUSES, status, done, int(counts.get("total") or 0), document)
+
+    def results(self, http: httpx.Client, base_url: str, state: BatchState) -> list[ItemResult]:
+        """Both files: a completed batch can still hold failed requests (the error file); an expired or
+        cancelled one holds the answers it got to."""
+        results = []
+        for key in ("output_file_id", "error_file_id"):
+            file_id = state.document.get(key)
+            if not file_id:
+                continue
+            text = call(http, "GET", f"{base_url.rstrip('/')}/files/{file_id}/content").text
+            results += [openai_style_result(line) for line in json_lines(text)]
+        # A batch that failed as a whole (its input refused) has no file: every request counts as failed.
+        return results
+
+    def usage(self, body: str) -> Usage:
+        return chat_usage(body)

@@ -1,0 +1,204 @@
+"""--snap-batch: every unrecorded condition asked through the provider's batch API before any test asks, its
+answers written as synchronous recordings, its batches kept with the recordings so that no run submits twice."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from snap_bench.observations.export import read_jsonl
+from snap_bench.recordings.cassettes import leaked_secrets
+from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, WORKERS, BenchProject
+from tests.fake_batch_apis import OPENAI, OPENROUTER, BatchScript, FakeBatchApis
+
+FAST = ("--snap-batch-poll=0.01",)
+
+
+def varied_answer(body: dict[str, Any]) -> str:
+    """An answer from 1 to 5 that depends on the prompt, so that the figures are not all alike."""
+    return str(1 + zlib.crc32(json.dumps(body["messages"], sort_keys=True).encode()) % 5)
+
+
+@pytest.fixture(params=[OPENAI, OPENROUTER])
+def provider(request: pytest.FixtureRequest) -> Iterator[FakeBatchApis]:
+    with FakeBatchApis(BatchScript(flavour=request.param, answer=varied_answer)) as fake:
+        yield fake
+    assert not fake.script.errors, fake.script.errors[:3]
+
+
+def batch_project(pytester: pytest.Pytester, fake: FakeBatchApis, monkeypatch: pytest.MonkeyPatch) -> BenchProject:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
+    project = BenchProject(pytester, fake.base_url)
+    (project.root / "config" / "models.yaml").write_text(
+        textwrap.dedent(f"""\
+        defaults:
+          base_url: {fake.base_url}
+          api_key_env: FAKE_OPENAI_KEY
+        models:
+          fake-model:
+            id: fake/model
+            dialect: {fake.script.flavour}
+            price: {{input_per_million: 1.0, output_per_million: 2.0}}
+        """),
+        encoding="utf-8",
+    )
+    return project
+
+
+@pytest.fixture
+def bench(pytester: pytest.Pytester, provider: FakeBatchApis, monkeypatch: pytest.MonkeyPatch) -> BenchProject:
+    return batch_project(pytester, provider, monkeypatch)
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_every_condition_is_recorded_through_the_batch_api_without_a_synchronous_request(
+    bench: BenchProject, provider: FakeBatchApis, workers: tuple[str, ...]
+) -> None:
+    result = bench.run("--model=fake-model", *SLICE, "--snap-batch", *FAST, *workers)
+    result.assert_outcomes(passed=SLICE_SIZE)
+    assert provider.script.chat_requests == []
+    assert len(provider.script.submissions) == 1
+    assert len(list((bench.cassettes / "fake-model" / "profile").glob("*.json"))) == SLICE_SIZE
+    result.stdout.fnmatch_lines(["*fake-model: batch * submitted (18 requests*", "*fake-model: batch * 18/18 done*"])
+    observations = read_jsonl(bench.out / "observations.jsonl")
+    assert all(o.replayed and o.score is not None for o in observations)
+    spend = json.loads((bench.out / "session.json").read_text(encoding="utf-8"))["spend"]["fake-model"]
+    assert spend["batch_requests"] == SLICE_SIZE
+    assert spend["cost_usd"] == pytest.approx(provider.script.billed_usd)
+    # The key went to the provider, and nowhere else: no cassette, ledger or output holds it.
+    assert set(provider.script.authorizations) == {f"Bearer {FAKE_KEY}"}
+    assert leaked_secrets(bench.cassettes) == []
+    for path in [*bench.cassettes.rglob("*"), *bench.out.rglob("*")]:
+        assert not path.is_file() or FAKE_KEY not in path.read_text(encoding="utf-8", errors="replace")
+
+
+def replayed_figures(bench: BenchProject, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """The analysis of a replay of what is recorded (no key: nothing can be asked), less the session's own facts."""
+    with monkeypatch.context() as offline:
+        offline.delenv("FAKE_OPENAI_KEY")
+        bench.run("--model=fake-model", *SLICE, gate=True)
+    document = bench.analysis()
+    return {key: value for key, value in document.items() if key != "session"}
+
+
+def test_a_replay_of_batch_answers_equals_a_replay_of_the_same_answers_asked_synchronously(
+    bench: BenchProject, provider: FakeBatchApis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench.run("--model=fake-model", *SLICE, "--snap-batch", *FAST).assert_outcomes(passed=SLICE_SIZE)
+    assert provider.script.chat_requests == []
+    from_batch = replayed_figures(bench, monkeypatch)
+    batch_cassettes = {p.relative_to(bench.cassettes): p.read_text() for p in bench.cassettes.glob("*/profile/*.json")}
+    for path in bench.cassettes.glob("*/profile/*.json"):
+        path.unlink()
+    bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    assert len(provider.script.chat_requests) == SLICE_SIZE
+    synchronous = replayed_figures(bench, monkeypatch)
+    assert from_batch["instruments"]["profile"]["models"]["fake-model"]
+    assert from_batch == synchronous
+    # The same requests and answers, recorded the same way.
+    for relative, text in batch_cassettes.items():
+        batch = json.loads(text)["interactions"]
+        sync = json.loads((bench.cassettes / relative).read_text())["interactions"]
+        assert [i["request"]["uri"] for i in batch] == [i["request"]["uri"] for i in sync]
+        assert [i["request"]["body"] for i in batch] == [i["request"]["body"] for i in sync]
+        assert [i["response"]["status"]["code"] for i in batch] == [i["response"]["status"]["code"] for i in sync]
+        answers = [json.loads(i["response"]["body"]["string"])["choices"] for i in (*batch, *sync)]
+        assert answers[0] == answers[1]
+
+
+def pending_run_then_collect(bench: BenchProject, provider: FakeBatchApis, first: tuple[str, ...]) -> None:
+    """A first run that leaves its batch pending (exit 6, the batch named), then runs that collect it: nothing is
+    submitted twice, nothing asked synchronously."""
+    result = bench.run("--model=fake-model", *SLICE, *first)
+    assert result.ret == 6, result.stdout.str()
+    assert len(provider.script.submissions) == 1
+    batch_id = provider.script.submissions[0]
+    result.stdout.fnmatch_lines(
+        [
+            f"*fake-model: batch {batch_id} pending (0/18 done)*",
+            "*could not measure: 18 pending in a batch*",
+        ]
+    )
+    result.assert_outcomes(skipped=SLICE_SIZE)
+    ledgers = list((bench.cassettes / "fake-model" / ".batches").glob("*.json"))
+    assert [json.loads(path.read_text())["batch_id"] for path in ledgers] == [batch_id]
+    assert FAKE_KEY not in ledgers[0].read_text()
+    # Again with --snap-batch while it is still pending: nothing new is submitted, nothing asked.
+    provider.script.never_finish = False
+    provider.script.polls_to_finish = 1_000
+    again = bench.run("--model=fake-model", *SLICE, "--snap-batch=submit", *FAST)
+    assert again.ret == 6
+    assert len(provider.script.submissions) == 1
+    # A later run without --snap-batch collects the batch once it has ended, and replays it.
+    provider.script.polls_to_finish = 0
+    collected = bench.run("--model=fake-model", *SLICE, "-n", "2")
+    collected.assert_outcomes(passed=SLICE_SIZE)
+    assert collected.ret == 0
+    assert provider.script.submissions == [batch_id]
+    assert provider.script.chat_requests == []
+    assert all(o.replayed for o in read_jsonl(bench.out / "observations.jsonl"))
+    assert json.loads(ledgers[0].read_text())["status"] == "collected"
+
+
+def test_snap_batch_submit_exits_6_naming_what_is_pending_and_a_later_run_collects_it(
+    bench: BenchProject, provider: FakeBatchApis
+) -> None:
+    provider.script.never_finish = True
+    pending_run_then_collect(bench, provider, ("--snap-batch=submit", *FAST))
+
+
+def test_a_session_whose_batch_outlasts_its_timeout_is_collected_by_the_next_without_submitting_again(
+    bench: BenchProject, provider: FakeBatchApis
+) -> None:
+    provider.script.never_finish = True
+    pending_run_then_collect(bench, provider, ("--snap-batch", "--snap-batch-poll=0.05", "--snap-batch-timeout=0.2"))
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_errored_expired_and_canceled_items_are_asked_again_and_never_scored_from_the_error(
+    bench: BenchProject, provider: FakeBatchApis, workers: tuple[str, ...]
+) -> None:
+    provider.script.fail = {0: "errored", 5: "expired", 11: "canceled"}
+    result = bench.run("--model=fake-model", *SLICE, "--snap-batch", *FAST, *workers)
+    result.assert_outcomes(passed=SLICE_SIZE)
+    assert len(provider.script.submissions) == 1
+    # Those three, and only those, were asked synchronously: the same requests the batch held.
+    batch = provider.script.batches[provider.script.submissions[0]]
+    failed_bodies = sorted(json.dumps(batch.items[place][1], sort_keys=True) for place in provider.script.fail)
+    assert sorted(json.dumps(body, sort_keys=True) for body in provider.script.chat_requests) == failed_bodies
+    result.stdout.fnmatch_lines(["*3 request(s) of batch * ended errored, expired or cancelled*"])
+    observations = read_jsonl(bench.out / "observations.jsonl")
+    assert all(o.score == int(varied_answer({"messages": o.messages})) for o in observations)
+    assert sum(not o.replayed for o in observations) == 3
+    # Every cassette holds one answer (200): no error was recorded as an answer.
+    for path in (bench.cassettes / "fake-model" / "profile").glob("*.json"):
+        assert [i["response"]["status"]["code"] for i in json.loads(path.read_text())["interactions"]] == [200]
+    spend = json.loads((bench.out / "session.json").read_text(encoding="utf-8"))["spend"]["fake-model"]
+    assert spend["batch_requests"] == SLICE_SIZE - 3
+    assert spend["batch_cost_usd"] == pytest.approx(provider.script.billed_usd)
+    assert spend["requests"] == SLICE_SIZE
+
+
+def test_a_model_without_a_batch_api_is_asked_synchronously_and_said_once(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeBatchApis(BatchScript(flavour=OPENAI)) as fake:
+        bench = batch_project(pytester, fake, monkeypatch)
+        models = bench.root / "config" / "models.yaml"
+        models.write_text(models.read_text().replace("dialect: openai", "dialect: openai-compatible"))
+        result = bench.run("--model=fake-model", *SLICE, "--snap-batch", *FAST)
+        result.assert_outcomes(passed=SLICE_SIZE)
+        assert fake.script.submissions == []
+        assert len(fake.script.chat_requests) == SLICE_SIZE
+        result.stdout.fnmatch_lines(["*fake-model: its endpoint (openai-compatible) has no batch API*synchronously*"])
+
+
+def test_snap_batch_with_a_budget_is_a_usage_error(bench: BenchProject) -> None:
+    result = bench.run("--model=fake-model", *SLICE, "--snap-batch", "--snap-max-cost=1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--snap-batch with --snap-max-requests or --snap-max-cost*"])
