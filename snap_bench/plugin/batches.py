@@ -10,9 +10,10 @@ controller, in its session start: the workers are started after it (xdist's own 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import pytest
 
@@ -29,9 +30,58 @@ if TYPE_CHECKING:
     from snap_bench.design.models import ModelSpec
     from snap_bench.instruments.base import Instrument
     from snap_bench.observations.observation import Condition
+    from snap_bench.plugin.case import Case
     from snap_bench.plugin.session_options import SessionOptions
 
 ConditionsOf = Callable[[str], Iterable[tuple["Instrument", "Condition"]]]
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """What the batch step did: its report (spend, pending batches, problems) and the lines said once of it."""
+
+    report: BatchReport = field(default_factory=BatchReport)
+    notices: list[str] = field(default_factory=list)
+
+
+class BatchingSession(Protocol):
+    """What the batch step reads of a session (the SnapSession provides it)."""
+
+    config: pytest.Config
+    options: SessionOptions
+    models: list[ModelSpec]
+
+    @property
+    def endpoints(self) -> Mapping[str, Endpoint]: ...
+
+    @property
+    def in_run(self) -> Mapping[str, Path | None]: ...
+
+    @property
+    def not_asked(self) -> Mapping[str, str]: ...
+
+    def instrument(self, name: str) -> Instrument: ...
+
+    def cases(self, instrument_name: str) -> Iterable[Case]: ...
+
+
+def run_batch_step(session: BatchingSession) -> BatchOutcome:
+    """--snap-batch, and the collection of earlier batches: before any test asks (the workers start after)."""
+    terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+
+    def say(line: str) -> None:
+        terminal.write_line(f"snap-bench batch: {line}") if terminal is not None else print(line)
+
+    def conditions_of(model: str) -> Iterator[tuple[Instrument, Condition]]:
+        """Every condition of the run's instruments (its paths, less what the selection leaves out) for ``model``."""
+        for name in session.in_run:
+            if name in session.not_asked:
+                continue
+            instrument = session.instrument(name)
+            yield from ((instrument, case.condition) for case in session.cases(name) if case.model == model)
+
+    report, synchronous = batch_step(session.options, session.models, session.endpoints, conditions_of, say)
+    return BatchOutcome(report, [*synchronous, *report.problems, *report.pending_lines()])
 
 
 def batch_step(

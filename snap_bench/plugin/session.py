@@ -19,7 +19,6 @@ import pytest
 from snap_bench.analysis.coverage import Coverage
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.asking.asker import Asker, Endpoint
-from snap_bench.asking.batch.step import BatchReport
 from snap_bench.asking.interruption import InterruptFlag
 from snap_bench.asking.state_folder import start_session_state
 from snap_bench.asking.stops import StopBoard
@@ -38,7 +37,7 @@ from snap_bench.plugin import row_hooks
 from snap_bench.plugin.activation import choose_models, only_looks, runs_benchmarks
 from snap_bench.plugin.artefacts import Artefacts
 from snap_bench.plugin.ask_ahead_setup import build_asker, process_shares
-from snap_bench.plugin.batches import batch_step
+from snap_bench.plugin.batches import BatchOutcome, run_batch_step
 from snap_bench.plugin.case import Case
 from snap_bench.plugin.ci_outputs import write_ci_summary
 from snap_bench.plugin.endpoints import Endpoints
@@ -64,7 +63,6 @@ from snap_bench.plugin.retries import RetryLog
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_meta import left_out_notices, session_meta, session_notices
 from snap_bench.plugin.session_options import SessionOptions
-from snap_bench.plugin.spend import with_batch_spend
 from snap_bench.plugin.unrecorded import NotRecorded, not_recorded, wholly_unrecorded
 from snap_bench.plugin.upcoming import remember_worker_queue, upcoming_params
 from snap_bench.recordings.cassettes import remove_stale_temporaries
@@ -106,9 +104,7 @@ class SnapSession:
         self.not_instrument_files: list[Path] = []
         self.in_run: dict[str, Path | None] = {}  # the run's instruments -> the file that runs each
         self.unrecorded: list[NotRecorded] = []  # offline, what a model has no recording of (not run)
-        # The batch step's outcome (snap_bench.plugin.batches): what its batches cost, what is pending.
-        self.batch_report = BatchReport()
-        self.batch_notices: list[str] = []
+        self.batch = BatchOutcome()  # the batch step's outcome: its batches' spend, what is pending
 
     # -- activation --------------------------------------------------------------------------
 
@@ -275,31 +271,7 @@ class SnapSession:
             problem = cost_limit_problem(self.options.max_cost_usd, self.models, self.endpoints)
             if problem is not None:
                 raise pytest.UsageError(problem)
-            self._run_batch_step()
-
-    def _run_batch_step(self) -> None:
-        """--snap-batch, and the collection of earlier batches: before any test asks (the workers start after)."""
-        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
-
-        def say(line: str) -> None:
-            terminal.write_line(f"snap-bench batch: {line}") if terminal is not None else print(line)
-
-        self.batch_report, synchronous = batch_step(
-            self.options, self.models, self.endpoints, self.run_conditions_of, say
-        )
-        self.batch_notices = [*synchronous, *self.batch_report.problems, *self.batch_report.pending_lines()]
-
-    @property
-    def batch_spend(self) -> dict[str, dict[str, Any]]:
-        return self.batch_report.spend
-
-    def run_conditions_of(self, model: str) -> Iterator[tuple[Instrument, Condition]]:
-        """Every condition of the run's instruments (its paths, less what the selection leaves out) for ``model``."""
-        for name in self.in_run:
-            if name in self.not_asked:
-                continue
-            instrument = self.instrument(name)
-            yield from ((instrument, case.condition) for case in self.cases(name) if case.model == model)
+            self.batch = run_batch_step(self)
 
     def stop_board(self) -> StopBoard:
         return StopBoard(self.options.out_dir, {model.name: model.api_key_env for model in self.models})
@@ -441,10 +413,8 @@ class SnapSession:
 
     def session_meta(self) -> dict[str, Any]:
         versions = {name: instrument.version for name, instrument in self._instruments.items()}
-        meta = session_meta(self.options, self.models, versions, self.ledger, self.coverage(), self.facts)
+        meta = session_meta(self.options, self.models, versions, self.ledger, self.coverage(), self.facts, self.batch)
         unrecorded = [left.to_json() for left in self.unrecorded]
-        meta["spend"] = with_batch_spend(meta["spend"], self.batch_spend)
-        meta["notices"] = [*self.batch_notices, *meta["notices"]]
         return {**meta, "gate": self.options.gate.option_value(), "not_asked": dict(self.not_asked)} | {
             "not_recorded": unrecorded
         }
@@ -456,7 +426,7 @@ class SnapSession:
         """What the session says once about how it asked (a temperature left to the provider, ...)."""
         left_out = left_out_notices(self.not_asked, self.not_instrument_files)
         left_out += [left.line(Path(self.config.invocation_params.dir)) for left in self.unrecorded]
-        return [*left_out, *self.batch_notices, *session_notices(self.options, self.facts, self.observations)]
+        return [*left_out, *self.batch.notices, *session_notices(self.options, self.facts, self.observations)]
 
     @property
     def instruments(self) -> dict[str, Instrument]:

@@ -14,10 +14,11 @@ from snap_bench.design.temperatures import DEFAULT
 from snap_bench.history.store import provenance
 from snap_bench.instruments import INSTRUMENT_FILE_KEYS
 from snap_bench.observations.observation import Observation
+from snap_bench.plugin.batches import BatchOutcome
 from snap_bench.plugin.ledger import ConditionLedger
 from snap_bench.plugin.model_facts import ModelFacts, notices
 from snap_bench.plugin.session_options import SessionOptions
-from snap_bench.plugin.spend import serving_by_model, serving_notices, spend_by_model
+from snap_bench.plugin.spend import serving_by_model, serving_notices, spend_by_model, with_batch_spend
 
 
 def session_meta(
@@ -27,6 +28,7 @@ def session_meta(
     ledger: ConditionLedger,
     coverage: Mapping[str, Coverage],
     facts: Mapping[str, ModelFacts],
+    batch: BatchOutcome,
 ) -> dict[str, Any]:
     observations = ledger.observations
     return {
@@ -42,9 +44,9 @@ def session_meta(
         "seed": options.seed,
         "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         **provenance(options.config, options.rootdir),
-        "spend": spend_by_model(observations),
+        "spend": with_batch_spend(spend_by_model(observations), batch.report.spend),
         "endpoints": {name: entry.to_json() for name, entry in sorted(facts.items()) if entry.source},
-        "notices": session_notices(options, facts, observations),
+        "notices": [*batch.notices, *session_notices(options, facts, observations)],
         "serving": serving_by_model(observations),
     }
 

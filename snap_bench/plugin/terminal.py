@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from snap_bench.judging.verdicts import ThresholdConfig
     from snap_bench.observations.observation import Observation
     from snap_bench.plugin.artefacts import Artefacts
+    from snap_bench.plugin.batches import BatchOutcome
     from snap_bench.plugin.session_options import SessionOptions
 
 
@@ -39,9 +40,8 @@ class SessionView(Protocol):
     exit_decision: ExitDecision | None
     artefacts: Artefacts
 
-    @property
-    def batch_spend(self) -> dict[str, dict[str, Any]]:
-        """What the batches collected this session cost, per model (snap_bench.asking.batch)."""
+    # What the batch step did (snap_bench.plugin.batches): its batches' spend, per model.
+    batch: BatchOutcome
 
     @property
     def observations(self) -> list[Observation]: ...
@@ -68,7 +68,7 @@ class SessionView(Protocol):
 
 
 def session_spend(session: SessionView) -> dict[str, dict[str, Any]]:
-    return with_batch_spend(spend_by_model(session.observations), session.batch_spend)
+    return with_batch_spend(spend_by_model(session.observations), session.batch.report.spend)
 
 
 def summary_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
