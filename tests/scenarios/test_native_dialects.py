@@ -181,10 +181,13 @@ def test_a_spend_limit_is_not_asked_again(project: BenchProject, anthropic: Fake
     result.stdout.fnmatch_lines(["*claude stopped*ANTHROPIC_API_KEY*spend limit*"])
 
 
+@pytest.mark.parametrize(
+    "asking", [pytest.param((), id="one-by-one"), pytest.param(("-n", "2", "--snap-concurrency=4"), id="ahead-xdist")]
+)
 def test_gemini_answers_are_recorded_replayed_and_priced_with_their_thoughts(
-    project: BenchProject, gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch
+    project: BenchProject, gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, asking: tuple[str, ...]
 ) -> None:
-    project.run("--model=flash", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    project.run("--model=flash", *SLICE, *asking).assert_outcomes(passed=SLICE_SIZE)
     assert [r.status for r in gemini.received] == [200] * SLICE_SIZE
     sent = gemini.bodies(FLASH.id)
     assert all(body["generationConfig"]["temperature"] == 0.0 for body in sent)
