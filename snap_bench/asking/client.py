@@ -19,9 +19,10 @@ from typing import Any
 import httpx
 
 from snap_bench.wire.dialects import Dialect, Parsed, dialect_named
-from snap_bench.wire.dialects.openai_chat import OPENAI_COMPATIBLE_DIALECT, RETRYABLE_CODES
+from snap_bench.wire.dialects.openai_chat import OPENAI_COMPATIBLE_DIALECT
 
-RETRYABLE_STATUS = RETRYABLE_CODES
+# Anthropic's 529 overloaded_error and Gemini's 503 UNAVAILABLE among them.
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 CACHE_STATUS_HEADER = "x-openrouter-cache-status"
 
 
