@@ -45,7 +45,12 @@ _UNSUPPORTED = re.compile(
 )
 # OpenRouter's words for a model it does not serve (retired, or never an id) and for parameters or routing
 # no provider of the model can meet.
-_NO_SUCH_MODEL = re.compile(r"no endpoints found for |is not a valid model id", re.IGNORECASE)
+# Anthropic's 404 not_found_error names the model ("model: claude-x"); Gemini's says "models/x is not found".
+_NO_SUCH_MODEL = re.compile(
+    r"no endpoints found for |is not a valid model id"
+    r"|not_found_error\"?, ?\"message\"?: ?\"model: |is not found for API version",
+    re.IGNORECASE,
+)
 _NO_PARAMETERS = re.compile(r"no endpoints found that can handle the requested parameters", re.IGNORECASE)
 _NO_ROUTE = re.compile(r"no available provider that meets your routing requirements", re.IGNORECASE)
 # Anthropic's refusals of any temperature ("`temperature` is deprecated for this model.") and of one other than

@@ -225,6 +225,10 @@ def test_the_providers_hopeless_errors_stop_the_model() -> None:
     assert hopeless(failed(400, thinking)) == "temperature"
     assert hopeless(failed(429, spend)) == "credits"
     assert hopeless(failed(400, bad_key)) == "auth"
+    no_claude = {"type": "error", "error": {"type": "not_found_error", "message": "model: claude-x"}}
+    no_gemini = {"error": {"code": 404, "message": "models/gemini-x is not found for API version v1beta"}}
+    assert hopeless(failed(404, no_claude)) == "model"
+    assert hopeless(failed(404, no_gemini)) == "model"
     assert dialect_named(ANTHROPIC).hopeless_error(429, json.dumps(spend))
     assert not dialect_named(ANTHROPIC).hopeless_error(429, '{"type":"error","error":{"type":"rate_limit_error"}}')
     assert not dialect_named(ANTHROPIC).hopeless_error(529, '{"type":"error","error":{"type":"overloaded_error"}}')
