@@ -32,7 +32,9 @@ from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
 from snap_bench.asking.interruption import Interrupted, InterruptFlag
 from snap_bench.asking.stops import NOT_ASKED, Request, StopBoard
 from snap_bench.asking.throttle import Budget, RateLimiter
+from snap_bench.design.models import OPENAI_COMPATIBLE
 from snap_bench.recordings.exchanges import interaction, write_cassette
+from snap_bench.wire.dialects import dialect_named
 from snap_bench.wire.scrub import Scrubber
 
 # How often a test waiting for another process's answer looks at the claim (a file read).
@@ -63,6 +65,9 @@ class Job:
     # The most one attempt can cost (held against --snap-max-cost while in flight), and what a stop names.
     worst_usd: float
     stop_request: Request
+    # The dialect the request is written in and the model it names (Gemini's URL holds the model).
+    dialect: str = OPENAI_COMPATIBLE
+    model_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -355,6 +360,13 @@ class AskAhead:
     def _client(self, job: Job) -> ChatClient:
         client = self._clients.get(job.key[0])
         if client is None:
-            client = ChatClient(job.base_url, job.api_key, self._policy, max_connections=self.limits[job.key[0]])
+            client = ChatClient(
+                job.base_url,
+                job.api_key,
+                self._policy,
+                max_connections=self.limits[job.key[0]],
+                dialect=dialect_named(job.dialect),
+                model_id=job.model_id,
+            )
             self._clients[job.key[0]] = client
         return client

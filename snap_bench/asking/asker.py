@@ -35,7 +35,7 @@ from snap_bench.recordings.cassettes import (
     restore,
 )
 from snap_bench.recordings.state import Recordings
-from snap_bench.wire.dialects import reasoning_effort
+from snap_bench.wire.dialects import dialect_named, reasoning_effort
 from snap_bench.wire.request import ConditionRequest, condition_request
 from snap_bench.wire.scrub import Scrubber
 
@@ -68,7 +68,7 @@ class Endpoint:
     def stop_request(self, body: bytes) -> Request:
         """What a stop of this model names: the model, its endpoint and key, the parameters and routing sent."""
         try:
-            sent = [key for key in json.loads(body) if key not in ("model", "messages", "provider")]
+            sent = [key for key in json.loads(body) if key not in ("model", "messages", "provider", "contents")]
         except ValueError:
             sent = []
         return Request(
@@ -248,6 +248,8 @@ class Asker:
             cost=partial(cost_usd, endpoint.model),
             worst_usd=worst_case_usd(endpoint.model, request.body, request.max_tokens),
             stop_request=endpoint.stop_request(request.body),
+            dialect=endpoint.model.dialect,
+            model_id=endpoint.model.provider_id,
         )
 
     def look_ahead(self, conditions: Callable[[], Iterable[tuple[str, Instrument, Condition]]]) -> None:
@@ -368,7 +370,10 @@ def _tell_retries(reply: ChatReply, on_retried: Callable[[str], None] | None) ->
 
 async def _make_client(endpoint: Endpoint, policy: RetryPolicy) -> ChatClient:
     # Created inside the runner's loop so that httpx binds its pool to that loop.
-    return ChatClient(endpoint.base_url, endpoint.api_key, policy)
+    model = endpoint.model
+    return ChatClient(
+        endpoint.base_url, endpoint.api_key, policy, dialect=dialect_named(model.dialect), model_id=model.provider_id
+    )
 
 
 def observation_of(

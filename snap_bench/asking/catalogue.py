@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from snap_bench.design.models import OPENAI, OPENROUTER, ModelSpec, Price
+from snap_bench.wire.dialects import dialect_named
 
 TEMPERATURE = "temperature"
 
@@ -108,13 +109,15 @@ def _entry(item: dict[str, Any]) -> CatalogueEntry:
 def temperature_ignored(model: ModelSpec, entry: CatalogueEntry | None) -> str | None:
     """Why a temperature sent to ``model`` would not be applied, or None where it would be.
 
-    OpenRouter passes a provider only the parameters it supports (the rest are dropped); OpenAI's
-    reasoning models take a temperature only at reasoning effort ``none``.
+    OpenRouter passes a provider only the parameters it supports (the rest are dropped); the dialect says the
+    rest (OpenAI's reasoning models take a temperature only at reasoning effort ``none``, Anthropic's none but 1
+    with thinking on).
     """
     if entry is not None and entry.supported_parameters is not None and TEMPERATURE not in entry.supported_parameters:
         return f"the endpoint's catalogue lists no temperature among {model.provider_id}'s supported parameters"
-    if model.dialect == OPENAI and model.reasoning not in (None, "none", "off"):
-        return f"OpenAI applies a temperature to reasoning models only at reasoning effort none ({model.reasoning})"
+    own_rule = dialect_named(model.dialect).temperature_ignored(model)
+    if own_rule is not None:
+        return own_rule
     if not model.takes_temperature and (entry is None or entry.supported_parameters is None):
         # The catalogue, where read, is today's word and wins; this is models.yaml's, for a session without it.
         return "its models.yaml entry says takes_temperature: false (the endpoint's catalogue was not read)"

@@ -1,4 +1,5 @@
-"""Async OpenAI-compatible chat client on httpx, with bounded retries.
+"""Async chat client on httpx, with bounded retries, in the dialect of the model's endpoint (where the
+request goes, its key headers, how a reply and an error are read: :mod:`snap_bench.wire.dialects`).
 
 A reply is never an exception: after the retry budget is spent, the reply carries the error, and the
 caller records it as an API error (-3) and the session goes on.
@@ -9,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import email.utils
-import json
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -18,12 +18,12 @@ from typing import Any
 
 import httpx
 
-from snap_bench.wire.request import chat_uri
+from snap_bench.wire.dialects import Dialect, Parsed, dialect_named
+from snap_bench.wire.dialects.openai_chat import OPENAI_COMPATIBLE_DIALECT
 
+# Anthropic's 529 overloaded_error and Gemini's 503 UNAVAILABLE among them.
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 CACHE_STATUS_HEADER = "x-openrouter-cache-status"
-# A 503 that no wait will mend: OpenRouter found no provider meeting the request's routing block.
-_NO_ROUTE = "no available provider that meets your routing requirements"
 
 
 @dataclass(frozen=True)
@@ -111,11 +111,12 @@ class ChatClient:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
         max_connections: int = 100,
+        dialect: Dialect = OPENAI_COMPATIBLE_DIALECT,
+        model_id: str = "",
     ) -> None:
-        headers = {"Content-Type": "application/json", "X-Title": "snap-bench"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        self.url = chat_uri(base_url)
+        headers = {"Content-Type": "application/json", **dialect.headers(api_key)}
+        self.url = dialect.url(base_url, model_id)
+        self._dialect = dialect
         self._policy = policy
         self._sleep = sleep
         self._rng = rng or random.Random()
@@ -184,13 +185,16 @@ class ChatClient:
                     on_response(response)
                 last_status = response.status_code
                 if response.status_code == 200:
-                    reply = _reply_from(response, started, attempt)
+                    parsed = self._dialect.parse(response.text)
+                    reply = _reply(parsed, started, attempt, response.headers.get(CACHE_STATUS_HEADER))
                     if reply.cost_usd is not None:
                         billed = (billed or 0.0) + reply.cost_usd
-                    if reply.error is None or not _retryable_200(response):
+                    if reply.error is None or not parsed.retry:
                         return retried(dataclasses.replace(reply, cost_usd=billed))
                     last_error = reply.error
-                elif response.status_code in RETRYABLE_STATUS and _NO_ROUTE not in response.text.lower():
+                elif response.status_code in RETRYABLE_STATUS and not self._dialect.hopeless_error(
+                    response.status_code, response.text
+                ):
                     last_error = f"HTTP {response.status_code}: {_short(response.text)}"
                     retry_after = parse_retry_after(response.headers.get("retry-after"))
                 else:
@@ -202,7 +206,7 @@ class ChatClient:
                             time.perf_counter() - started,
                             attempt,
                             cost_usd=billed,
-                            moderated=response.status_code == 403 and _moderation_flag(response.text),
+                            moderated=self._dialect.moderated_error(response.status_code, response.text),
                         )
                     )
             failures.append(_in_short(last_error, last_status))
@@ -222,117 +226,32 @@ class ChatClient:
         )
 
 
-def reply_from_recording(text: str, attempt: int, cache_status: str | None = None) -> ChatReply:
-    """The reply a recorded 200 stands for, parsed exactly as a live one is (the same function, on its text)."""
-    return _reply_from_text(text, time.perf_counter(), attempt, cache_status)
+def reply_from_recording(text: str, attempt: int, cache_status: str | None = None, dialect: str = "") -> ChatReply:
+    """The reply a recorded 200 stands for, parsed exactly as a live one is (the dialect's parse, on its text)."""
+    parse = dialect_named(dialect).parse if dialect else OPENAI_COMPATIBLE_DIALECT.parse
+    return _reply(parse(text), time.perf_counter(), attempt, cache_status)
 
 
-def _reply_from(response: httpx.Response, started: float, attempt: int) -> ChatReply:
-    return _reply_from_text(response.text, started, attempt, response.headers.get(CACHE_STATUS_HEADER))
-
-
-def _reply_from_text(body: str, started: float, attempt: int, cache_status: str | None = None) -> ChatReply:
-    """A 200's body as a reply: the answer's text, or why there is none."""
-    latency = time.perf_counter() - started
-    try:
-        payload: dict[str, Any] = json.loads(body)
-        if "error" in payload and not payload.get("choices"):
-            return ChatReply(
-                None, f"provider error in a 200 reply: {_short(json.dumps(payload['error']))}", 200, latency, attempt
-            )
-        choice = payload["choices"][0]
-        served = _served_by(payload)
-        if choice.get("error") or choice.get("finish_reason") == "error":
-            # OpenRouter reports a failure during generation in the choice of a 200: nothing was answered.
-            said = _short(json.dumps(choice.get("error") or {"finish_reason": "error"}))
-            return ChatReply(None, f"generation error in a 200 reply: {said}", 200, latency, attempt, **served)
-        if choice.get("finish_reason") == "content_filter":
-            text = choice.get("message", {}).get("content")
-            return ChatReply(
-                text if isinstance(text, str) else "",
-                None,
-                200,
-                latency,
-                attempt,
-                finish_reason="content_filter",
-                moderated=True,
-                **served,
-            )
-        text = choice["message"].get("content")
-        # A reply cut by the token limit may legitimately hold no text (a reasoning model spent the
-        # budget thinking); any other reply without text is a broken one and is asked again.
-        if not isinstance(text, str) and choice.get("finish_reason") != "length":
-            raise KeyError("message content")
-        usage = payload.get("usage") or {}
-        details = usage.get("completion_tokens_details") or {}
-        logprobs = (choice.get("logprobs") or {}).get("content")
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
-        return ChatReply(None, f"malformed reply ({type(error).__name__}): {_short(body)}", 200, latency, attempt)
+def _reply(parsed: Parsed, started: float, attempt: int, cache_status: str | None = None) -> ChatReply:
+    """A 200 as a reply: what its body says, with when and on which attempt."""
     return ChatReply(
-        text=text if isinstance(text, str) else "",
-        error=None,
+        text=parsed.text if parsed.error is None else None,
+        error=parsed.error,
         status=200,
-        latency_s=latency,
+        latency_s=time.perf_counter() - started,
         attempts=attempt,
-        prompt_tokens=usage.get("prompt_tokens"),
-        completion_tokens=usage.get("completion_tokens"),
-        reasoning_tokens=_count(details.get("reasoning_tokens") if isinstance(details, dict) else None),
-        finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
-        logprobs=logprobs if isinstance(logprobs, list) and logprobs else None,
-        cache_hit=(cache_status or "").upper() == "HIT",
-        **served,
+        prompt_tokens=parsed.prompt_tokens,
+        completion_tokens=parsed.completion_tokens,
+        reasoning_tokens=parsed.reasoning_tokens,
+        finish_reason=parsed.finish_reason,
+        logprobs=parsed.logprobs,
+        provider=parsed.provider,
+        served_model=parsed.served_model,
+        system_fingerprint=parsed.system_fingerprint,
+        cost_usd=parsed.cost_usd,
+        cache_hit=parsed.error is None and (cache_status or "").upper() == "HIT",
+        moderated=parsed.moderated,
     )
-
-
-def _served_by(payload: dict[str, Any]) -> dict[str, Any]:
-    """Who served a 200 and what it billed: the response's provider, model, fingerprint and usage.cost."""
-    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
-    cost = usage.get("cost") if isinstance(usage, dict) else None
-    return {
-        "provider": _text(payload.get("provider")),
-        "served_model": _text(payload.get("model")),
-        "system_fingerprint": _text(payload.get("system_fingerprint")),
-        "cost_usd": float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
-    }
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _moderation_flag(body: str) -> bool:
-    """A 403 that says the input was flagged (OpenRouter's metadata.reasons / flagged_input), not the key."""
-    try:
-        error = json.loads(body).get("error") or {}
-    except (ValueError, AttributeError):
-        return False
-    metadata = error.get("metadata") if isinstance(error, dict) else None
-    if isinstance(metadata, dict) and ("reasons" in metadata or "flagged_input" in metadata):
-        return True
-    message = str(error.get("message", "")) if isinstance(error, dict) else ""
-    return "moderation" in message.lower() or "flagged" in message.lower()
-
-
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _retryable_200(response: httpx.Response) -> bool:
-    """Whether a 200 without a usable answer is worth asking again.
-
-    A malformed or empty 200 (a proxy's HTML error page, ``choices: []``, no message content) is a
-    transient fault like a 5xx. OpenRouter reports upstream failures as a 200 with an error object
-    carrying the real code: retried only when that code is.
-    """
-    try:
-        payload = response.json()
-        error = payload.get("error")
-    except (ValueError, AttributeError):
-        return True
-    if not error:
-        return True  # no top-level error: a malformed reply, or a generation error in the choice
-    code = error.get("code") if isinstance(error, dict) else None
-    return isinstance(code, int) and code in RETRYABLE_STATUS
 
 
 def _in_short(error: str, status: int | None) -> str:

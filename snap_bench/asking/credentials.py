@@ -9,8 +9,15 @@ from pathlib import Path
 
 from snap_bench.wire.scrub import Scrubber
 
-# Environment variables holding keys whatever models.yaml names (OpenRouter is the default provider).
-DEFAULT_KEY_VARIABLES = ("OPENROUTER_API_KEY", "OPENAI_API_KEY")
+# Environment variables holding keys whatever models.yaml names (OpenRouter is the default provider; the
+# others are what Anthropic's and Google's documentation name).
+DEFAULT_KEY_VARIABLES = (
+    "OPENROUTER_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+)
 # .env entries whose names say they hold a credential.
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
 

@@ -40,19 +40,20 @@ def replay(check: RecordingCheck) -> Replay:
     """
     if not check.matches:
         return Replay(check.state, check.why, None)
-    reply = recorded_reply(check.responses)
+    reply = recorded_reply(check.responses, check.request.dialect)
     if reply.error is None:
         return Replay(CassetteState.MATCHES, "", reply)
     codes = ", ".join(str(response.status) for response in check.responses)
     return Replay(CassetteState.MALFORMED, f"damaged cassette: no usable answer recorded (HTTP {codes})", None)
 
 
-def recorded_reply(responses: Sequence[RecordedResponse]) -> ChatReply:
-    """The last usable 200 among a request's recorded responses, else the last recorded failure."""
+def recorded_reply(responses: Sequence[RecordedResponse], dialect: str = "") -> ChatReply:
+    """The last usable 200 among a request's recorded responses (read in ``dialect``, the OpenAI chat dialect
+    where none is named), else the last recorded failure."""
     last = ChatReply(None, "no recorded response", None, 0.0, 0)
     for attempt, response in enumerate(responses, start=1):
         reply = (
-            reply_from_recording(response.body, attempt, response.header(CACHE_STATUS_HEADER))
+            reply_from_recording(response.body, attempt, response.header(CACHE_STATUS_HEADER), dialect)
             if response.status == 200
             else ChatReply(None, f"recorded HTTP {response.status}", response.status, 0.0, attempt)
         )
@@ -61,12 +62,12 @@ def recorded_reply(responses: Sequence[RecordedResponse]) -> ChatReply:
     return dataclasses.replace(last, latency_s=0.0)
 
 
-def recorded_output_tokens(folder: Path, limit: int = 200) -> tuple[float, int] | None:
+def recorded_output_tokens(folder: Path, limit: int = 200, dialect: str = "") -> tuple[float, int] | None:
     """The mean completion tokens of an answer (reasoning included) over up to ``limit`` usable recordings in
     ``folder``, and how many were read; None without any that reports its usage."""
     counts = []
     for responses in sampled_responses(folder, limit):
-        reply = recorded_reply(responses)
+        reply = recorded_reply(responses, dialect)
         if reply.error is None and reply.completion_tokens is not None:
             counts.append(reply.completion_tokens)
     return (sum(counts) / len(counts), len(counts)) if counts else None

@@ -45,9 +45,22 @@ _UNSUPPORTED = re.compile(
 )
 # OpenRouter's words for a model it does not serve (retired, or never an id) and for parameters or routing
 # no provider of the model can meet.
-_NO_SUCH_MODEL = re.compile(r"no endpoints found for |is not a valid model id", re.IGNORECASE)
+# Anthropic's 404 not_found_error names the model ("model: claude-x"); Gemini's says "models/x is not found".
+_NO_SUCH_MODEL = re.compile(
+    r"no endpoints found for |is not a valid model id"
+    r"|not_found_error\"?, ?\"message\"?: ?\"model: |is not found for API version",
+    re.IGNORECASE,
+)
 _NO_PARAMETERS = re.compile(r"no endpoints found that can handle the requested parameters", re.IGNORECASE)
 _NO_ROUTE = re.compile(r"no available provider that meets your routing requirements", re.IGNORECASE)
+# Anthropic's refusals of any temperature ("`temperature` is deprecated for this model.") and of one other than
+# 1 with thinking on ("`temperature` may only be set to 1 when thinking is enabled or in adaptive mode").
+_TEMPERATURE_REFUSED = re.compile(r"temperature`? (?:is deprecated|may only be set to 1)", re.IGNORECASE)
+# An account's spend limit: Anthropic's 429 enforced_spend_limit_reached and its 400 "You have reached your
+# specified (workspace) API usage limits".
+_SPEND_LIMIT = re.compile(r"enforced_spend_limit_reached|reached your specified (?:workspace )?API usage limits", re.I)
+# Gemini answers a bad key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
+_BAD_KEY = re.compile(r"API_KEY_INVALID|API key not valid", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -71,10 +84,12 @@ def hopeless(reply: ChatReply) -> str | None:
         return None
     if reply.unreachable:
         return "unreachable"
-    if reply.status == 402:
+    if reply.status == 402 or (reply.status in (400, 429) and _SPEND_LIMIT.search(reply.error)):
         return "credits"
-    if reply.status in (401, 403):
+    if reply.status in (401, 403) or (reply.status == 400 and _BAD_KEY.search(reply.error)):
         return "auth"
+    if reply.status == 400 and _TEMPERATURE_REFUSED.search(reply.error):
+        return "temperature"
     if reply.status in (400, 404) and _NO_SUCH_MODEL.search(reply.error):
         return "model"
     if reply.status == 404 and _NO_PARAMETERS.search(reply.error):
@@ -96,7 +111,8 @@ def stop_message(request: Request, kind: str, said: str) -> str:
         "unreachable": "nothing answered there: check the model's base_url in config/models.yaml "
         "(it must start with http:// or https://) and that the server is running",
         "temperature": "the model does not take the design's temperature (reasoning models often take only 1): "
-        "run it with --snap-temperatures=1 or --snap-temperatures=default, or choose another model",
+        "set takes_temperature: false in its config/models.yaml entry (it is then asked at the provider's "
+        "default), or run it with --snap-temperatures=1 or --snap-temperatures=default, or choose another model",
         "parameter": f"the provider refused a parameter of the request (sent: {parameters}; on OpenRouter, no "
         "provider of the model takes them all): change the model's entry in config/models.yaml (its reasoning, "
         "logprobs or token limit) or choose another model",
@@ -105,8 +121,9 @@ def stop_message(request: Request, kind: str, said: str) -> str:
         + "change its id in config/models.yaml",
         "routing": f"no provider meets the model's routing block {dict(request.routing or {})}: widen its "
         "provider: entry in config/models.yaml (order, only, ignore, allow_fallbacks, quantizations)",
-        "credits": f"the account of {request.key_variable or 'the key'} has no credits left (HTTP 402): add "
-        "credits, or lower --snap-max-cost; every model asked with this key is stopped",
+        "credits": f"the account of {request.key_variable or 'the key'} has no credits left (HTTP 402) or reached "
+        "its spend limit: add credits or raise the limit, or lower --snap-max-cost; every model asked with this key "
+        "is stopped",
     }
     return (
         f"{request.model} stopped at {request.url}: {said}. Fix: {fixes[kind]}; then run again "

@@ -17,7 +17,28 @@ OPENROUTER_KEY_ENV = "OPENROUTER_API_KEY"
 # How a request is written and a reply read: OpenRouter's API, OpenAI's own, or a plain OpenAI-compatible
 # server (vLLM, llama.cpp, Ollama) that gets today's bodies unchanged, so their recordings still match.
 OPENROUTER, OPENAI, OPENAI_COMPATIBLE = "openrouter", "openai", "openai-compatible"
-DIALECTS = (OPENROUTER, OPENAI, OPENAI_COMPATIBLE)
+# Providers' own APIs: Anthropic's Messages API and Gemini's generateContent (snap_bench.wire.dialects).
+ANTHROPIC, GEMINI = "anthropic", "gemini"
+DIALECTS = (OPENROUTER, OPENAI, OPENAI_COMPATIBLE, ANTHROPIC, GEMINI)
+
+
+@dataclass(frozen=True)
+class NativeProvider:
+    """What models.yaml needs of a provider with an API of its own: its host, where an entry that names only
+    its ``dialect:`` goes, and the key variable its documentation names."""
+
+    host: str
+    base_url: str
+    key_env: str
+
+
+NATIVE_PROVIDERS = {
+    ANTHROPIC: NativeProvider("api.anthropic.com", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
+    # Google's documentation also names GOOGLE_API_KEY: an entry may say api_key_env: GOOGLE_API_KEY.
+    GEMINI: NativeProvider(
+        "generativelanguage.googleapis.com", "https://generativelanguage.googleapis.com", "GEMINI_API_KEY"
+    ),
+}
 # The keys of OpenRouter's provider routing object (openrouter.ai/docs/features/provider-routing).
 ROUTING_KEYS = (
     "order",
@@ -35,12 +56,16 @@ ROUTING_KEYS = (
 
 
 def dialect_of(base_url: str | None) -> str:
-    """The dialect a base URL speaks: OpenRouter's and OpenAI's hosts by name, anything else plain."""
+    """The dialect a base URL speaks: OpenRouter's, OpenAI's, Anthropic's and Gemini's hosts by name, anything
+    else plain."""
     host = (urlsplit(base_url).hostname or "") if base_url else ""
     if host == "openrouter.ai" or host.endswith(".openrouter.ai"):
         return OPENROUTER
     if host == "api.openai.com":
         return OPENAI
+    for name, provider in NATIVE_PROVIDERS.items():
+        if host == provider.host:
+            return name
     return OPENAI_COMPATIBLE
 
 
@@ -250,7 +275,15 @@ def _model(
             input_per_million=price_node.get("input_per_million").number(0, 10_000, "price"),
             output_per_million=price_node.get("output_per_million").number(0, 10_000, "price"),
         )
+    # An entry that names a provider's own dialect but no endpoint or key goes to that provider with its key.
+    native = NATIVE_PROVIDERS.get(entry.get("dialect").value) if entry.has("dialect") else None
+    if native is not None:
+        default_url, default_key_env = native.base_url, native.key_env
     base_url = None if weights else entry.get("base_url", default_url).text().rstrip("/")
+    if native is None and not entry.has("api_key_env") and base_url is not None:
+        # A base_url on a provider's own host (no dialect:) asks with that provider's key, not OpenRouter's.
+        by_host = NATIVE_PROVIDERS.get(dialect_of(base_url))
+        default_key_env = by_host.key_env if by_host is not None else default_key_env
     return ModelSpec(
         name=name,
         label=entry.get("label", name).text(),

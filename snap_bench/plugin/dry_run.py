@@ -125,7 +125,9 @@ def _model_line(
         for condition in conditions
     )
     budget = model.max_tokens or instrument.max_tokens
-    measured = recorded_output_tokens(session.options.cassette_dir / model.name / instrument.name)
+    measured = recorded_output_tokens(
+        session.options.cassette_dir / model.name / instrument.name, dialect=model.dialect
+    )
     if measured is not None:
         per_answer = measured[0]
         why = f"measured over {measured[1]} of its recorded answers"

@@ -23,6 +23,7 @@ from snap_bench.wire.scrub import Scrubber
 SECRET_HEADERS = (
     "authorization",
     "x-api-key",
+    "x-goog-api-key",
     "api-key",
     "openai-organization",
     "cookie",
@@ -265,7 +266,8 @@ LEAK_PATTERNS = (
     re.compile(r"sk-or-v1-[A-Za-z0-9]{16,}"),
     re.compile(r"sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),
     re.compile(r"\bBearer\s+[A-Za-z0-9._-]{8,}"),
-    re.compile(r'"(?:authorization|x-api-key|api-key|proxy-authorization)"\s*:', re.IGNORECASE),
+    re.compile(r"AIza[0-9A-Za-z_-]{35}"),  # a Google API key
+    re.compile(r'"(?:authorization|x-api-key|x-goog-api-key|api-key|proxy-authorization)"\s*:', re.IGNORECASE),
 )
 
 

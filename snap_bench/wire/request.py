@@ -3,7 +3,7 @@
 The asker sends these bytes, the recordings look them up, a stale recording is judged against them, and
 asking ahead records them, so a request that one of them would build differently from another cannot
 exist. The entry's own output budget replaces the instrument's, in the dialect of the entry's endpoint
-(:mod:`snap_bench.wire.dialects`).
+(:mod:`snap_bench.wire.dialects`), which also says where the request goes.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from snap_bench.wire.dialects import encode, request_payload
+from snap_bench.design.models import OPENAI_COMPATIBLE
+from snap_bench.wire.dialects import dialect_named, encode
+from snap_bench.wire.dialects.openai_chat import chat_url
 
 if TYPE_CHECKING:
     from snap_bench.design.models import ModelSpec
@@ -42,18 +44,25 @@ class ConditionRequest:
     # The endpoint as the recordings name it (a local server's fixed URL, whatever its port).
     uri: str
     body: bytes
-    # The output budget asked for: the most one answer can cost.
+    # The output budget asked for (thinking's included where the dialect adds it): the most one answer can cost.
     max_tokens: int
+    # The dialect it is written in, which the reply is read in.
+    dialect: str = OPENAI_COMPATIBLE
 
 
 def condition_request(model: ModelSpec, url: str, instrument: Asked, condition: Condition) -> ConditionRequest:
     """``condition`` of ``instrument`` as sent to ``model`` at ``url`` (the model's canonical base URL)."""
     messages = instrument.messages(condition)
     max_tokens = model.max_tokens or instrument.max_tokens
-    body = encode(request_payload(model, messages, condition.temperature, max_tokens))
-    return ConditionRequest(model.name, instrument.name, condition.id, messages, chat_uri(url), body, max_tokens)
+    dialect = dialect_named(model.dialect)
+    body = encode(dialect.payload(model, messages, condition.temperature, max_tokens))
+    uri = dialect.url(url, model.provider_id)
+    sent_budget = dialect.output_budget(model, max_tokens)
+    return ConditionRequest(
+        model.name, instrument.name, condition.id, messages, uri, body, sent_budget, dialect=dialect.name
+    )
 
 
 def chat_uri(base_url: str) -> str:
-    """Where a chat request to ``base_url`` goes."""
-    return f"{base_url.rstrip('/')}/chat/completions"
+    """Where a chat request to ``base_url`` goes in the OpenAI chat dialects."""
+    return chat_url(base_url)

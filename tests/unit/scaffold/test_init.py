@@ -121,7 +121,8 @@ def test_the_models_template_extends_the_packaged_list(tmp_path: Path) -> None:
     (config / MODELS_FILE).write_text(project_files()["config/models.yaml"], encoding="utf-8")
     registry = load_models(ConfigFiles(config))
     shipped = load_models(SHIPPED)
-    assert set(registry.models) == set(shipped.models) | {"my-openrouter-model", "my-openai-model", "my-local-model"}
+    kinds = ("openrouter", "openai", "anthropic", "gemini", "local")
+    assert set(registry.models) == set(shipped.models) | {f"my-{kind}-model" for kind in kinds}
     assert registry.pilot == shipped.pilot
     openrouter, openai, local = (registry.models[f"my-{kind}-model"] for kind in ("openrouter", "openai", "local"))
     assert (openrouter.base_url, openrouter.api_key_env) == ("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY")
@@ -131,6 +132,10 @@ def test_the_models_template_extends_the_packaged_list(tmp_path: Path) -> None:
         "openai",
     )
     assert (local.base_url, local.api_key_env) == ("http://127.0.0.1:11434/v1", None)
+    # the providers' own APIs by `dialect:` alone: their base URL and documented key variable
+    anthropic, gemini = registry.models["my-anthropic-model"], registry.models["my-gemini-model"]
+    assert (anthropic.base_url, anthropic.api_key_env) == ("https://api.anthropic.com", "ANTHROPIC_API_KEY")
+    assert (gemini.base_url, gemini.api_key_env) == ("https://generativelanguage.googleapis.com", "GEMINI_API_KEY")
 
 
 def test_the_workflow_mirrors_this_repositorys_gate_and_recording() -> None:

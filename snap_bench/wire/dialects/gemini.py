@@ -1,0 +1,116 @@
+"""Gemini's generateContent (ai.google.dev/api/generate-content):
+``POST {base}/v1beta/models/{model}:generateContent`` with the key in ``x-goog-api-key``.
+
+Turns are ``contents`` with the roles ``user`` and ``model``; the system prompt is ``systemInstruction``;
+temperature and output budget go in ``generationConfig``. An entry's ``reasoning:`` sets
+``generationConfig.thinkingConfig``: Gemini 2.x models take a token budget (``thinkingBudget``, 0 turns thinking
+off where the model allows it), later ones a level (``thinkingLevel``; the two may not be sent together).
+Thought parts are not the answer; ``usageMetadata.thoughtsTokenCount`` is billed as output, so it is counted in
+the reply's completion tokens and as its reasoning tokens.
+
+A candidate that ends for SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT or SPII, and a prompt blocked
+before any candidate (``promptFeedback.blockReason``), are the provider's refusals: answer codes with the
+reason, never scored.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from snap_bench.design.models import GEMINI, REASONING_OFF, ModelSpec
+from snap_bench.wire.dialects.base import Dialect, Messages, Parsed, applies_temperature, count, malformed, never
+
+# Gemini 2.5's budgets run from 128 (Pro) or 512 (Flash-Lite) up to 24576 (Flash) or 32768 (Pro).
+THINKING_BUDGETS = {"minimal": 512, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 24576}
+# Gemini 3's levels: minimal and medium on Flash only; the lowest a level can go is minimal.
+THINKING_LEVELS = {"none": "minimal", "minimal": "minimal", "low": "low", "medium": "medium", "high": "high"}
+BLOCKED = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"})
+_FINISH = {"STOP": "stop", "MAX_TOKENS": "length"}
+_ROLES = {"user": "user", "assistant": "model"}
+
+
+def generate_url(base_url: str, model_id: str) -> str:
+    return f"{base_url.rstrip('/')}/v1beta/models/{model_id}:generateContent"
+
+
+def headers(api_key: str | None) -> dict[str, str]:
+    return {"x-goog-api-key": api_key} if api_key else {}
+
+
+def thinking_config(model: ModelSpec) -> dict[str, Any] | None:
+    """The entry's effort as Gemini's thinkingConfig, or None where the entry sets none."""
+    if model.reasoning is None:
+        return None
+    effort = "none" if model.reasoning == REASONING_OFF else model.reasoning
+    if model.provider_id.removeprefix("models/").startswith("gemini-2"):
+        return {"thinkingBudget": THINKING_BUDGETS.get(effort, 0)}
+    return {"thinkingLevel": THINKING_LEVELS.get(effort, "high")}
+
+
+def payload(model: ModelSpec, messages: Messages, temperature: float | None, max_tokens: int) -> dict[str, Any]:
+    system = "\n\n".join(message["content"] for message in messages if message["role"] == "system")
+    config: dict[str, Any] = {"maxOutputTokens": max_tokens}
+    if temperature is not None:
+        config["temperature"] = temperature
+    thinking = thinking_config(model)
+    if thinking is not None:
+        config["thinkingConfig"] = thinking
+    body: dict[str, Any] = {
+        "contents": [
+            {"role": _ROLES[message["role"]], "parts": [{"text": message["content"]}]}
+            for message in messages
+            if message["role"] != "system"
+        ],
+        "generationConfig": config,
+    }
+    if system:
+        body["systemInstruction"] = {"parts": [{"text": system}]}
+    return body
+
+
+def parse(body: str) -> Parsed:
+    try:
+        reply: dict[str, Any] = json.loads(body)
+        usage = reply.get("usageMetadata") or {}
+        prompt, answer, thoughts = (
+            count(usage.get(key)) for key in ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount")
+        )
+        counted = Parsed(
+            "",
+            prompt_tokens=prompt,
+            # Thinking is billed as output: counted with the answer's tokens (as OpenAI's completion_tokens do).
+            completion_tokens=None if answer is None and thoughts is None else (answer or 0) + (thoughts or 0),
+            reasoning_tokens=thoughts,
+            served_model=reply.get("modelVersion") if isinstance(reply.get("modelVersion"), str) else None,
+        )
+        candidates = reply.get("candidates") or []
+        if not candidates:
+            blocked = (reply.get("promptFeedback") or {}).get("blockReason")
+            if blocked:
+                return replace(counted, finish_reason=f"prompt blocked ({blocked})", moderated=True)
+            raise KeyError("candidates")
+        candidate = candidates[0]
+        finish = candidate.get("finishReason")
+        parts = (candidate.get("content") or {}).get("parts") or []
+        text = "".join(part["text"] for part in parts if "text" in part and not part.get("thought"))
+        if finish in BLOCKED:
+            return replace(counted, text=text, finish_reason=finish, moderated=True)
+        if not parts and finish != "MAX_TOKENS":
+            raise KeyError("content.parts")
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
+        return malformed(body, error)
+    return replace(counted, text=text, finish_reason=_FINISH.get(finish, finish) if isinstance(finish, str) else None)
+
+
+DIALECT = Dialect(
+    name=GEMINI,
+    url=generate_url,
+    headers=headers,
+    payload=payload,
+    parse=parse,
+    hopeless_error=never,
+    moderated_error=never,
+    temperature_ignored=applies_temperature,
+)
