@@ -127,7 +127,9 @@ class FakeBatchApis:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}{PREFIX[self.script.flavour]}"
+        """The base URL a models.yaml entry names: Anthropic's has no version (the dialect adds ``/v1/messages``)."""
+        host = f"http://127.0.0.1:{self._server.server_address[1]}"
+        return host if self.script.flavour == ANTHROPIC else host + PREFIX[self.script.flavour]
 
     def __enter__(self) -> FakeBatchApis:
         self._thread.start()

@@ -14,7 +14,7 @@ import pytest
 from snap_bench.observations.export import read_jsonl
 from snap_bench.recordings.cassettes import leaked_secrets
 from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, WORKERS, BenchProject
-from tests.fake_batch_apis import OPENAI, OPENROUTER, BatchScript, FakeBatchApis
+from tests.fake_batch_apis import ANTHROPIC, OPENAI, OPENROUTER, BatchScript, FakeBatchApis
 
 FAST = ("--snap-batch-poll=0.01",)
 
@@ -36,13 +36,12 @@ def batch_project(pytester: pytest.Pytester, fake: FakeBatchApis, monkeypatch: p
     project = BenchProject(pytester, fake.base_url)
     (project.root / "config" / "models.yaml").write_text(
         textwrap.dedent(f"""\
-        defaults:
-          base_url: {fake.base_url}
-          api_key_env: FAKE_OPENAI_KEY
         models:
           fake-model:
             id: fake/model
             dialect: {fake.script.flavour}
+            base_url: {fake.base_url}
+            api_key_env: FAKE_OPENAI_KEY
             price: {{input_per_million: 1.0, output_per_million: 2.0}}
         """),
         encoding="utf-8",
@@ -202,3 +201,44 @@ def test_snap_batch_with_a_budget_is_a_usage_error(bench: BenchProject) -> None:
     result = bench.run("--model=fake-model", *SLICE, "--snap-batch", "--snap-max-cost=1")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--snap-batch with --snap-max-requests or --snap-max-cost*"])
+
+
+def test_an_anthropic_model_is_recorded_through_message_batches_and_replays_as_if_asked_synchronously(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The native anthropic dialect's Messages bodies go whole into a Message Batch (``params``); each result's
+    message is written as the answer ``POST /v1/messages`` would have given, so the replay reads it through the
+    dialect like any recording. Some results fail and are asked synchronously, through the same dialect."""
+    with FakeBatchApis(BatchScript(flavour=ANTHROPIC, answer=varied_answer_of_messages, fail={2: "errored"})) as fake:
+        bench = batch_project(pytester, fake, monkeypatch)
+        result = bench.run("--model=fake-model", *SLICE, "--snap-batch", *FAST)
+        result.assert_outcomes(passed=SLICE_SIZE)
+        assert len(fake.script.submissions) == 1
+        batch = fake.script.batches[fake.script.submissions[0]]
+        # The batch held the dialect's own bodies: the system prompt at the top level, max_tokens set.
+        assert all("max_tokens" in body and body["messages"][0]["role"] == "user" for _, body in batch.items)
+        assert [json.dumps(body, sort_keys=True) for body in fake.script.chat_requests] == [
+            json.dumps(batch.items[2][1], sort_keys=True)
+        ]
+        assert set(fake.script.authorizations) == {FAKE_KEY}  # x-api-key, never a bearer header
+        for path in (bench.cassettes / "fake-model" / "profile").glob("*.json"):
+            interactions = json.loads(path.read_text())["interactions"]
+            assert [i["request"]["uri"] for i in interactions] == [f"{fake.base_url}/v1/messages"]
+            assert FAKE_KEY not in path.read_text()
+        observations = read_jsonl(bench.out / "observations.jsonl")
+        assert all(o.score == int(varied_answer_of_messages({"messages": o.messages})) for o in observations)
+        spend = json.loads((bench.out / "session.json").read_text(encoding="utf-8"))["spend"]["fake-model"]
+        assert spend["batch_requests"] == SLICE_SIZE - 1
+        assert spend["batch_cost_usd"] == pytest.approx(fake.script.billed_usd)
+        # Offline, the same figures come back from the recordings alone.
+        with monkeypatch.context() as offline:
+            offline.delenv("FAKE_OPENAI_KEY")
+            replay = bench.run("--model=fake-model", *SLICE)
+        replay.assert_outcomes(passed=SLICE_SIZE)
+        assert [o.score for o in read_jsonl(bench.out / "observations.jsonl")] == [o.score for o in observations]
+        assert fake.script.submissions == [batch.id]
+
+
+def varied_answer_of_messages(body: dict[str, Any]) -> str:
+    """varied_answer on the user turns alone: an Anthropic body carries its system prompt outside ``messages``."""
+    return varied_answer({"messages": [m for m in body["messages"] if m["role"] != "system"]})

@@ -1,4 +1,4 @@
-"""Anthropic's Message Batches: ``POST /v1/messages/batches {requests: [{custom_id, params}]}`` where
+"""Anthropic's Message Batches: ``POST {base}/v1/messages/batches {requests: [{custom_id, params}]}`` where
 ``params`` is the Messages body; each result's ``message`` is what ``POST /v1/messages`` would have
 returned. Results come as JSONL from ``results_url``, not in request order; a request is validated only
 once processed, so a bad one comes back errored."""
@@ -20,6 +20,9 @@ def request_of(item: BatchItem) -> bytes:
 
 
 class AnthropicBatches:
+    """The base URL is the Messages API's own (``https://api.anthropic.com``, no version: the anthropic dialect
+    adds ``/v1/messages``)."""
+
     name = "anthropic"
     # docs.anthropic.com batch processing: 100,000 requests or 256 MB per batch.
     max_requests = 100_000
@@ -36,12 +39,12 @@ class AnthropicBatches:
 
     def submit(self, http: httpx.Client, base_url: str, model_id: str, items: Sequence[BatchItem]) -> str:
         content = b'{"requests":[' + b",".join(map(request_of, items)) + b"]}"
-        url = f"{base_url.rstrip('/')}/messages/batches"
+        url = f"{base_url.rstrip('/')}/v1/messages/batches"
         created = call(http, "POST", url, content=content, headers={"Content-Type": "application/json"}).json()
         return str(created["id"])
 
     def state(self, http: httpx.Client, base_url: str, batch_id: str) -> BatchState:
-        document = call(http, "GET", f"{base_url.rstrip('/')}/messages/batches/{batch_id}").json()
+        document = call(http, "GET", f"{base_url.rstrip('/')}/v1/messages/batches/{batch_id}").json()
         counts = document.get("request_counts") or {}
         total = sum(int(counts.get(key) or 0) for key in ("processing", "succeeded", "errored", "canceled", "expired"))
         status = str(document.get("processing_status"))

@@ -67,7 +67,7 @@ def step(root: Path, said: list[str], timeout_s: float = 30.0) -> BatchStep:
 
 def test_anthropic_results_out_of_order_reach_their_own_conditions(anthropic: FakeBatchApis, tmp_path: Path) -> None:
     anthropic.script.fail = {1: "errored", 2: "expired", 3: "canceled"}
-    work = requests(f"{anthropic.base_url}/messages", tmp_path, 8)
+    work = requests(f"{anthropic.base_url}/v1/messages", tmp_path, 8)
     entry = ModelBatches(model(ANTHROPIC), AnthropicBatches(), anthropic.base_url, FAKE_KEY, work)
     said: list[str] = []
     report = step(tmp_path, said).run([entry], WAIT)
@@ -98,7 +98,7 @@ def test_a_pending_batch_is_never_submitted_again_and_is_collected_later(
     anthropic: FakeBatchApis, tmp_path: Path
 ) -> None:
     anthropic.script.never_finish = True
-    work = requests(f"{anthropic.base_url}/messages", tmp_path, 5)
+    work = requests(f"{anthropic.base_url}/v1/messages", tmp_path, 5)
     entry = ModelBatches(model(ANTHROPIC), AnthropicBatches(), anthropic.base_url, FAKE_KEY, work)
     first = step(tmp_path, []).run([entry], SUBMIT)
     assert [(m, done, total) for m, _id, done, total in first.pending] == [("fake-model", 0, 5)]
