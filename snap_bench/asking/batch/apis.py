@@ -124,6 +124,19 @@ def chat_usage(body: str) -> Usage:
     return Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0), billed)
 
 
+# The statuses after which an OpenAI-style batch (OpenAI's, OpenRouter's) changes no more.
+OPENAI_STYLE_ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
+
+
+def openai_style_state(http: httpx.Client, base_url: str, batch_id: str) -> BatchState:
+    """An OpenAI-style batch as ``GET {base}/batches/{id}`` tells it: ``status`` and ``request_counts``."""
+    document = call(http, "GET", f"{base_url.rstrip('/')}/batches/{batch_id}").json()
+    counts = document.get("request_counts") or {}
+    done = int(counts.get("completed") or 0) + int(counts.get("failed") or 0)
+    status = str(document.get("status"))
+    return BatchState(status in OPENAI_STYLE_ENDED, status, done, int(counts.get("total") or 0), document)
+
+
 def openai_style_result(line: dict[str, Any]) -> ItemResult:
     """One line of an OpenAI (or OpenRouter) batch's results: ``{custom_id, response: {status_code, body}, error}``."""
     custom_id = str(line.get("custom_id"))

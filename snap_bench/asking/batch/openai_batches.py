@@ -19,9 +19,8 @@ from snap_bench.asking.batch.apis import (
     chat_usage,
     json_lines,
     openai_style_result,
+    openai_style_state,
 )
-
-ENDED_STATUSES = frozenset({"completed", "failed", "expired", "cancelled"})
 
 
 def line_of(item: BatchItem) -> bytes:
@@ -62,11 +61,7 @@ class OpenAIBatches:
         return str(created["id"])
 
     def state(self, http: httpx.Client, base_url: str, batch_id: str) -> BatchState:
-        document = call(http, "GET", f"{base_url.rstrip('/')}/batches/{batch_id}").json()
-        counts = document.get("request_counts") or {}
-        done = int(counts.get("completed") or 0) + int(counts.get("failed") or 0)
-        status = str(document.get("status"))
-        return BatchState(status in ENDED_STATUSES, status, done, int(counts.get("total") or 0), document)
+        return openai_style_state(http, base_url, batch_id)
 
     def results(self, http: httpx.Client, base_url: str, state: BatchState) -> list[ItemResult]:
         """Both files: a completed batch can still hold failed requests (the error file); an expired or

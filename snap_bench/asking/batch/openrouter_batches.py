@@ -10,9 +10,16 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from snap_bench.asking.batch.apis import BatchItem, BatchState, ItemResult, Usage, call, chat_usage, openai_style_result
-
-ENDED_STATUSES = frozenset({"completed", "failed", "expired", "cancelled"})
+from snap_bench.asking.batch.apis import (
+    BatchItem,
+    BatchState,
+    ItemResult,
+    Usage,
+    call,
+    chat_usage,
+    openai_style_result,
+    openai_style_state,
+)
 
 
 def request_of(item: BatchItem) -> bytes:
@@ -46,11 +53,7 @@ class OpenRouterBatches:
         return str(created["id"])
 
     def state(self, http: httpx.Client, base_url: str, batch_id: str) -> BatchState:
-        document = call(http, "GET", f"{base_url.rstrip('/')}/batches/{batch_id}").json()
-        counts = document.get("request_counts") or {}
-        done = int(counts.get("completed") or 0) + int(counts.get("failed") or 0)
-        status = str(document.get("status"))
-        return BatchState(status in ENDED_STATUSES, status, done, int(counts.get("total") or 0), document)
+        return openai_style_state(http, base_url, batch_id)
 
     def results(self, http: httpx.Client, base_url: str, state: BatchState) -> list[ItemResult]:
         url = f"{base_url.rstrip('/')}/batches/{state.document['id']}/results"
