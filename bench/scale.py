@@ -117,7 +117,11 @@ def record(folder: Path, models: list[str], concurrency: int) -> None:
     from tests.fake_openai_server import FakeOpenAIServer, FakeScript
 
     project = folder / "project"
-    with FakeOpenAIServer(FakeScript(answer=StandIn(), logprobs=None)) as server:
+    # The recordings match the request's URL: a resumed pass asks on the port the first one used.
+    port_file = folder / "port"
+    port = int(port_file.read_text(encoding="utf-8")) if port_file.exists() else 0
+    with FakeOpenAIServer(FakeScript(answer=StandIn(), logprobs=None), port=port) as server:
+        port_file.write_text(server.base_url.rsplit(":", 1)[1].split("/")[0], encoding="utf-8")
         write_project(project, models, server.base_url)
         command = [
             *PYTEST,

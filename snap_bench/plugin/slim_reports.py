@@ -24,26 +24,38 @@ from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
 
 class ReportSlimmer:
     def __init__(self) -> None:
-        # nodeid -> its call report, whose row pytest-html draws when the teardown report arrives
-        self._waiting: dict[str, pytest.TestReport] = {}
+        # nodeid -> its setup report, until its call report says whether it is a benchmark condition
+        self._setups: dict[str, pytest.TestReport] = {}
+        # nodeid -> its setup and call reports, whose row pytest-html draws when the teardown report arrives
+        self._waiting: dict[str, list[pytest.TestReport]] = {}
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
         try:
             return (yield)
         finally:
-            if report.when == "call" and isinstance(getattr(report, OBSERVATION_ATTRIBUTE, None), dict):
-                self._waiting[report.nodeid] = report
+            if report.when == "setup":
+                self._setups[report.nodeid] = report
+            elif report.when == "call":
+                setup = self._setups.pop(report.nodeid, None)
+                if isinstance(getattr(report, OBSERVATION_ATTRIBUTE, None), dict):
+                    self._waiting[report.nodeid] = [*([setup] if setup is not None else []), report]
             elif report.when == "teardown":
+                self._setups.pop(report.nodeid, None)
                 waiting = self._waiting.pop(report.nodeid, None)
                 if waiting is not None:
-                    slim(waiting)
+                    slim([*waiting, report])
 
 
-def slim(report: pytest.TestReport) -> None:
-    """Keep of the report's observation only its answer code; drop the row's question."""
-    values = getattr(report, OBSERVATION_ATTRIBUTE, None)
-    if isinstance(values, dict):
-        setattr(report, OBSERVATION_ATTRIBUTE, {"code": values.get("code")})
-    if hasattr(report, QUESTION_ATTRIBUTE):
-        delattr(report, QUESTION_ATTRIBUTE)
+def slim(reports: list[pytest.TestReport]) -> None:
+    """A benchmark condition's reports once every plugin has read them: of the call report's observation only
+    its answer code is kept and the row's question dropped; a passed report's keywords (the item's marker and
+    node names, a dict of strings per report as xdist sends it) are read only when a test was skipped, and go."""
+    for report in reports:
+        values = getattr(report, OBSERVATION_ATTRIBUTE, None)
+        if isinstance(values, dict):
+            setattr(report, OBSERVATION_ATTRIBUTE, {"code": values.get("code")})
+        if hasattr(report, QUESTION_ATTRIBUTE):
+            delattr(report, QUESTION_ATTRIBUTE)
+        if report.passed:
+            report.keywords = {}
