@@ -69,7 +69,6 @@ from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.recordings.state import Recordings
 
 LOCAL_URLS_KEY = "snap_local_urls"
-SLIMMER_NAME = "snap-bench-report-slimmer"
 
 
 class SnapSession:
@@ -164,8 +163,8 @@ class SnapSession:
         if not self.is_worker and not self.config.pluginmanager.is_registered(row_hooks):
             # Under its module's name, so that a project's `pytest_plugins` naming it too is no clash.
             self.config.pluginmanager.register(row_hooks, row_hooks.__name__)
-        if not self.is_worker and not self.config.pluginmanager.has_plugin(SLIMMER_NAME):
-            self.config.pluginmanager.register(ReportSlimmer(), SLIMMER_NAME)
+        if not self.is_worker and not self.config.pluginmanager.has_plugin(ReportSlimmer.name):
+            self.config.pluginmanager.register(ReportSlimmer(), ReportSlimmer.name)
 
     def _check_selection(self) -> dict[str, str]:
         """What the run would silently not measure is a usage error; instruments left out by choice, named."""

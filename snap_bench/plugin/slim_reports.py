@@ -23,6 +23,8 @@ from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
 
 
 class ReportSlimmer:
+    name = "snap-bench-report-slimmer"  # as the plugin manager knows it
+
     def __init__(self) -> None:
         # nodeid -> its setup report, until its call report says whether it is a benchmark condition
         self._setups: dict[str, pytest.TestReport] = {}
