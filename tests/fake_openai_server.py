@@ -104,9 +104,10 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class FakeOpenAIServer:
-    def __init__(self, script: FakeScript | None = None) -> None:
+    def __init__(self, script: FakeScript | None = None, port: int = 0) -> None:
+        """``port`` 0: any free port; a fixed one keeps the base URL, and so the recordings, of an earlier run."""
         self.script = script or FakeScript()
-        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
+        self._server = _QuietServer(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

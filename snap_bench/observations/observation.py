@@ -56,7 +56,7 @@ def at_provider_default(conditions: Iterable[Condition]) -> list[Condition]:
     return list(kept.values())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Observation:
     """What one test recorded: the condition, what was sent, what came back and how it scored.
 

@@ -196,6 +196,10 @@ def pytest_runtest_makereport(
         if isinstance(case, Case):
             question = snap_session(item.config).instrument(case.instrument).question(case.condition)
             setattr(report, QUESTION_ATTRIBUTE, question)
+    if report.when == "call" and OBSERVATION_KEY in item.stash:
+        # The report carries the observation from here on: the item (which pytest keeps, every one of a
+        # worker's tens of thousands, until the session ends) lets go of it.
+        del item.stash[OBSERVATION_KEY]
     return report
 
 

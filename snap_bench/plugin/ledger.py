@@ -13,6 +13,7 @@ from snap_bench.analysis.coverage import Coverage, coverage_by_model
 from snap_bench.asking.stops import NOT_ASKED, stopped_models
 from snap_bench.observations.observation import Observation
 from snap_bench.observations.parsing import AnswerCode
+from snap_bench.observations.shared_values import SharedValues
 from snap_bench.plugin.outcomes import NOT_MEASURED_ATTRIBUTE
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 
@@ -25,6 +26,9 @@ class ConditionLedger:
 
     def __init__(self) -> None:
         self.observations: list[Observation] = []
+        # Equal values of the observations held once (snap_bench.observations.shared_values): the ledger
+        # holds every observation of the session, 52,040 in the ten-model study.
+        self._shared = SharedValues()
         self.expected: set[str] = set()
         self.reported: set[str] = set()
         self.observed: set[str] = set()
@@ -45,7 +49,7 @@ class ConditionLedger:
         observation = None
         values = getattr(report, OBSERVATION_ATTRIBUTE, None)
         if report.when == "call" and isinstance(values, dict):
-            observation = Observation.from_dict(values)
+            observation = self._shared.observation(values)
             self.observations.append(observation)
             self.observed.add(report.nodeid)
         reason = getattr(report, NOT_MEASURED_ATTRIBUTE, None)

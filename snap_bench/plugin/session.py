@@ -63,6 +63,7 @@ from snap_bench.plugin.retries import RetryLog
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_meta import left_out_notices, session_meta, session_notices
 from snap_bench.plugin.session_options import SessionOptions
+from snap_bench.plugin.slim_reports import ReportSlimmer
 from snap_bench.plugin.unrecorded import NotRecorded, not_recorded, wholly_unrecorded
 from snap_bench.plugin.upcoming import remember_worker_queue, upcoming_params
 from snap_bench.recordings.cassettes import remove_stale_temporaries
@@ -164,6 +165,8 @@ class SnapSession:
         if not self.is_worker and not self.config.pluginmanager.is_registered(row_hooks):
             # Under its module's name, so that a project's `pytest_plugins` naming it too is no clash.
             self.config.pluginmanager.register(row_hooks, row_hooks.__name__)
+        if not self.is_worker and not self.config.pluginmanager.has_plugin(ReportSlimmer.name):
+            self.config.pluginmanager.register(ReportSlimmer(), ReportSlimmer.name)
 
     def _check_selection(self) -> dict[str, str]:
         """What the run would silently not measure is a usage error; instruments left out by choice, named."""

@@ -106,8 +106,12 @@ def _keep_history(
 ) -> list[str]:
     """Let each instrument append its analyses to the results store (the compass keeps its placements)."""
     problems = []
+    # Grouped in one pass: a pass per (model, instrument) made this quadratic in the number of models.
+    groups: dict[tuple[str, str], list[Observation]] = {}
+    for observation in observations:
+        groups.setdefault((observation.model, observation.instrument), []).append(observation)
     for (model, instrument), analysis in result.analyses.items():
-        own = [o for o in observations if o.model == model and o.instrument == instrument]
+        own = groups.get((model, instrument), [])
         problem = instruments[instrument].keep_history(store, analysis, own, session_meta)
         if problem is not None:
             problems.append(problem)
