@@ -33,7 +33,6 @@ from snap_bench.judging.judgement import Judgement
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.export import ObservationWriter
 from snap_bench.observations.observation import Condition, Observation, at_provider_default
-from snap_bench.plugin import row_hooks
 from snap_bench.plugin.activation import choose_models, only_looks, runs_benchmarks
 from snap_bench.plugin.artefacts import Artefacts
 from snap_bench.plugin.ask_ahead_setup import build_asker, process_shares
@@ -63,7 +62,7 @@ from snap_bench.plugin.retries import RetryLog
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_meta import left_out_notices, session_meta, session_notices
 from snap_bench.plugin.session_options import SessionOptions
-from snap_bench.plugin.slim_reports import ReportSlimmer
+from snap_bench.plugin.slim_reports import register_controller_plugins
 from snap_bench.plugin.unrecorded import NotRecorded, not_recorded, wholly_unrecorded
 from snap_bench.plugin.upcoming import remember_worker_queue, upcoming_params
 from snap_bench.recordings.cassettes import remove_stale_temporaries
@@ -162,11 +161,8 @@ class SnapSession:
             for name in self.active_instruments():
                 self.cases(name)
         self.active = True
-        if not self.is_worker and not self.config.pluginmanager.is_registered(row_hooks):
-            # Under its module's name, so that a project's `pytest_plugins` naming it too is no clash.
-            self.config.pluginmanager.register(row_hooks, row_hooks.__name__)
-        if not self.is_worker and not self.config.pluginmanager.has_plugin(ReportSlimmer.name):
-            self.config.pluginmanager.register(ReportSlimmer(), ReportSlimmer.name)
+        if not self.is_worker:
+            register_controller_plugins(self.config.pluginmanager)
 
     def _check_selection(self) -> dict[str, str]:
         """What the run would silently not measure is a usage error; instruments left out by choice, named."""

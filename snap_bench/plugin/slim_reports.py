@@ -19,6 +19,7 @@ from collections.abc import Generator
 
 import pytest
 
+from snap_bench.plugin import row_hooks
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
 
 
@@ -61,3 +62,12 @@ def slim(reports: list[pytest.TestReport]) -> None:
             delattr(report, QUESTION_ATTRIBUTE)
         if report.passed:
             report.keywords = {}
+
+
+def register_controller_plugins(plugins: pytest.PytestPluginManager) -> None:
+    """The controller's own plugins: the report rows (snap_bench.plugin.row_hooks) and the slimmer, once each."""
+    if not plugins.is_registered(row_hooks):
+        # Under its module's name, so that a project's `pytest_plugins` naming it too is no clash.
+        plugins.register(row_hooks, row_hooks.__name__)
+    if not plugins.has_plugin(ReportSlimmer.name):
+        plugins.register(ReportSlimmer(), ReportSlimmer.name)
