@@ -17,13 +17,16 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
+
 from snap_bench.asking.ask_ahead import AskAhead, Job, Outcome
 from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
 from snap_bench.asking.interruption import InterruptFlag
+from snap_bench.asking.pacing import Pacer
 from snap_bench.asking.replay import replay
 from snap_bench.asking.spend import cost_usd, worst_case_usd
 from snap_bench.asking.stops import NOT_ASKED, Request, StopBoard
-from snap_bench.asking.throttle import Budget, RateLimiter
+from snap_bench.asking.throttle import Budget
 from snap_bench.design.models import ModelSpec
 from snap_bench.observations.logprobs import answer_logprobs
 from snap_bench.observations.observation import Condition, Observation
@@ -97,7 +100,7 @@ class Asker:
         record_mode: RecordMode | None,
         policy: RetryPolicy,
         endpoints: dict[str, Endpoint],
-        rate_limits: dict[str, RateLimiter],
+        pacers: dict[str, Pacer],
         budget: Budget,
         scrubber: Scrubber | None = None,
         stops: StopBoard | None = None,
@@ -108,7 +111,7 @@ class Asker:
         self._explicit_mode = record_mode
         self._policy = policy
         self._endpoints = endpoints
-        self._rate_limits = rate_limits
+        self._pacers = pacers
         self._budget = budget
         self._stops = stops
         self._interrupt = interrupt
@@ -282,8 +285,12 @@ class Asker:
             path.unlink()
         try:
             with self._vcrs[mode].use_cassette(str(path)):
-                before = self._before(model, worst, held)
-                reply = self._runner.run(self._client(endpoint).complete(request.body, before_attempt=before))
+                paced_at: list[float] = []  # when each attempt took its start slot
+                before = self._before(model, worst, held, paced_at)
+                heard = self._heard(model, paced_at)
+                reply = self._runner.run(
+                    self._client(endpoint).complete(request.body, before_attempt=before, on_response=heard)
+                )
         except BaseException:
             restore(path, previous)
             self._budget.settle(sum(held), 0.0)
@@ -295,11 +302,13 @@ class Asker:
             restore(path, previous)
         return reply
 
-    def _before(self, model: str, worst: float, held: list[float]) -> Callable[[int], Awaitable[None]]:
+    def _before(
+        self, model: str, worst: float, held: list[float], paced_at: list[float]
+    ) -> Callable[[int], Awaitable[None]]:
         """Before each attempt: stop if the session was interrupted (``Interrupted``), claim the attempt
         from the budget with its worst-case cost (the first was claimed already; ``held`` collects what each
-        claim holds), then wait our turn."""
-        limit = self._rate_limits.get(model)
+        claim holds), then wait our turn in the model's pace (when the slot was taken goes to ``paced_at``)."""
+        limit = self._pacers.get(model)
 
         async def before_attempt(attempt: int) -> None:
             if self._interrupt is not None:
@@ -310,11 +319,21 @@ class Asker:
                     raise BudgetReached(f"{exhausted} while retrying {model}. Run again to continue.")
                 held.append(worst)
             if limit is not None:
-                await limit()
+                paced_at.append(await limit())
                 if self._interrupt is not None:
                     self._interrupt.check()
 
         return before_attempt
+
+    def _heard(self, model: str, paced_at: list[float]) -> Callable[[httpx.Response], None] | None:
+        """What tells the model's pace of each response (its status and rate-limit headers), of the attempt
+        that took the last slot in ``paced_at``."""
+        pacer = self._pacers.get(model)
+        if pacer is None:
+            return None
+        return lambda response: pacer.hear_response(
+            response.status_code, response.headers, paced_at[-1] if paced_at else None
+        )
 
     def _check_recordable(
         self, endpoint: Endpoint, mode: RecordMode, state: CassetteState, why: str, path: Path, condition: Condition

@@ -17,6 +17,7 @@ from snap_bench.judging.gate import GATE_VALUES, Gate
 from snap_bench.recordings.cassettes import RecordMode
 
 MODES = ("full", "pilot")
+PACES = ("adaptive", "fixed")
 
 
 def comma_list(value: str) -> list[str]:
@@ -211,6 +212,15 @@ def _limit_options(group: pytest.OptionGroup) -> None:
         metavar="N",
         help="requests in flight at once per model, shared by all workers: each process asks ahead for the "
         "unrecorded conditions it is about to run; overrides models.yaml's concurrency. Default: one per process.",
+    )
+    group.addoption(
+        "--snap-pace",
+        choices=PACES,
+        default="adaptive",
+        metavar="PACE",
+        help="adaptive: each model's request pace and in-flight window follow the provider's rate-limit headers "
+        "and 429s, within --snap-concurrency and --snap-rate-limit; fixed: --snap-concurrency requests in flight "
+        "and only --snap-rate-limit's pace. Default: %(default)r.",
     )
     group.addoption(
         "--snap-shard",
