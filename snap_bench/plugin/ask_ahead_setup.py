@@ -32,7 +32,9 @@ def build_asker(
     stops: StopBoard,
 ) -> Asker:
     """The process's asker: its endpoints, with the session's shared limits, scrubber, stops and asking ahead."""
-    policy = RetryPolicy(max_attempts=options.max_attempts, timeout_s=options.timeout_s)
+    # Under the fixed pace a 429 counts against --snap-max-attempts as any failure (as before the adaptive pace).
+    rate_limited = RetryPolicy.max_rate_limited if options.adaptive_pace else 0
+    policy = RetryPolicy(max_attempts=options.max_attempts, timeout_s=options.timeout_s, max_rate_limited=rate_limited)
     paces, budget = pacers(options, models), session_budget(options)
     return Asker(
         options.cassette_dir,

@@ -187,7 +187,8 @@ def _limit_options(group: pytest.OptionGroup) -> None:
         type=positive_int,
         default=None,
         metavar="N",
-        help="attempts per request before an API error (-3) is recorded. Default: ini or 5.",
+        help="attempts per request before an API error (-3) is recorded (with --snap-pace=adaptive, up to 5 "
+        "refusals at the rate limit, 429, are not counted). Default: ini or 5.",
     )
     group.addoption(
         "--snap-timeout",
