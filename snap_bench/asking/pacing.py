@@ -144,7 +144,9 @@ def _before_cut(state: dict[str, Any], reserved_at: float | None, now: float) ->
 
 
 def _cut(state: dict[str, Any], settings: PaceSettings, now: float) -> dict[str, Any]:
-    """One refusal episode: the pace to ``decrease`` times the rate being sent, the window likewise."""
+    """One refusal episode: the pace to ``decrease`` times the rate being sent or the pace, whichever is lower.
+    (The window is not cut: a per-minute limit is a rate, and the pace holds it; the window only grows more
+    slowly from here on.)"""
     sending = _rate_of([float(start) for start in state.get("starts", []) if float(start) <= now])
     interval = current_interval(state, settings)
     paced = 1.0 / interval if interval > 0 else None
