@@ -75,6 +75,9 @@ class FakeScript:
     only_temperature: float | None = None
     # Log-probabilities of the answer, sent only when the request asks for them (llama.cpp's server does).
     logprobs: Callable[[str], list[dict[str, Any]]] | None = fake_logprobs
+    # A provider's rate limit (tests/fake_rate_limited.py): asked once per request that is not a scripted failure;
+    # returns a refusal to send instead of the answer (or None) and the headers to send with either.
+    admit: Callable[[], tuple[Failure | None, dict[str, str]]] | None = None
 
     def arrive(self) -> int:
         with self.lock:
@@ -160,6 +163,18 @@ class FakeOpenAIServer:
                     else:
                         self._send(failure.status, {"error": {"message": "scripted failure"}}, headers)
                     return
+                limit_headers: dict[str, str] = {}
+                if script.admit is not None:
+                    refusal, limit_headers = script.admit()
+                    if refusal is not None:
+                        headers = {
+                            **limit_headers,
+                            **({"Retry-After": refusal.retry_after} if refusal.retry_after else {}),
+                        }
+                        self._send(
+                            refusal.status, {"error": {"message": "rate limit reached", "type": "requests"}}, headers
+                        )
+                        return
                 temperature = request.get("temperature")
                 if script.only_temperature is not None and temperature != script.only_temperature:
                     message = (
@@ -198,6 +213,7 @@ class FakeOpenAIServer:
                         "choices": [choice],
                         "usage": usage,
                     },
+                    limit_headers,
                 )
                 with script.lock:
                     script.answered += 1

@@ -30,8 +30,9 @@ import httpx
 from snap_bench.asking.claims import ClaimBoard, Key
 from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
 from snap_bench.asking.interruption import Interrupted, InterruptFlag
+from snap_bench.asking.pacing import Pacer
 from snap_bench.asking.stops import NOT_ASKED, Request, StopBoard
-from snap_bench.asking.throttle import Budget, RateLimiter
+from snap_bench.asking.throttle import Budget
 from snap_bench.design.models import OPENAI_COMPATIBLE
 from snap_bench.recordings.exchanges import interaction, write_cassette
 from snap_bench.wire.dialects import dialect_named
@@ -94,7 +95,7 @@ class AskAhead:
         limits: dict[str, int],
         policy: RetryPolicy,
         budget: Budget,
-        rate_limits: dict[str, RateLimiter],
+        pacers: dict[str, Pacer],
         scrub: Scrubber,
         stops: StopBoard | None,
         claims: ClaimBoard,
@@ -103,7 +104,7 @@ class AskAhead:
         self.limits = limits
         self._policy = policy
         self._budget = budget
-        self._rate_limits = rate_limits
+        self._pacers = pacers
         self._scrub = scrub
         self._stops = stops
         self._claims = claims
@@ -227,14 +228,14 @@ class AskAhead:
             return
         while self._own:
             own, waiting = self._own[0]
-            if self._in_flight[own.key[0]] >= self.limits[own.key[0]]:
+            if self._in_flight[own.key[0]] >= self._room(own.key[0]):
                 break
             self._own.popleft()
             self._start(own, waiting)
         if self._spent is not None:
             return
         self._starving = False
-        while any(self._in_flight[model] < limit for model, limit in self.limits.items()):
+        while any(self._in_flight[model] < self._room(model) for model in self.limits):
             try:
                 key, build = next(self._candidates)
             except StopIteration:
@@ -254,7 +255,7 @@ class AskAhead:
                 continue
             self._window_read += 1
             # Rescanned at every test start, so the cheap test comes first: most keys are known.
-            if key in self._known or self._in_flight.get(key[0], 0) >= self.limits.get(key[0], 0):
+            if key in self._known or self._in_flight.get(key[0], 0) >= self._room(key[0]):
                 continue
             job = build()
             if job is None or not self._claims.claim(job.key):
@@ -264,6 +265,13 @@ class AskAhead:
             future: concurrent.futures.Future[Outcome] = concurrent.futures.Future()
             self._futures[job.key] = future
             self._start(job, future)
+
+    def _room(self, model: str) -> int:
+        """How many of the model's requests this process may have in flight now: its share of the ceiling, as
+        far as the model's adaptive window allows (snap_bench.asking.pacing)."""
+        share = self.limits.get(model, 0)
+        pacer = self._pacers.get(model)
+        return share if pacer is None or not share else pacer.in_flight_room(share)
 
     def _start(self, job: Job, future: concurrent.futures.Future[Outcome]) -> None:
         self._in_flight[job.key[0]] += 1
@@ -310,9 +318,17 @@ class AskAhead:
             return Outcome(ChatReply(None, NOT_ASKED + stop, None, 0.0, 0))
         responses: list[httpx.Response] = []
         held: list[float] = []
+        pacer = self._pacers.get(model)
+        paced_at: list[float] = []  # when each attempt took its start slot
+
+        def received(response: httpx.Response) -> None:
+            responses.append(response)
+            if pacer is not None:
+                pacer.hear_response(response.status_code, response.headers, paced_at[-1] if paced_at else None)
+
         try:
             reply = await self._client(job).complete(
-                job.body, before_attempt=self._before(model, job.worst_usd, held), on_response=responses.append
+                job.body, before_attempt=self._before(model, job.worst_usd, held, paced_at), on_response=received
             )
         except BudgetSpent as error:
             self._spent = str(error)
@@ -339,11 +355,13 @@ class AskAhead:
             self._stops.note(job.stop_request, said)
         return Outcome(reply)
 
-    def _before(self, model: str, worst_usd: float, held: list[float]) -> Callable[[int], Awaitable[None]]:
+    def _before(
+        self, model: str, worst_usd: float, held: list[float], paced_at: list[float]
+    ) -> Callable[[int], Awaitable[None]]:
         """Before each attempt, the first included: stop if the session was interrupted, claim the attempt
         from the budget with its worst-case cost (kept in ``held`` until the ask settles), then wait for the
-        rate limit."""
-        limit = self._rate_limits.get(model)
+        model's pace (when the slot was taken goes to ``paced_at``)."""
+        limit = self._pacers.get(model)
 
         async def before_attempt(attempt: int) -> None:
             self._check_interrupt()
@@ -352,7 +370,7 @@ class AskAhead:
                 raise BudgetSpent(exhausted)
             held.append(worst_usd)
             if limit is not None:
-                await limit()
+                paced_at.append(await limit())
                 self._check_interrupt()  # the rate limit's wait may be long: look again before sending
 
         return before_attempt

@@ -11,19 +11,21 @@ import asyncio
 import dataclasses
 import datetime as dt
 import json
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.asking.ask_ahead import AskAhead, Job, Outcome
+from snap_bench.asking.attempts import AttemptGuard, BudgetReached
 from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
 from snap_bench.asking.interruption import InterruptFlag
+from snap_bench.asking.pacing import Pacer
 from snap_bench.asking.replay import replay
 from snap_bench.asking.spend import cost_usd, worst_case_usd
 from snap_bench.asking.stops import NOT_ASKED, Request, StopBoard
-from snap_bench.asking.throttle import Budget, RateLimiter
+from snap_bench.asking.throttle import Budget
 from snap_bench.design.models import ModelSpec
 from snap_bench.observations.logprobs import answer_logprobs
 from snap_bench.observations.observation import Condition, Observation
@@ -90,10 +92,6 @@ class BatchPending(Exception):
     """The condition is in a batch that has not ended: not asked again; a later run collects its answer."""
 
 
-class BudgetReached(Exception):
-    """The session's request or cost budget is spent: the condition is left for a later run."""
-
-
 class Asker:
     def __init__(
         self,
@@ -101,7 +99,7 @@ class Asker:
         record_mode: RecordMode | None,
         policy: RetryPolicy,
         endpoints: dict[str, Endpoint],
-        rate_limits: dict[str, RateLimiter],
+        pacers: dict[str, Pacer],
         budget: Budget,
         scrubber: Scrubber | None = None,
         stops: StopBoard | None = None,
@@ -115,7 +113,7 @@ class Asker:
         self._explicit_mode = record_mode
         self._policy = policy
         self._endpoints = endpoints
-        self._rate_limits = rate_limits
+        self._pacers = pacers
         self._budget = budget
         self._stops = stops
         self._interrupt = interrupt
@@ -285,10 +283,10 @@ class Asker:
         """Ask over the network through the cassette; a failed ask leaves the file as it was."""
         model = endpoint.model.name
         worst = worst_case_usd(endpoint.model, request.body, request.max_tokens)
-        held = [worst]
         exhausted = self._budget.reserve(worst)
         if exhausted:
             raise BudgetReached(f"{exhausted}; {model} {request.condition_id} was not asked. Run again to continue.")
+        guard = AttemptGuard(model, worst, self._budget, self._pacers.get(model), self._interrupt)
         previous = path.read_bytes() if path.is_file() else None
         if previous is not None and state in (CassetteState.MISSING, CassetteState.MALFORMED):
             # vcrpy cannot load a damaged file, and in mode `once` refuses to add to an existing one:
@@ -296,39 +294,20 @@ class Asker:
             path.unlink()
         try:
             with self._vcrs[mode].use_cassette(str(path)):
-                before = self._before(model, worst, held)
-                reply = self._runner.run(self._client(endpoint).complete(request.body, before_attempt=before))
+                asked = self._client(endpoint).complete(
+                    request.body, before_attempt=guard.before_attempt, on_response=guard.on_response()
+                )
+                reply = self._runner.run(asked)
         except BaseException:
             restore(path, previous)
-            self._budget.settle(sum(held), 0.0)
+            self._budget.settle(sum(guard.held), 0.0)
             raise
-        self._budget.settle(sum(held), cost_usd(endpoint.model, reply))
+        self._budget.settle(sum(guard.held), cost_usd(endpoint.model, reply))
         if reply.error is not None:
             # No new answer was paid for: keep the earlier recording byte for byte (or none), so a
             # failed re-ask never destroys an answer and the next run asks again.
             restore(path, previous)
         return reply
-
-    def _before(self, model: str, worst: float, held: list[float]) -> Callable[[int], Awaitable[None]]:
-        """Before each attempt: stop if the session was interrupted (``Interrupted``), claim the attempt
-        from the budget with its worst-case cost (the first was claimed already; ``held`` collects what each
-        claim holds), then wait our turn."""
-        limit = self._rate_limits.get(model)
-
-        async def before_attempt(attempt: int) -> None:
-            if self._interrupt is not None:
-                self._interrupt.check()  # Ctrl-C in any process of the session: nothing more is sent
-            if attempt > 1:
-                exhausted = self._budget.reserve(worst)
-                if exhausted:
-                    raise BudgetReached(f"{exhausted} while retrying {model}. Run again to continue.")
-                held.append(worst)
-            if limit is not None:
-                await limit()
-                if self._interrupt is not None:
-                    self._interrupt.check()
-
-        return before_attempt
 
     def _check_recordable(
         self, endpoint: Endpoint, mode: RecordMode, state: CassetteState, why: str, path: Path, condition: Condition

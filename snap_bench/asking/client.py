@@ -34,6 +34,9 @@ class RetryPolicy:
     """
 
     max_attempts: int = 5
+    # 429s at the provider's rate limit asked again beyond max_attempts: the pace slows down on each
+    # (snap_bench.asking.pacing), so a refusal there costs a wait, never the answer.
+    max_rate_limited: int = 5
     base_delay_s: float = 1.0
     max_delay_s: float = 60.0
     timeout_s: float = 120.0
@@ -160,7 +163,10 @@ class ChatClient:
         def retried(reply: ChatReply) -> ChatReply:
             return dataclasses.replace(reply, waited_s=waited, retried_for=", ".join(failures) or None)
 
-        for attempt in range(1, self._policy.max_attempts + 1):
+        rate_limited = 0  # 429s not counted against max_attempts
+        attempt = 0
+        while attempt - rate_limited < self._policy.max_attempts:
+            attempt += 1
             if before_attempt is not None:
                 await before_attempt(attempt)
             retry_after: float | None = None
@@ -197,6 +203,8 @@ class ChatClient:
                 ):
                     last_error = f"HTTP {response.status_code}: {_short(response.text)}"
                     retry_after = parse_retry_after(response.headers.get("retry-after"))
+                    if response.status_code == 429 and rate_limited < self._policy.max_rate_limited:
+                        rate_limited += 1
                 else:
                     return retried(
                         ChatReply(
@@ -210,17 +218,17 @@ class ChatClient:
                         )
                     )
             failures.append(_in_short(last_error, last_status))
-            if attempt < self._policy.max_attempts:
+            if attempt - rate_limited < self._policy.max_attempts:
                 delay = self._policy.delay(attempt, retry_after, self._rng)
                 waited += delay
                 await wait(delay)
         return retried(
             ChatReply(
                 None,
-                f"gave up after {self._policy.max_attempts} attempts: {last_error}",
+                f"gave up after {attempt} attempts: {last_error}",
                 last_status,
                 time.perf_counter() - started,
-                self._policy.max_attempts,
+                attempt,
                 cost_usd=billed,
             )
         )

@@ -1,15 +1,13 @@
-"""Limits shared by every process of a session (the xdist workers): request rate and spending budget.
+"""Limits shared by every process of a session (the xdist workers): the spending budget, and the state file
+every shared limit keeps (the budget, and each model's pace: :mod:`snap_bench.asking.pacing`).
 
-Both keep their state in a small JSON file guarded by a file lock in the session's output folder,
-so eight workers together make at most the configured requests per minute, and together stop asking
-once the budget is spent.
+Each limit keeps its state in a small JSON file guarded by a file lock in the session's output folder,
+so eight workers together keep one pace per model, and together stop asking once the budget is spent.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,35 +53,6 @@ class SharedState:
         except (FileNotFoundError, ValueError):
             return {}
         return value if isinstance(value, dict) else {}
-
-
-class RateLimiter:
-    """At most ``per_minute`` request starts per minute, spread evenly, across all processes.
-
-    Each request reserves the next free slot (``interval`` after the previous one) and sleeps until it.
-    """
-
-    def __init__(self, state: SharedState, per_minute: float) -> None:
-        if per_minute <= 0:
-            raise ValueError("per_minute must be positive")
-        self._state = state
-        self.interval = 60.0 / per_minute
-
-    def reserve(self) -> float:
-        """Reserve a slot; return the seconds to wait for it."""
-
-        def take(state: dict[str, Any]) -> tuple[dict[str, Any], float]:
-            now = time.time()
-            slot = max(now, float(state.get("next_slot", 0.0)))
-            return {"next_slot": slot + self.interval}, slot - now
-
-        wait: float = self._state.update(take)
-        return wait
-
-    async def __call__(self) -> None:
-        wait = self.reserve()
-        if wait > 0:
-            await asyncio.sleep(wait)
 
 
 @dataclass(frozen=True)

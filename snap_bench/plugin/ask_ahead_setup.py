@@ -1,5 +1,6 @@
 """The limits of asking shared by the processes of a session: requests in flight per model (``--snap-concurrency``
-/ ``concurrency:``), the request rate and the budget; and the asker of a process built with them."""
+/ ``concurrency:``, the ceiling), each model's pace (adapted to the provider's rate-limit headers and refusals, and
+never past ``--snap-rate-limit``) and the budget; and the asker of a process built with them."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from snap_bench.asking.claims import ClaimBoard
 from snap_bench.asking.client import RetryPolicy
 from snap_bench.asking.credentials import configured_scrubber
 from snap_bench.asking.interruption import InterruptFlag
+from snap_bench.asking.pacing import Pacer, PaceSettings, pace_file
 from snap_bench.asking.state_folder import BUDGET_FILE, state_folder
 from snap_bench.asking.stops import StopBoard
-from snap_bench.asking.throttle import Budget, BudgetLimits, RateLimiter, SharedState
+from snap_bench.asking.throttle import Budget, BudgetLimits, SharedState
 from snap_bench.design.models import ModelSpec
 from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.wire.scrub import Scrubber
@@ -31,18 +33,20 @@ def build_asker(
     stops: StopBoard,
 ) -> Asker:
     """The process's asker: its endpoints, with the session's shared limits, scrubber, stops and asking ahead."""
-    policy = RetryPolicy(max_attempts=options.max_attempts, timeout_s=options.timeout_s)
-    limits, budget = rate_limits(options, models), session_budget(options)
+    # Under the fixed pace a 429 counts against --snap-max-attempts as any failure (as before the adaptive pace).
+    rate_limited = RetryPolicy.max_rate_limited if options.adaptive_pace else 0
+    policy = RetryPolicy(max_attempts=options.max_attempts, timeout_s=options.timeout_s, max_rate_limited=rate_limited)
+    paces, budget = pacers(options, models), session_budget(options)
     return Asker(
         options.cassette_dir,
         options.record_mode,
         policy,
         endpoints,
-        limits,
+        paces,
         budget,
         configured_scrubber([model.api_key_env for model in models], options.rootdir / ".env"),
         stops,
-        ask_ahead_factory(config, options, models, rate_limits(options, models), session_budget(options), policy),
+        ask_ahead_factory(config, options, models, paces, budget, policy),
         InterruptFlag(options.out_dir),
         # read once the controller's batch step is over (the workers start after it)
         pending_cassettes(options.cassette_dir, [model.name for model in models]),
@@ -65,7 +69,7 @@ def ask_ahead_factory(
     config: pytest.Config,
     options: SessionOptions,
     models: list[ModelSpec],
-    rate_limits: dict[str, RateLimiter],
+    paces: dict[str, Pacer],
     budget: Budget,
     policy: RetryPolicy,
 ) -> Callable[[Scrubber], AskAhead] | None:
@@ -77,21 +81,24 @@ def ask_ahead_factory(
     def build(scrub: Scrubber) -> AskAhead:
         stops = StopBoard(options.out_dir, {model.name: model.api_key_env for model in models})
         claims = ClaimBoard(options.out_dir)
-        return AskAhead(shares, policy, budget, rate_limits, scrub, stops, claims, InterruptFlag(options.out_dir))
+        return AskAhead(shares, policy, budget, paces, scrub, stops, claims, InterruptFlag(options.out_dir))
 
     return build
 
 
-def rate_limits(options: SessionOptions, models: list[ModelSpec]) -> dict[str, RateLimiter]:
-    """Each model's request rate, shared by every process of the session (--snap-rate-limit or its entry's)."""
-    limits: dict[str, RateLimiter] = {}
+def pacers(options: SessionOptions, models: list[ModelSpec]) -> dict[str, Pacer]:
+    """Each model's pace, shared by every process of the session: adapted to what the provider says, within
+    the ceiling of requests in flight (--snap-concurrency or the entry's) and the fixed rate (--snap-rate-limit
+    or the entry's rate_limit_per_minute), where set."""
+    paces: dict[str, Pacer] = {}
     for model in models:
-        per_minute = options.rate_limit_per_minute or model.rate_limit_per_minute
-        if per_minute:
-            limits[model.name] = RateLimiter(
-                SharedState(state_folder(options.out_dir) / f"rate-{model.name}.json"), per_minute
-            )
-    return limits
+        settings = PaceSettings(
+            ceiling=options.concurrency or model.concurrency or None,
+            fixed_per_minute=options.rate_limit_per_minute or model.rate_limit_per_minute or None,
+            adaptive=options.adaptive_pace,
+        )
+        paces[model.name] = Pacer(SharedState(pace_file(state_folder(options.out_dir), model.name)), settings)
+    return paces
 
 
 def session_budget(options: SessionOptions) -> Budget:

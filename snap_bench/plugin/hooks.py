@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from snap_bench.asking.asker import BatchPending, BudgetReached, RecordingUnavailable
+from snap_bench.asking.asker import BatchPending, RecordingUnavailable
+from snap_bench.asking.attempts import BudgetReached
 from snap_bench.asking.interruption import Interrupted
 from snap_bench.design.config import ConfigError
 from snap_bench.instruments import instrument_file_key, registered

@@ -17,6 +17,7 @@ from snap_bench.judging.gate import GATE_VALUES, Gate
 from snap_bench.recordings.cassettes import RecordMode
 
 MODES = ("full", "pilot")
+PACES = ("adaptive", "fixed")
 
 
 def comma_list(value: str) -> list[str]:
@@ -227,7 +228,8 @@ def _limit_options(group: pytest.OptionGroup) -> None:
         type=positive_int,
         default=None,
         metavar="N",
-        help="attempts per request before an API error (-3) is recorded. Default: ini or 5.",
+        help="attempts per request before an API error (-3) is recorded (with --snap-pace=adaptive, up to 5 "
+        "refusals at the rate limit, 429, are not counted). Default: ini or 5.",
     )
     group.addoption(
         "--snap-timeout",
@@ -252,6 +254,15 @@ def _limit_options(group: pytest.OptionGroup) -> None:
         metavar="N",
         help="requests in flight at once per model, shared by all workers: each process asks ahead for the "
         "unrecorded conditions it is about to run; overrides models.yaml's concurrency. Default: one per process.",
+    )
+    group.addoption(
+        "--snap-pace",
+        choices=PACES,
+        default="adaptive",
+        metavar="PACE",
+        help="adaptive: each model's request pace and in-flight window follow the provider's rate-limit headers "
+        "and 429s, within --snap-concurrency and --snap-rate-limit; fixed: --snap-concurrency requests in flight "
+        "and only --snap-rate-limit's pace. Default: %(default)r.",
     )
     group.addoption(
         "--snap-shard",

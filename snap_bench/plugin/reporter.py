@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from snap_bench.asking.pacing import pace_summary
+from snap_bench.asking.state_folder import state_folder
 from snap_bench.judging.changes import changed_keys
 from snap_bench.plugin.ci_outputs import ci_annotations
 from snap_bench.plugin.terminal import summary_lines, verdict_block
@@ -84,6 +86,10 @@ class SessionReporter:
             retried = self.session.retries.summary()
             if retried is not None:
                 terminalreporter.write_line(retried)
+            # The pace each model was asked at, as the provider's headers and refusals set it (one line each).
+            models = [model.name for model in self.session.models]
+            for line in pace_summary(state_folder(self.session.options.out_dir), models):
+                terminalreporter.write_line(f"pace: {line}")
         try:
             return (yield)
         finally:

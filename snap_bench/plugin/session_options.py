@@ -47,6 +47,8 @@ class SessionOptions:
     timeout_s: float
     rate_limit_per_minute: float | None
     concurrency: int | None
+    # --snap-pace: False keeps today's fixed concurrency (and only --snap-rate-limit's pace).
+    adaptive_pace: bool
     shard: tuple[int, int] | None
     max_requests: int | None
     max_cost_usd: float | None
@@ -121,6 +123,7 @@ class SessionOptions:
             timeout_s=config.getoption("snap_timeout") or _ini_seconds(config, "snap_timeout"),
             rate_limit_per_minute=config.getoption("snap_rate_limit"),
             concurrency=config.getoption("snap_concurrency"),
+            adaptive_pace=config.getoption("snap_pace", "adaptive") != "fixed",
             shard=config.getoption("snap_shard"),
             max_requests=config.getoption("snap_max_requests"),
             max_cost_usd=config.getoption("snap_max_cost"),

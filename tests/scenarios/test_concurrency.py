@@ -41,9 +41,11 @@ def asked(fake_server: FakeOpenAIServer) -> list[str]:
 def test_every_condition_is_asked_once_with_up_to_n_in_flight(
     bench: BenchProject, fake_server: FakeOpenAIServer, workers: tuple[str, ...]
 ) -> None:
-    # The first requests are held until 4 are in flight at once: asking one at a time would never get there.
+    # The first requests are held until 4 are in flight at once: asking one at a time would never get there. The
+    # fixed pace sends all 4 from the first request (the adaptive pace starts at one and grows to the ceiling as
+    # answers come: tests/scenarios/test_rate_limit.py).
     fake_server.script.hold_until = 4
-    result = bench.run("--model=fake-model", *SLICE, "--snap-concurrency=4", *workers)
+    result = bench.run("--model=fake-model", *SLICE, "--snap-concurrency=4", "--snap-pace=fixed", *workers)
     result.assert_outcomes(passed=SLICE_SIZE)
     assert fake_server.script.max_in_flight == 4
     assert sorted(asked(fake_server)) == sorted(bodies(bench.cassettes).values())
@@ -63,7 +65,7 @@ def test_concurrency_from_models_yaml_and_a_bad_value_named(bench: BenchProject,
         models.read_text(encoding="utf-8").replace("    id: fake/model\n", "    id: fake/model\n    concurrency: 3\n")
     )
     fake_server.script.hold_until = 3
-    bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    bench.run("--model=fake-model", *SLICE, "--snap-pace=fixed").assert_outcomes(passed=SLICE_SIZE)
     assert fake_server.script.max_in_flight == 3
     models.write_text(models.read_text(encoding="utf-8").replace("concurrency: 3", "concurrency: 2.5"))
     result = bench.run("--model=fake-model", *SLICE)
@@ -77,7 +79,10 @@ def test_the_request_budget_stays_a_hard_cap_with_many_in_flight(
 ) -> None:
     fake_server.script.failures = deque([Failure(503, retry_after="0")] * 200)
     limit = 5
-    result = bench.run("--model=fake-model", *SLICE, "--snap-concurrency=8", f"--snap-max-requests={limit}", *workers)
+    # The fixed pace: 8 in flight from the first request (the adaptive window grows only with answers, and there
+    # are none here).
+    many = ("--snap-concurrency=8", "--snap-pace=fixed")
+    result = bench.run("--model=fake-model", *SLICE, *many, f"--snap-max-requests={limit}", *workers)
     assert len(fake_server.script.requests) <= limit
     result.assert_outcomes(skipped=SLICE_SIZE)
 

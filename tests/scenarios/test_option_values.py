@@ -16,6 +16,7 @@ BAD_VALUES = [
     pytest.param(("--snap-rate-limit=nan",), "*--snap-rate-limit*'nan' is not a finite number > 0*", id="rate-nan"),
     pytest.param(("--snap-max-cost=nan",), "*--snap-max-cost*'nan' is not a finite number > 0*", id="cost-nan"),
     pytest.param(("--snap-max-cost=inf",), "*--snap-max-cost*'inf' is not a finite number > 0*", id="cost-inf"),
+    pytest.param(("--snap-pace=slow",), "*--snap-pace*invalid choice*slow*adaptive*fixed*", id="pace-slow"),
 ]
 
 

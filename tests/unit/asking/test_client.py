@@ -172,3 +172,33 @@ def test_request_body_is_stable() -> None:
         {"model": "fake/model", "messages": [{"content": "Say 4", "role": "user"}], "temperature": 0.0, "max_tokens": 8}
     )
     assert again == BODY
+
+
+@pytest.mark.asyncio
+async def test_refusals_at_the_rate_limit_do_not_use_up_the_attempts(fake_server: FakeOpenAIServer) -> None:
+    # 4 refusals (429) and a 503 with max_attempts=2: the refusals are counted apart (up to max_rate_limited).
+    fake_server.script.failures = deque([Failure(429, retry_after="1")] * 4 + [Failure(503, retry_after="0")])
+    waits = RecordedWaits()
+    reply = await complete(fake_server, RetryPolicy(max_attempts=2, max_rate_limited=4), waits)
+    assert reply.text == "4"
+    assert reply.attempts == 6
+    assert waits.waits == [1.0, 1.0, 1.0, 1.0, 0.0]
+
+
+@pytest.mark.asyncio
+async def test_refusals_beyond_their_allowance_count_as_attempts(fake_server: FakeOpenAIServer) -> None:
+    fake_server.script.failures = deque([Failure(429, retry_after="0")] * 20)
+    reply = await complete(fake_server, RetryPolicy(max_attempts=2, max_rate_limited=3), RecordedWaits())
+    assert reply.text is None
+    assert reply.error is not None
+    assert reply.error.startswith("gave up after 5 attempts: HTTP 429")
+    assert reply.attempts == 5
+    assert len(fake_server.script.requests) == 5
+
+
+@pytest.mark.asyncio
+async def test_without_an_allowance_a_refusal_is_an_attempt_as_any(fake_server: FakeOpenAIServer) -> None:
+    fake_server.script.failures = deque([Failure(429, retry_after="0")] * 3)
+    reply = await complete(fake_server, RetryPolicy(max_attempts=2, max_rate_limited=0), RecordedWaits())
+    assert reply.error is not None
+    assert reply.error.startswith("gave up after 2 attempts: HTTP 429")

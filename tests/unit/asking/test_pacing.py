@@ -1,0 +1,280 @@
+"""The adaptive pace: its rules one at a time, and whole runs simulated against the fake rate limit on a virtual
+clock (no real waiting: every figure is the same on any machine)."""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from snap_bench.asking.pacing import (
+    Pacer,
+    PaceSettings,
+    Signal,
+    clear_paces,
+    current_interval,
+    note,
+    pace_file,
+    pace_summary,
+    reserve,
+    signal_of,
+    window_share,
+)
+from snap_bench.asking.rate_headers import RateHeaders
+from snap_bench.asking.throttle import SharedState
+from tests.fake_rate_limited import FakeRateLimit, HeaderStyle
+
+T0 = 1_790_000_000.0
+MAX_ATTEMPTS = 5  # the client's default: a condition refused more often than this would be lost
+
+
+def test_nothing_is_paced_before_the_provider_says_anything() -> None:
+    state: dict[str, Any] = {}
+    for _ in range(3):
+        state, wait = reserve(state, PaceSettings(), T0)
+        assert wait == 0.0
+
+
+def test_headers_set_the_pace_a_little_under_their_rate() -> None:
+    settings = PaceSettings(margin=0.95)
+    state = note({}, settings, Signal(200, RateHeaders(60, 59, 1.0)), T0)
+    assert current_interval(state, settings) == pytest.approx(1 / 0.95)
+    waits = []
+    for _ in range(3):
+        state, wait = reserve(state, settings, T0)
+        waits.append(wait)
+    assert waits == pytest.approx([0.0, 1 / 0.95, 2 / 0.95])
+
+
+def test_a_fixed_rate_is_never_exceeded() -> None:
+    settings = PaceSettings(fixed_per_minute=30)
+    state = note({}, settings, Signal(200, RateHeaders(600, 599, 0.1)), T0)
+    assert current_interval(state, settings) == pytest.approx(2.0)
+
+
+def test_nothing_remaining_waits_for_one_requests_refill() -> None:
+    settings = PaceSettings()
+    state = note({"next_slot": T0}, settings, Signal(200, RateHeaders(120, 0, 60.0)), T0)
+    assert float(state["next_slot"]) == pytest.approx(T0 + 0.5)
+
+
+def test_a_refusal_cuts_once_per_episode_and_every_request_waits_its_retry_after() -> None:
+    settings = PaceSettings(decrease=0.5, cooldown_s=2.0, ceiling=8)
+    state: dict[str, Any] = {"window": 8.0}
+    for start in range(11):  # 10 requests a second, unpaced
+        state, _ = reserve(state, settings, T0 + start / 10)
+    now = T0 + 1.0
+    state = note(state, settings, Signal(429, retry_after_s=3.0), now)
+    assert state["refusal_rate"] == pytest.approx(5.0)  # half the 10 a second that were sent
+    assert float(state["next_slot"]) == pytest.approx(now + 3.0)
+    # The refusals of what was in flight, within the cooldown (the Retry-After, being longer), cut no more.
+    for later in (0.5, 2.5):
+        state = note(state, settings, Signal(429, retry_after_s=1.0), now + later)
+    assert state["refusal_rate"] == pytest.approx(5.0)
+    assert state["refused"] == 3
+    # After it, a refusal is a new episode.
+    state = note(state, settings, Signal(429, retry_after_s=1.0), now + 3.5)
+    assert state["refusal_rate"] == pytest.approx(2.5)
+
+
+def test_successes_raise_a_refusal_found_pace_only_while_it_holds_requests_back() -> None:
+    settings = PaceSettings(increase=0.1, cooldown_s=1.0)
+    state = {"refusal_rate": 1.0, "cooldown_until": T0 + 1.0, "next_slot": T0 + 5.0}
+    state = note(state, settings, Signal(200), T0 + 0.5)
+    assert state["refusal_rate"] == 1.0  # within the cooldown: sent before the cut
+    state = note(state, settings, Signal(200), T0 + 2.0)
+    assert state["refusal_rate"] == pytest.approx(1.1)
+    idle = {**state, "next_slot": T0}
+    assert note(idle, settings, Signal(200), T0 + 60.0)["refusal_rate"] == pytest.approx(1.1)
+
+
+def test_a_refusal_under_headers_returns_to_their_pace_within_a_few_successes() -> None:
+    settings = PaceSettings(margin=1.0)
+    state: dict[str, Any] = {"header_rate": 2.0, "starts": [T0 - 1.0, T0 - 0.5], "next_slot": T0}
+    state = note(state, settings, Signal(429, reserved_at=T0 - 0.5), T0)
+    assert state["refusal_rate"] == pytest.approx(settings.decrease * 2.0)
+    successes = 0
+    while state["refusal_rate"] is not None:
+        successes += 1
+        now = T0 + successes
+        state = note({**state, "next_slot": now}, settings, Signal(200, reserved_at=now), now)
+    assert successes <= 10
+    assert current_interval(state, settings) == pytest.approx(0.5)
+
+
+def test_the_window_grows_from_one_to_the_ceiling_and_splits_over_the_processes() -> None:
+    settings = PaceSettings(ceiling=8)
+    state: dict[str, Any] = {}
+    assert window_share(state, settings, 4) == 1
+    for _ in range(3):
+        state = note(state, settings, Signal(200), T0)
+    assert state["window"] == 4.0  # slow start: one more per success
+    assert window_share(state, settings, 4) == 2  # a process with half the ceiling gets half the window
+    for _ in range(20):
+        state = note(state, settings, Signal(200), T0)
+    assert state["window"] == 8.0
+    assert window_share(state, settings, 4) == 4
+    assert window_share({}, PaceSettings(ceiling=None), 3) == 3
+
+
+def test_a_response_read_as_a_signal() -> None:
+    signal = signal_of(429, {"Retry-After": "2", "x-ratelimit-limit-requests": "60"}, T0)
+    assert signal == Signal(429, RateHeaders(60, None, None), 2.0)
+
+
+def test_processes_share_one_pace_through_the_state_file(tmp_path: Path) -> None:
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    path = pace_file(tmp_path, "m")
+    settings = PaceSettings(margin=1.0)
+    first, second = (Pacer(SharedState(path), settings, clock=lambda: T0, sleep=sleep) for _ in range(2))
+    first.hear_response(200, {"x-ratelimit-limit-requests": "120"})
+
+    async def starts() -> None:
+        for pacer in (first, second, first, second):
+            await pacer()
+
+    asyncio.run(starts())
+    assert waits == pytest.approx([0.5, 1.0, 1.5])  # the first starts at once, the rest half a second apart
+    assert pace_summary(tmp_path, ["m", "other"]) == [
+        "m: paced at 120 req/min from the provider's headers; 0 requests refused (429)"
+    ]
+    clear_paces(tmp_path)
+    assert not path.exists()
+
+
+@dataclass
+class Run:
+    """What a simulated run came to."""
+
+    finished_s: float
+    refused: int
+    most_attempts: int
+    most_in_flight: int
+    answered: int
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+def simulate(
+    style: HeaderStyle,
+    per_minute: float,
+    conditions: int,
+    ceiling: int,
+    latency_s: float,
+    settings: PaceSettings,
+    *,
+    adaptive: bool = True,
+) -> Run:
+    """A run of ``conditions`` against the fake rate limit: each condition reserves a start, is sent, and is
+    answered ``latency_s`` later (a 429 is retried after its Retry-After through a new start, as the client does);
+    at most the window's share of ``ceiling`` in flight; not ``adaptive``: ``ceiling`` in flight, never paced.
+    Event by event on a virtual clock."""
+    now = [0.0]
+    fake = FakeRateLimit(per_minute, style, clock=lambda: now[0], wall_clock=lambda: T0 + now[0])
+    events: list[tuple[float, int, str, int]] = []
+    order = itertools.count()
+    state: dict[str, Any] = {}
+    waiting, in_flight, most_in_flight, answered = conditions, 0, 0, 0
+    attempts = [0] * conditions
+    reserved_at = [0.0] * conditions
+    pending_reply: dict[int, tuple[int, dict[str, str], str | None]] = {}
+
+    def start(condition: int) -> None:
+        nonlocal state
+        wait = 0.0
+        reserved_at[condition] = T0 + now[0]
+        if adaptive:
+            state, wait = reserve(state, settings, T0 + now[0])
+        heapq.heappush(events, (now[0] + wait, next(order), "send", condition))
+
+    def fill() -> None:
+        nonlocal waiting, in_flight, most_in_flight
+        while waiting and in_flight < (window_share(state, settings, ceiling) if adaptive else ceiling):
+            waiting -= 1
+            in_flight += 1
+            most_in_flight = max(most_in_flight, in_flight)
+            start(conditions - waiting - 1)
+
+    fill()
+    while events:
+        now[0], _, kind, condition = heapq.heappop(events)
+        if kind == "send":
+            attempts[condition] += 1
+            refusal, headers = fake()
+            status = 200 if refusal is None else 429
+            pending_reply[condition] = (status, headers, None if refusal is None else refusal.retry_after)
+            heapq.heappush(events, (now[0] + latency_s, next(order), "reply", condition))
+        elif kind == "reply":
+            status, headers, retry_after = pending_reply.pop(condition)
+            sent = {**headers, **({"retry-after": retry_after} if retry_after else {})}
+            if adaptive:
+                signal = replace(signal_of(status, sent, T0 + now[0]), reserved_at=reserved_at[condition])
+                state = note(state, settings, signal, T0 + now[0])
+            if status == 429:
+                heapq.heappush(events, (now[0] + float(retry_after or 0), next(order), "retry", condition))
+            else:
+                in_flight -= 1
+                answered += 1
+                fill()
+        else:
+            start(condition)
+    return Run(now[0], fake.refused, max(attempts), most_in_flight, answered, state)
+
+
+PER_MINUTE, CONDITIONS = 120, 300
+FLOOR_S = CONDITIONS / (PER_MINUTE / 60)
+
+
+@pytest.mark.parametrize("style", ["openai", "anthropic"])
+def test_a_run_at_a_stated_limit_finishes_near_the_floor_with_nothing_refused(style: HeaderStyle) -> None:
+    run = simulate(style, PER_MINUTE, CONDITIONS, ceiling=16, latency_s=1.0, settings=PaceSettings(ceiling=16))
+    assert run.answered == CONDITIONS
+    assert run.refused == 0
+    assert run.finished_s <= 1.15 * FLOOR_S
+    assert run.most_in_flight <= 16
+
+
+@pytest.mark.parametrize("latency_s", [0.2, 1.0, 3.0])
+def test_a_run_without_headers_finds_the_limit_from_refusals_and_loses_nothing(latency_s: float) -> None:
+    run = simulate("none", PER_MINUTE, CONDITIONS, ceiling=16, latency_s=latency_s, settings=PaceSettings(ceiling=16))
+    assert run.answered == CONDITIONS
+    assert run.most_attempts <= MAX_ATTEMPTS  # every refused request was answered within the client's retries
+    assert run.refused <= 0.05 * CONDITIONS
+    assert run.finished_s <= 1.2 * FLOOR_S
+    assert 0.7 * PER_MINUTE <= run.state["refusal_rate"] * 60 <= 1.1 * PER_MINUTE
+
+
+@pytest.mark.parametrize("ceiling", [1, 3])
+def test_the_ceiling_holds_whatever_the_provider_allows(ceiling: int) -> None:
+    run = simulate("openai", 6000, 100, ceiling=ceiling, latency_s=1.0, settings=PaceSettings(ceiling=ceiling))
+    assert run.answered == 100
+    assert run.most_in_flight == ceiling
+    assert run.finished_s >= 100 / ceiling  # one latency per request per slot: the ceiling, not the limit, binds
+
+
+def test_today_s_fixed_concurrency_is_refused_at_the_same_limit() -> None:
+    """The baseline the pace improves on: 16 in flight, never paced, only each retry's Retry-After."""
+    run = simulate("none", PER_MINUTE, CONDITIONS, ceiling=16, latency_s=1.0, settings=PaceSettings(), adaptive=False)
+    assert run.answered == CONDITIONS
+    assert run.refused > 0.2 * CONDITIONS
+
+
+def test_a_refusal_of_a_request_paced_after_the_cut_is_a_new_episode() -> None:
+    settings = PaceSettings(decrease=0.5, cooldown_s=60.0)
+    state: dict[str, Any] = {"header_rate": 8.0}
+    state = note(state, settings, Signal(429, reserved_at=T0 - 1.0), T0)
+    assert state["refusal_rate"] == pytest.approx(4.0)
+    # Paced before the cut: the same episode, however long the cooldown.
+    state = note(state, settings, Signal(429, reserved_at=T0 - 0.5), T0 + 0.1)
+    assert state["refusal_rate"] == pytest.approx(4.0)
+    # Paced after it and still refused: the new pace is too fast too, cooldown or not.
+    state = note(state, settings, Signal(429, reserved_at=T0 + 0.2), T0 + 0.3)
+    assert state["refusal_rate"] == pytest.approx(2.0)
