@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -66,7 +67,20 @@ def to_svg(figure: Figure, chart_id: str) -> str:
     with matplotlib.rc_context(style):
         figure.savefig(buffer, format="svg", metadata={"Date": None})
     markup = buffer.getvalue()
-    return markup[markup.index("<svg") :].strip()
+    return compact_svg(markup[markup.index("<svg") :].strip())
+
+
+def compact_svg(markup: str) -> str:
+    """matplotlib's SVG in fewer bytes, drawn the same: no indentation between its elements or line breaks
+    inside a path, and coordinates to a hundredth of a point (matplotlib writes six decimals). A tenth of
+    the charts' bytes at ten models; the text inside an element is kept as it is."""
+    markup = re.sub(r">\s+<", "><", markup)
+    return re.sub(r' (d|x|y|x1|x2|y1|y2|cx|cy|points)="([^"]*)"', _shorter_coordinates, markup)
+
+
+def _shorter_coordinates(match: re.Match[str]) -> str:
+    value = re.sub(r"\s*\n\s*", " ", re.sub(r"(\d\.\d\d)\d+", r"\1", match.group(2))).strip()
+    return f' {match.group(1)}="{value}"'
 
 
 def new_figure(width: float, height: float) -> Figure:
