@@ -376,7 +376,7 @@ def conditions_section(
         '<h3 id="snap-conditions-title">Every condition</h3>'
         f"<p>{len(observations):,} conditions, one row each: search any text (item, reason, condition id, answer), "
         "filter by a column, sort by a header; a row opens its full prompt and the answer (the table is unpacked "
-        "when it comes into view). The same data in full: observations.csv under Downloads.</p>"
+        "when it comes into view). The same data in full: the observations under Downloads.</p>"
         '<div id="snap-conditions">'
         '<div class="snap-cond-controls"><input type="search" placeholder="search conditions, reasons, answers" '
         'aria-label="search the conditions"><span class="snap-cond-filters"></span>'
