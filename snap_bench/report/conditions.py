@@ -8,7 +8,7 @@ run over the data in memory. A row opens the full prompt and the answer.
 The data are embedded once, compactly, and unpacked on demand. They are columnar JSON (one array per
 column; each distinct text stored once and referred to by number, each distinct list of messages once),
 gzip-compressed and base64-encoded inside the page: ten models over every shipped instrument (52,040
-conditions) take under 20 bytes per condition instead of 145 as rows of JSON, so the report stays one file
+conditions) take 5 bytes per condition instead of 117 as rows of JSON, so the report stays one file
 of a few MB. The page unpacks them with the browser's own ``DecompressionStream`` only when the section
 comes near the screen (or its search box is used), so opening the report draws its first screen without
 them. A side file (``report-conditions.js``) would have made report.html smaller still, but a report

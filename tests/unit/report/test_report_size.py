@@ -32,7 +32,7 @@ def test_what_the_report_holds_per_condition_keeps_ten_models_under_five_megabyt
     download = len(csv_download(observations).uri)
     per_condition = (table + download) / len(observations)
     assert per_condition < PER_CONDITION_BUDGET, (table / len(observations), download / len(observations))
-    # the table's data: a small share of it (measured: 5 bytes a condition at ten models, 145 as rows of JSON)
+    # the table's data: a small share of it (measured: 5 bytes a condition at ten models, 117 as rows of JSON)
     assert table / len(observations) < 12
 
 
