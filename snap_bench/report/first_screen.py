@@ -20,6 +20,9 @@ from snap_bench.report.formatting import metric_label, number, text
 from snap_bench.report.palette import model_colour
 from snap_bench.report.tables import mapping, verdict_badge
 
+# Above this many models the matrix's reasons show one line each, so that its rows fit the first screen.
+MANY_MODELS = 6
+
 
 def report_title(models: Sequence[str], when: dt.date) -> str:
     """The page's title: the product, the models and the date."""
@@ -88,7 +91,7 @@ def verdict_matrix(document: Mapping[str, Any], checks: Sequence[CheckRecord]) -
                 continue
             verdict = str(entry.get("verdict") or "")
             composite = number(entry.get("composite"))
-            figure = "" if composite is None else f" composite {composite:.2f}"
+            figure = "" if composite is None else f"{composite:.2f}"
             interval = entry.get("composite_ci")
             if composite is not None and isinstance(interval, list) and len(interval) == 2:
                 low, high = number(interval[0]), number(interval[1])
@@ -96,17 +99,23 @@ def verdict_matrix(document: Mapping[str, Any], checks: Sequence[CheckRecord]) -
                     figure += f" [{low:.2f}, {high:.2f}]"
             if entry.get("tied_with"):
                 figure += " (tied)"
-            reason = reason_text(verdict, deciding_check(verdict, by_key[(model, instrument)]))
+            reason = text(reason_text(verdict, deciding_check(verdict, by_key[(model, instrument)])))
+            # The figure stays on one line (beside the badge, or below it where it does not fit); the reason
+            # wraps within the cell and shows two lines, the whole of it on hovering (and in the checks' table).
+            shown = f' <span class="snap-num" title="composite {figure}">{figure}</span>' if figure else ""
             cells.append(
-                f'<td class="snap-matrix-cell">{verdict_badge(entry)}<span class="snap-num">{figure}</span>'
-                f"<br><small>{text(reason)}</small></td>"
+                f'<td class="snap-matrix-cell">{verdict_badge(entry)}{shown}'
+                f'<small class="snap-matrix-reason" title="{reason}">{reason}</small></td>'
             )
         swatch = f'<span class="snap-model-dot" style="background:{model_colour(model)}"></span>'
         rows.append(f'<tr><th scope="row">{swatch}{text(model)}</th>{"".join(cells)}</tr>')
+    # Over six models, each reason shows one line (ten rows then fit the first screen beside the chart).
+    many = " snap-matrix-many" if len(models) > MANY_MODELS else ""
     return (
-        '<table class="snap-table snap-matrix" id="snap-matrix"><caption>Verdict per model and instrument, '
-        "composite (0-1, higher is better) with its interval (each judged figure's interval mapped the same way; "
-        "models whose intervals overlap are tied) and the check that decided it"
+        f'<table class="snap-table snap-matrix{many}" id="snap-matrix">'
+        "<caption>Verdict, composite (0-1, higher is better) with its interval, and the check that decided it"
+        "<small title=\"Each judged figure's interval is mapped the same way as the composite; models whose "
+        'intervals overlap are tied."> (overlapping intervals: tied)</small>'
         f"</caption><thead><tr><th>model</th>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
@@ -171,6 +180,9 @@ def agreement_chart(points: Sequence[AgreementPoint]) -> str:
         return "<p>No instrument varied the temperature with repeated runs: no stability chart.</p>"
     width, height, left, top, bottom = 270, 250, 52, 26, 40
     plot_w, plot_h = width - left - 14, height - top - bottom
+    # Side by side up to two; more instruments wrap into rows of two, so that the chart keeps a legible size
+    # beside the matrix on the first screen (ten models x four instruments at 1440x900).
+    across = min(len(instruments), 2)
     panels = []
     for index, instrument in enumerate(instruments):
         own = [p for p in points if p.instrument == instrument]
@@ -184,7 +196,7 @@ def agreement_chart(points: Sequence[AgreementPoint]) -> str:
             return top + (1 - v) * plot_h
 
         parts = [
-            f'<g transform="translate({index * width},0)">',
+            f'<g transform="translate({index % across * width},{index // across * height})">',
             f'<text x="{left}" y="14" font-size="12" font-weight="600">{text(instrument)}</text>',
         ]
         for tick in (0, 0.25, 0.5, 0.75, 1):
@@ -224,11 +236,11 @@ def agreement_chart(points: Sequence[AgreementPoint]) -> str:
         'patternTransform="rotate(45)"><rect width="4" height="4" fill="#eaeef2"/>'
         '<line x1="0" y1="0" x2="0" y2="4" stroke="#8c959f" stroke-width="1.5"/></pattern></defs>'
     )
-    total = width * len(instruments)
+    total, tall = width * across, height * -(-len(instruments) // across)
     return (
         '<figure class="snap-chart" id="snap-headline">'
         f'<svg id="snap-headline-chart" xmlns="http://www.w3.org/2000/svg" width="{total}" '
-        f'height="{height}" viewBox="0 0 {total} {height}" role="img" '
+        f'height="{tall}" viewBox="0 0 {total} {tall}" role="img" '
         'aria-label="run-to-run agreement per temperature">'
         f"{hatch}{''.join(panels)}</svg><figcaption>{legend}<br>Stability against temperature: the share of cells "
         "(item x paraphrase x prompt [x context or choice]) whose runs all gave the same score, with its 95% Wilson "
@@ -262,11 +274,19 @@ def _point_mark(p: AgreementPoint, colour: str, cx: float, cy: float, interval: 
 
 STYLE = """<style>
 .snap-first{display:flex;flex-wrap:wrap;gap:8px 24px;align-items:flex-start}
-.snap-matrix td.snap-matrix-cell{min-width:12em;max-width:15em}
-.snap-matrix small{color:#57606a}
+.snap-first>.snap-matrix{flex:0 1 auto;margin:0}
+.snap-matrix th,.snap-matrix td{overflow-wrap:anywhere}
+.snap-matrix th[scope=row]{max-width:200px;font-size:12px}
+.snap-matrix td.snap-matrix-cell{width:185px;max-width:185px;padding:3px 6px}
+.snap-matrix .snap-badge{font-size:11px;padding:1px 7px}
+.snap-matrix .snap-num{display:inline-block;font-size:12px}
+.snap-matrix small.snap-matrix-reason{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:2;
+line-clamp:2;overflow:hidden;font-size:11px;line-height:1.25;color:#57606a}
+.snap-matrix-many small.snap-matrix-reason{-webkit-line-clamp:1;line-clamp:1}
+.snap-matrix caption small{font-weight:400;color:#57606a}
 .snap-model-dot{display:inline-block;width:10px;height:10px;border-radius:50%;margin-right:5px}
-#snap-headline{max-width:560px;margin:0}#snap-headline figcaption{max-width:550px}
-#snap-headline figcaption>span{margin-right:12px}
+#snap-headline{flex:1 1 380px;max-width:560px;margin:0}
+#snap-headline figcaption{font-size:11px}#snap-headline figcaption>span{margin-right:10px;white-space:nowrap}
 .summary .filters span.unscored{color:#9a6700}
 #snap-checks tr.snap-check-fail td{background:#fff0ef}#snap-checks tr.snap-check-ungated td{background:#fff8e5}
 #snap-checks tr.snap-check-not-compared td{background:#e8e8e8;color:#555}

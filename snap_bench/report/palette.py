@@ -9,8 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-# Okabe & Ito's colour-blind-safe palette, without its black and yellow (too dark or too faint for a line).
-MODEL_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#56B4E9", "#E69F00")
+# Okabe & Ito's colour-blind-safe palette, without its black and yellow (too dark or too faint for a line),
+# then four of Paul Tol's muted scheme (indigo, wine, olive, teal): ten models, ten colours.
+MODEL_COLOURS = (
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#E69F00",
+    "#332288",
+    "#882255",
+    "#999933",
+    "#44AA99",
+)
 _KNOWN: list[str] = []
 
 

@@ -19,7 +19,7 @@ from snap_bench.judging.checks import CheckRecord, checks_table
 from snap_bench.observations.observation import Observation
 from snap_bench.report.conditions import conditions_section
 from snap_bench.report.context import ReportContext
-from snap_bench.report.downloads import CSV_GZIP_OVER, analysis_download, csv_download
+from snap_bench.report.downloads import CSV_COMPRESS_OVER, analysis_download, csv_download
 from snap_bench.report.figures import figure_html as _figure
 from snap_bench.report.first_screen import first_screen
 from snap_bench.report.formatting import ThresholdTable, metric_label, number, text
@@ -82,7 +82,7 @@ def summary_html(
     thresholds: Mapping[str, ThresholdTable],
     instruments: Mapping[str, Instrument],
     *,
-    csv_gzip_over: int = CSV_GZIP_OVER,
+    csv_compress_over: int = CSV_COMPRESS_OVER,
     checks: Sequence[CheckRecord] = (),
     trend: StoredTrend | None = None,
     changed: Collection[tuple[str, str, str]] | None = None,
@@ -92,7 +92,7 @@ def summary_html(
     ``document`` is analysis.json as a dict, ``observations`` what observations.jsonl holds,
     ``thresholds`` each instrument's ``metrics`` of thresholds.yaml (metric -> better, minimum, target,
     excellent) and ``instruments`` the session's instruments, which draw their own parts. The
-    observation CSV is embedded gzip-compressed when larger than ``csv_gzip_over`` bytes. ``checks`` are
+    observation CSV is embedded xz-compressed when larger than ``csv_compress_over`` bytes. ``checks`` are
     the session's judged checks with their figures (the first screen's reasons and the table of checks).
     ``trend`` is what the results store holds for the report's models (None: no history section).
     """
@@ -130,7 +130,7 @@ def summary_html(
     sections += [conditions, _prompts(observations), glossary_html(thresholds, instruments)]
     sections += [
         '<h3 id="snap-downloads">Downloads</h3><ul>',
-        f"<li>{csv_download(observations, csv_gzip_over).link()}</li>",
+        f"<li>{csv_download(observations, csv_compress_over).link()}</li>",
         f"<li>{analysis_download(document).link()}</li>",
         "</ul>",
     ]

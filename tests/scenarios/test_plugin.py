@@ -14,6 +14,7 @@ import pytest
 
 from snap_bench.observations.export import read_jsonl
 from snap_bench.recordings.cassettes import leaked_secrets
+from snap_bench.report.conditions import embedded_conditions, rows_of
 from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, WORKERS, BenchProject, with_terminal_signals
 from tests.fake_openai_server import Failure, FakeOpenAIServer
 
@@ -187,11 +188,9 @@ def test_refusal_is_unscored_not_failed_and_recorded_with_its_code(
     report = (bench.out / "report.html").read_text(encoding="utf-8")
     assert f">{SLICE_SIZE} Unscored,<" in report  # pytest-html's count line, as the terminal counts them
     # each condition is a row of the report's conditions table, marked unscored
-    data = re.search(r'<script type="application/json" id="snap-conditions-data">(.*?)</script>', report, re.S)
-    assert data is not None
-    table = json.loads(data.group(1))
-    outcome = table["columns"].index("outcome")
-    assert [table["strings"][row[outcome]] for row in table["rows"]] == ["unscored"] * SLICE_SIZE
+    table = embedded_conditions(report)
+    assert table is not None
+    assert [row["outcome"] for row in rows_of(table)] == ["unscored"] * SLICE_SIZE
 
 
 def test_outage_becomes_an_api_error_and_the_next_run_asks_again(
@@ -439,15 +438,14 @@ def test_conditions_leave_pytest_htmls_table_for_the_reports_own_and_are_still_c
     text = report.read_text(encoding="utf-8")
     assert f">{SLICE_SIZE} Passed,<" in text  # ... but counts each one, as the terminal does
     assert "<th>Links</th>" not in text
-    data = re.search(r'<script type="application/json" id="snap-conditions-data">(.*?)</script>', text, re.S)
+    data = re.search(r'<script type="application/gzip\+base64" id="snap-conditions-data">(.*?)</script>', text, re.S)
     assert data is not None
-    assert "<" not in data.group(1)  # no markup inside the script ...
-    assert "&" not in data.group(1)  # ... and no entity
-    table = json.loads(data.group(1))
-    assert len(table["rows"]) == SLICE_SIZE
+    assert re.fullmatch(r"[A-Za-z0-9+/=]+", data.group(1))  # base64: no markup or entity inside the script
+    table = embedded_conditions(text)
+    assert table is not None
     assert table["columns"][:3] == ["model", "instrument", "item"]
     assert {"paraphrase", "system_prompt", "temperature", "context", "score", "code", "reason"} <= set(table["columns"])
-    answer = len(table["columns"]) + 1  # after the columns: the condition id, the answer, the messages
-    assert {table["strings"][row[answer]] for row in table["rows"]} == {"4 & more"}
-    messages = table["rows"][0][answer + 1]
-    assert [table["strings"][role] for role, _ in messages][-1] == "user"  # the full prompt, message by message
+    rows = rows_of(table)
+    assert len(rows) == SLICE_SIZE
+    assert {row["answer"] for row in rows} == {"4 & more"}
+    assert [role for role, _ in rows[0]["messages"]][-1] == "user"  # the full prompt, message by message

@@ -14,7 +14,7 @@ from snap_bench.analysis.metric_tables import Metric
 from snap_bench.judging.checks import CheckRecord, checks_table, threshold_record
 from snap_bench.judging.verdicts import Check, Threshold
 from snap_bench.observations.observation import Observation
-from snap_bench.report.conditions import conditions_data, script_json
+from snap_bench.report.conditions import conditions_data, conditions_section, embedded_conditions, rows_of, unpack
 from snap_bench.report.first_screen import (
     agreement_chart,
     deciding_check,
@@ -114,8 +114,8 @@ def test_the_matrix_has_a_verdict_per_model_and_instrument_and_escapes_names() -
     assert "not run" in matrix  # the payload-named model ran no second instrument
     assert "unscored answers 0.700" in matrix
     # the composite with its interval, and a tie said where intervals overlap
-    assert "composite 0.91 [0.85, 0.95]" in matrix
-    assert "composite 0.50 [0.40, 0.60] (tied)" in matrix
+    assert '"composite 0.91 [0.85, 0.95]">0.91 [0.85, 0.95]<' in matrix
+    assert '"composite 0.50 [0.40, 0.60] (tied)">0.50 [0.40, 0.60] (tied)<' in matrix
     assert "every judged figure reaches its target" in matrix
 
 
@@ -153,14 +153,21 @@ def test_agreement_leaves_out_cells_with_an_unscored_run_and_marks_a_thin_point(
     assert chart.count("snap-thin-point") == len(points)
 
 
-def test_the_conditions_data_stores_each_text_once_and_cannot_close_its_script() -> None:
+def test_the_conditions_data_store_each_text_once_and_cannot_close_their_script() -> None:
     observations = fake_observations(("fake-a",))
     poisoned = [dataclasses.replace(observations[0], raw_answer="</script><script>alert(1)</script>"), *observations]
     data = conditions_data(poisoned)
-    assert len(data["rows"]) == len(poisoned)
+    assert len(data["ids"]) == len(poisoned)
+    assert all(len(column) == len(poisoned) for column in data["values"])
     assert len(data["strings"]) == len(set(data["strings"]))
-    score = data["columns"].index("score")
-    assert {row[score] for row, o in zip(data["rows"], poisoned, strict=True) if o.code is not None} == {None}
-    text = script_json(data)
-    assert "<" not in text
-    assert json.loads(text) == json.loads(json.dumps(data))
+    assert len(data["prompts"]) == len({tuple(map(str, o.messages)) for o in poisoned})  # each prompt once
+    rows = rows_of(data)
+    assert {row["score"] for row, o in zip(rows, poisoned, strict=True) if o.code is not None} == {None}
+    assert [row["answer"] for row in rows[:1]] == ["</script><script>alert(1)</script>"]
+    assert [(m["role"], m["content"]) for m in poisoned[5].messages] == rows[5]["messages"]
+    section = "".join(conditions_section(poisoned))
+    embedded = re.search(r'id="snap-conditions-data">(.*?)</script>', section, re.S)
+    assert embedded is not None
+    assert re.fullmatch(r"[A-Za-z0-9+/=]+", embedded.group(1))  # base64: no markup can be formed in it
+    assert unpack(embedded.group(1)) == json.loads(json.dumps(data))
+    assert embedded_conditions(section) == json.loads(json.dumps(data))

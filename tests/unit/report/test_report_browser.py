@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from snap_bench.judging.checks import CheckRecord
 from snap_bench.observations.observation import Observation
 from snap_bench.report import summary_html
 from tests.conftest import BenchProject, shipped_instruments
@@ -232,7 +233,6 @@ def test_the_real_report_first_screen_checks_search_and_no_script_from_model_tex
             page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
             page.on("dialog", lambda dialog: record_dialog(dialogs, dialog))
             page.goto(report.as_uri(), wait_until="load")
-            page.wait_for_selector("#snap-conditions[data-ready]", state="attached")
 
             # the first screen: the title, the matrix and the headline chart, all above the fold
             title = page.locator("h1#title").inner_text()
@@ -258,6 +258,9 @@ def test_the_real_report_first_screen_checks_search_and_no_script_from_model_tex
             assert f"{outcomes.get('passed', 0)} Passed" in counts
             assert f"{outcomes.get('unscored', 0)} Unscored" in counts
 
+            # the conditions table is unpacked when it comes near the screen
+            page.locator("#snap-conditions").scroll_into_view_if_needed()
+            page.wait_for_selector("#snap-conditions[data-ready]", state="attached")
             # search finds the answers with markup; the opened row shows it as text; nothing ran
             page.fill("#snap-conditions input[type=search]", "onerror")
             shown = page.locator("#snap-conditions .snap-cond-count").inner_text()
@@ -276,3 +279,114 @@ def test_the_real_report_first_screen_checks_search_and_no_script_from_model_tex
     assert dialogs == []
     with capsys.disabled():
         print(f"\nreport first screen (1440x900): {screenshot}")
+
+
+# Ten models x four instruments: the study's first screen and its conditions table (a thinned design: one cell in
+# eight of each instrument, every run of it, so that the report is built in seconds).
+TEN_MODELS_EVERY = 8
+LONG_REASON = "contradiction rate, t0 1.000 [0.96, 1.00] (maximum <= 0.3); on 1,234 of 1,300"
+
+
+def ten_model_document(models: list[str], instruments: list[str]) -> tuple[dict[str, Any], list[CheckRecord]]:
+    """analysis.json's verdicts for every model and instrument (each verdict, ties and long reasons among them),
+    and the checks that decided them."""
+    verdicts = ("FAIL", "BORDERLINE", "PASS", "FAIL")
+    document: dict[str, Any] = {"session": {"models": models}, "instruments": {}}
+    checks = []
+    for i, instrument in enumerate(instruments):
+        entries = {}
+        for j, model in enumerate(models):
+            verdict = verdicts[(i + j) % len(verdicts)]
+            composite = round(0.1 + 0.08 * j, 2)
+            entries[model] = {
+                "instrument": instrument,
+                "verdict": verdict,
+                "composite": composite,
+                "composite_ci": [round(composite - 0.05, 2), min(1.0, round(composite + 0.3, 2))],
+                "tied_with": [models[(j + 1) % len(models)]] if j % 3 == 0 else [],
+            }
+            status = "acceptable" if verdict == "BORDERLINE" else "below"
+            checks.append(
+                CheckRecord(
+                    name=f"{model}-{instrument}-contradiction_rate[t0]",
+                    kind="threshold",
+                    model=model,
+                    instrument=instrument,
+                    metric="contradiction_rate[t0]",
+                    value=1.0,
+                    ci_low=0.96,
+                    ci_high=1.0,
+                    n=1234,
+                    n_designed=1300,
+                    threshold="maximum <= 0.3, target <= 0.15",
+                    margin=-0.7,
+                    decision="fail" if verdict == "FAIL" else "pass",
+                    message=LONG_REASON,
+                    status=status,
+                )
+            )
+        document["instruments"][instrument] = {"title": instrument, "models": entries}
+    return document, checks
+
+
+@pytest.fixture(scope="module")
+def ten_model_fragment() -> tuple[str, list[Observation]]:
+    from bench.synthetic_study import synthetic_observations
+    from snap_bench.report.conditions import conditions_section
+    from snap_bench.report.first_screen import first_screen
+    from snap_bench.report.summary import STYLE
+
+    observations = synthetic_observations(10, parse=False, every=TEN_MODELS_EVERY)
+    document, checks = ten_model_document(
+        sorted({o.model for o in observations}), sorted({o.instrument for o in observations})
+    )
+    markup, script = conditions_section(observations)
+    fragment = f'{STYLE}<section class="snap-report" id="snap-report">{first_screen(document, observations, checks)}'
+    # a tall section between the first screen and the table, as the report's sections are
+    fragment += f'<div style="height:3000px"></div>{markup}</section>{script}'
+    return fragment, observations
+
+
+def test_ten_models_first_screen_fits_and_the_conditions_table_unpacks_on_demand(
+    sync_api: Any, ten_model_fragment: tuple[str, list[Observation]], pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    fragment, observations = ten_model_fragment
+    report = build_report(pytester, fragment, observations[0])
+    query = observations[len(observations) // 2].condition_id
+    expected = sum(query.lower() in o.condition_id.lower() for o in observations)
+    problems: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+            page.goto(report.as_uri(), wait_until="load")
+            assert page.locator("#snap-matrix .snap-badge").count() == 40  # ten models x four instruments
+            overflowing = page.evaluate(
+                """() => [...document.querySelectorAll('#snap-matrix th, #snap-matrix td')]
+                     .filter((cell) => cell.scrollWidth > cell.clientWidth).map((cell) => cell.innerText)"""
+            )
+            assert overflowing == []
+            for selector in ("#snap-matrix", "#snap-headline-chart"):
+                box = page.locator(selector).bounding_box()
+                assert box is not None, selector
+                assert box["y"] + box["height"] <= 900, f"{selector} is below the first screen"
+            page.screenshot(path=str(tmp_path / "ten-models-first-screen.png"))
+
+            # nothing of the table is unpacked or drawn before it comes near the screen
+            page.wait_for_timeout(300)
+            assert page.locator("#snap-conditions[data-ready]").count() == 0
+            assert page.locator("#snap-conditions tbody tr").count() == 0
+            page.locator("#snap-conditions").scroll_into_view_if_needed()
+            page.wait_for_selector("#snap-conditions[data-ready]", state="attached")
+            assert page.locator("#snap-conditions tbody tr").count() > 10
+            total = f"{len(observations):,}"
+            assert page.locator(".snap-cond-count").inner_text() == f"{total} of {total} conditions"
+            page.fill("#snap-conditions input[type=search]", query)
+            assert page.locator(".snap-cond-count").inner_text() == f"{expected:,} of {total} conditions"
+            page.locator("#snap-conditions tbody tr").first.click()
+            assert query in page.locator(".snap-cond-detail").inner_text()
+        finally:
+            browser.close()
+    assert problems == []
+    assert expected == 10  # the condition, once per model

@@ -8,6 +8,7 @@ import gzip
 import html
 import io
 import json
+import lzma
 import re
 import subprocess
 import sys
@@ -16,11 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import pandas
 import pytest
 
 from snap_bench.observations.export import write_csv
 from snap_bench.observations.observation import Observation
 from snap_bench.report import summary_html
+from snap_bench.report.downloads import analysis_download
 from tests.conftest import shipped_instruments
 from tests.unit.report.fake_data import (
     FAKE_THRESHOLDS,
@@ -52,13 +55,15 @@ class Elements(HTMLParser):
 
 
 # The report's own two script elements (the conditions table's data and code); no other may appear.
-OWN_SCRIPTS = [{"type": "application/json", "id": "snap-conditions-data"}, {"id": "snap-conditions-script"}]
+OWN_SCRIPTS = [{"type": "application/gzip+base64", "id": "snap-conditions-data"}, {"id": "snap-conditions-script"}]
 
 
 def only_own_scripts(markup: str) -> bool:
-    """Only the report's scripts, and no markup can be formed inside its JSON (``<`` is always escaped)."""
-    data = re.search(r'<script type="application/json" id="snap-conditions-data">(.*?)</script>', markup, re.S)
-    return Elements(markup).named("script") == OWN_SCRIPTS and (data is None or "<" not in data.group(1))
+    """Only the report's scripts, and no markup can be formed inside its data (base64: no ``<`` or ``&``)."""
+    data = re.search(r'<script type="application/gzip\+base64" id="snap-conditions-data">(.*?)</script>', markup, re.S)
+    return Elements(markup).named("script") == OWN_SCRIPTS and (
+        data is None or re.fullmatch(r"[A-Za-z0-9+/=]*", data.group(1)) is not None
+    )
 
 
 def render(document: dict[str, Any], observations: list[Observation], thresholds: Any, **options: Any) -> str:
@@ -248,15 +253,25 @@ def test_downloads_decode_to_the_csv_and_the_json(
     assert json.loads(payload) == document
 
 
-def test_a_large_csv_is_embedded_gzipped(
+def test_a_large_csv_is_embedded_compressed(
     observations: list[Observation], thresholds: Thresholds, tmp_path: Path
 ) -> None:
     one_model = [o for o in observations if o.model == "fake-steady"]
-    files = downloads(render(profile_document({}), one_model, thresholds, csv_gzip_over=0))
-    media_type, payload = files["observations.csv.gz"]
-    assert media_type == "application/gzip"
+    files = downloads(render(profile_document({}), one_model, thresholds, csv_compress_over=0))
+    media_type, payload = files["observations.csv.xz"]
+    assert media_type == "application/x-xz"
     write_csv(tmp_path / "observations.csv", one_model)
-    assert gzip.decompress(payload) == (tmp_path / "observations.csv").read_bytes()
+    assert lzma.decompress(payload) == (tmp_path / "observations.csv").read_bytes()
+    (tmp_path / "observations.csv.xz").write_bytes(payload)
+    assert len(pandas.read_csv(tmp_path / "observations.csv.xz")) == len(one_model)  # read as it is
+
+
+def test_a_large_analysis_document_is_embedded_compressed() -> None:
+    document = {"instruments": {"profile": {"models": {f"m{i}": {"verdict": "PASS"} for i in range(40_000)}}}}
+    download = analysis_download(document)
+    assert download.filename == "analysis.json.gz"
+    assert json.loads(gzip.decompress(download.payload)) == document
+    assert analysis_download({"session": {}}).filename == "analysis.json"
 
 
 def test_the_csv_keeps_quotes_commas_newlines_and_unicode(tmp_path: Path) -> None:
