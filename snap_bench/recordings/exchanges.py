@@ -56,14 +56,9 @@ def write_cassette(path: Path, interactions: list[dict[str, Any]]) -> None:
 
 
 def answered_interaction(uri: str, body: str, response_body: str, scrub: Scrubber) -> dict[str, Any]:
-    """A request answered with 200 and ``response_body`` (a batch's result), as a synchronous ask records it:
-    the request's canonical uri and exact body, the response's status, JSON content type and body, scrubbed."""
-    json_type = {"content-type": ["application/json"]}
-    return {
-        "request": {"method": "POST", "uri": uri, "body": scrub(body), "headers": dict(json_type)},
-        "response": {
-            "status": {"code": 200, "message": "OK"},
-            "headers": dict(json_type),
-            "body": {"string": scrub(response_body)},
-        },
-    }
+    """A request answered with 200 and ``response_body`` (a batch's result), written by :func:`interaction` as a
+    synchronous ask records it: the request's canonical uri and exact body, a JSON response, scrubbed."""
+    json_type = {"content-type": "application/json"}
+    request = httpx.Request("POST", uri, content=body.encode("utf-8"), headers=json_type)
+    response = httpx.Response(200, request=request, content=response_body.encode("utf-8"), headers=json_type)
+    return interaction(response, uri, scrub)
