@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,14 +28,13 @@ from typing import Any
 import httpx
 
 from snap_bench.asking.claims import ClaimBoard, Key
-from snap_bench.asking.client import ChatClient, ChatReply, RetryPolicy
+from snap_bench.asking.client import ChatClient, ChatReply
 from snap_bench.asking.interruption import Interrupted, InterruptFlag
 from snap_bench.asking.pacing import Pacer
 from snap_bench.asking.stops import NOT_ASKED, Request, StopBoard
 from snap_bench.asking.throttle import Budget
 from snap_bench.design.models import OPENAI_COMPATIBLE
 from snap_bench.recordings.exchanges import interaction, write_cassette
-from snap_bench.wire.dialects import dialect_named
 from snap_bench.wire.scrub import Scrubber
 
 # How often a test waiting for another process's answer looks at the claim (a file read).
@@ -93,16 +92,15 @@ class AskAhead:
     def __init__(
         self,
         limits: dict[str, int],
-        policy: RetryPolicy,
         budget: Budget,
         pacers: dict[str, Pacer],
         scrub: Scrubber,
         stops: StopBoard | None,
         claims: ClaimBoard,
         interrupt: InterruptFlag | None = None,
+        clients: Mapping[str, ChatClient] | None = None,
     ) -> None:
         self.limits = limits
-        self._policy = policy
         self._budget = budget
         self._pacers = pacers
         self._scrub = scrub
@@ -123,7 +121,10 @@ class AskAhead:
         # Keys this process need not look at again this session: asked, recorded, or another process's.
         self._known: set[Key] = set()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._clients: dict[str, ChatClient] = {}
+        # Each model's client, built by the caller on the test thread: httpx reads the proxy settings by walking
+        # os.environ, which pytest changes on that thread at every test phase (PYTEST_CURRENT_TEST); walked from
+        # the loop thread, the walk could meet a variable removed meanwhile and fail with a KeyError.
+        self._clients = dict(clients or {})
         self._spent: str | None = None
         self._closing = False
         # The loop thread holds the GIL while it parses replies; with Python's default 5 ms switch interval
@@ -378,13 +379,5 @@ class AskAhead:
     def _client(self, job: Job) -> ChatClient:
         client = self._clients.get(job.key[0])
         if client is None:
-            client = ChatClient(
-                job.base_url,
-                job.api_key,
-                self._policy,
-                max_connections=self.limits[job.key[0]],
-                dialect=dialect_named(job.dialect),
-                model_id=job.model_id,
-            )
-            self._clients[job.key[0]] = client
+            raise LookupError(f"no client for {job.key[0]}: the asking-ahead loop was built without it")
         return client

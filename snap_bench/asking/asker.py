@@ -347,12 +347,22 @@ def _tell_retries(reply: ChatReply, on_retried: Callable[[str], None] | None) ->
         on_retried(note)
 
 
-async def _make_client(endpoint: Endpoint, policy: RetryPolicy) -> ChatClient:
-    # Created inside the runner's loop so that httpx binds its pool to that loop.
+def chat_client(endpoint: Endpoint, policy: RetryPolicy, *, max_connections: int = 100) -> ChatClient:
+    """A client of the endpoint's model, in its dialect."""
     model = endpoint.model
     return ChatClient(
-        endpoint.base_url, endpoint.api_key, policy, dialect=dialect_named(model.dialect), model_id=model.provider_id
+        endpoint.base_url,
+        endpoint.api_key,
+        policy,
+        max_connections=max_connections,
+        dialect=dialect_named(model.dialect),
+        model_id=model.provider_id,
     )
+
+
+async def _make_client(endpoint: Endpoint, policy: RetryPolicy) -> ChatClient:
+    # Created inside the runner's loop so that httpx binds its pool to that loop.
+    return chat_client(endpoint, policy)
 
 
 def observation_of(

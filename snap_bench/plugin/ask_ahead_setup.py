@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from snap_bench.asking.ask_ahead import AskAhead
-from snap_bench.asking.asker import Asker, Endpoint
+from snap_bench.asking.asker import Asker, Endpoint, chat_client
 from snap_bench.asking.batch.ledger import pending_cassettes
 from snap_bench.asking.claims import ClaimBoard
 from snap_bench.asking.client import RetryPolicy
@@ -46,7 +46,7 @@ def build_asker(
         budget,
         configured_scrubber([model.api_key_env for model in models], options.rootdir / ".env"),
         stops,
-        ask_ahead_factory(config, options, models, paces, budget, policy),
+        ask_ahead_factory(config, options, endpoints, paces, budget, policy),
         InterruptFlag(options.out_dir),
         # read once the controller's batch step is over (the workers start after it)
         pending_cassettes(options.cassette_dir, [model.name for model in models]),
@@ -68,12 +68,13 @@ def process_shares(config: pytest.Config, options: SessionOptions, models: list[
 def ask_ahead_factory(
     config: pytest.Config,
     options: SessionOptions,
-    models: list[ModelSpec],
+    endpoints: dict[str, Endpoint],
     paces: dict[str, Pacer],
     budget: Budget,
     policy: RetryPolicy,
 ) -> Callable[[Scrubber], AskAhead] | None:
     """What builds this process's AskAhead once the asker's scrubber exists; None without a concurrency."""
+    models = [endpoint.model for endpoint in endpoints.values()]
     shares = process_shares(config, options, models)
     if not shares:
         return None
@@ -81,7 +82,9 @@ def ask_ahead_factory(
     def build(scrub: Scrubber) -> AskAhead:
         stops = StopBoard(options.out_dir, {model.name: model.api_key_env for model in models})
         claims = ClaimBoard(options.out_dir)
-        return AskAhead(shares, policy, budget, paces, scrub, stops, claims, InterruptFlag(options.out_dir))
+        # Built here, on the test thread (see AskAhead's clients), each with room for the model's share.
+        clients = {name: chat_client(endpoints[name], policy, max_connections=share) for name, share in shares.items()}
+        return AskAhead(shares, budget, paces, scrub, stops, claims, InterruptFlag(options.out_dir), clients)
 
     return build
 

@@ -12,7 +12,9 @@ race cannot be made certain without slowing the test beyond a unit test's few se
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import sys
 import threading
 import time
@@ -24,12 +26,14 @@ from typing import Any
 import pluggy
 import pytest
 
-from snap_bench.asking.ask_ahead import AskAhead
+from snap_bench.asking.ask_ahead import AskAhead, Job
 from snap_bench.asking.claims import ClaimBoard, Key
-from snap_bench.asking.client import RetryPolicy
+from snap_bench.asking.client import ChatClient, RetryPolicy
+from snap_bench.asking.stops import Request
 from snap_bench.asking.throttle import Budget, BudgetLimits, SharedState
 from snap_bench.plugin.upcoming import remember_worker_queue, upcoming_params
 from snap_bench.wire.scrub import Scrubber
+from tests.fake_openai_server import FakeOpenAIServer
 
 ROUNDS = 6000
 PLUGINS = 2000  # a long registry: the loop over it spans many switch intervals
@@ -84,7 +88,7 @@ def test_the_look_ahead_thread_reads_no_dict_the_test_thread_changes(
     config, items = fake_session(64)
     remember_worker_queue(config)  # what the session does in the test thread before asking ahead
     budget = Budget(SharedState(tmp_path / "budget.json"), BudgetLimits())
-    ahead = AskAhead({"m": 4}, RetryPolicy(), budget, {}, Scrubber(), None, ClaimBoard(tmp_path))
+    ahead = AskAhead({"m": 4}, budget, {}, Scrubber(), None, ClaimBoard(tmp_path))
     errors: list[BaseException] = []
     # Nothing is asked (every job is None): each window is read through to the end, then the next test start
     # wakes the loop to read another.
@@ -125,3 +129,46 @@ def test_the_look_ahead_thread_reads_no_dict_the_test_thread_changes(
         ahead.close(wait=True)
     assert not errors, f"the look-ahead thread failed: {errors[0]!r}"
     assert not [record for record in caplog.records if "changed size" in record.getMessage()]
+
+
+def test_the_look_ahead_thread_never_walks_the_environment(
+    tmp_path: Path, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest sets and removes PYTEST_CURRENT_TEST on the test thread at every test phase; a walk over
+    os.environ from another thread (httpx reads the proxy settings so when a client is built) can meet the
+    variable just removed and fail with a KeyError (a resumed session's first test failed so once). The loop
+    is handed clients built on the test thread: asking through it walks nothing. Certain, not a race: every
+    walk off the test thread is counted."""
+    walkers: list[str] = []
+    environ_type = type(os.environ)
+    walk = environ_type.__iter__
+
+    def counted_walk(self: Any) -> Iterator[str]:
+        if threading.current_thread() is not threading.main_thread():
+            walkers.append(threading.current_thread().name)
+        return walk(self)
+
+    budget = Budget(SharedState(tmp_path / "budget.json"), BudgetLimits())
+    client = ChatClient(fake_server.base_url, "sk-fake", RetryPolicy(max_attempts=1))
+    monkeypatch.setattr(environ_type, "__iter__", counted_walk)
+    ahead = AskAhead({"m": 2}, budget, {}, Scrubber(), None, ClaimBoard(tmp_path), clients={"m": client})
+    job = Job(
+        key=("m", "i", "c1"),
+        base_url=fake_server.base_url,
+        api_key="sk-fake",
+        canonical_uri=f"{fake_server.base_url}/chat/completions",
+        body=json.dumps({"model": "m", "messages": [{"role": "user", "content": "Rate 1-5."}]}).encode(),
+        cassette=tmp_path / "c1.json",
+        api_key_env=None,
+        cost=lambda reply: 0.0,
+        worst_usd=0.0,
+        stop_request=Request("m", "m", fake_server.base_url, None),
+    )
+    try:
+        outcome = ahead.answer(job)
+    finally:
+        ahead.close(wait=True)
+    assert outcome.reply is not None
+    assert outcome.reply.error is None, outcome
+    assert (tmp_path / "c1.json").is_file()
+    assert walkers == []
