@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from snap_bench.analysis.planner import scored_observation
 from snap_bench.design.config import ConfigFiles
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.observations.observation import Condition, Observation
-from snap_bench.plugin.planner import scored_observation
 
 REPO = Path(__file__).resolve().parent.parent
 # The packaged defaults: what a session of this repository reads (it has no config/ of its own).

@@ -35,7 +35,7 @@ import os, pickle
 import pytest
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 
-pytest_plugins = ["snap_bench.plugin.row_hooks"]
+pytest_plugins = ["snap_bench.plugin.reporting"]
 
 DATA = pickle.loads(open(os.environ["REPORT_SIZE_DATA"], "rb").read())
 OBSERVATIONS, CHECKS = DATA["observations"], DATA["checks"]

@@ -80,7 +80,7 @@ from snap_bench.observations.observation import Observation
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
 
 # The rows as the plugin's session shows them: the observation's text, no links column.
-pytest_plugins = ["snap_bench.plugin.row_hooks"]
+pytest_plugins = ["snap_bench.plugin.reporting"]
 
 DATA = pickle.loads(open(os.environ["REPORT_BENCH_DATA"], "rb").read())
 OBSERVATIONS = DATA["observations"]

@@ -10,15 +10,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from snap_bench.observations.case import Case
     from snap_bench.observations.observation import Condition, Observation
-    from snap_bench.plugin.case import Case
     from snap_bench.plugin.hooks import Ask
 
 __all__ = ["Ask", "Case", "Condition", "Observation"]
 
 _LOCATIONS = {
     "Ask": "snap_bench.plugin.hooks",
-    "Case": "snap_bench.plugin.case",
+    "Case": "snap_bench.observations.case",
     "Condition": "snap_bench.observations.observation",
     "Observation": "snap_bench.observations.observation",
 }

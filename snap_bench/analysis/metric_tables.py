@@ -115,7 +115,7 @@ def analyse(
     for observation in observations:
         if observation.cache_hit and observation.run > 1:
             # The endpoint replayed an earlier answer from its cache: a repetition that measured nothing,
-            # left out of the run-to-run figures (the session says so once, snap_bench.plugin.spend).
+            # left out of the run-to-run figures (the session says so once, snap_bench.observations.spend).
             continue
         groups.setdefault((observation.model, observation.instrument), []).append(observation)
     return {

@@ -11,7 +11,6 @@ controller, in its session start: the workers are started after it (xdist's own 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -19,7 +18,7 @@ import pytest
 
 from snap_bench.asking.batch.ledger import batches_folder
 from snap_bench.asking.batch.registry import batch_api
-from snap_bench.asking.batch.step import BatchReport, BatchStep, ModelBatches
+from snap_bench.asking.batch.step import BatchOutcome, BatchReport, BatchStep, ModelBatches
 from snap_bench.asking.credentials import configured_scrubber
 from snap_bench.recordings.cassettes import RecordMode, cassette_path
 from snap_bench.wire.request import ConditionRequest
@@ -29,19 +28,11 @@ if TYPE_CHECKING:
     from snap_bench.asking.asker import Endpoint
     from snap_bench.design.models import ModelSpec
     from snap_bench.instruments.base import Instrument
+    from snap_bench.observations.case import Case
     from snap_bench.observations.observation import Condition
-    from snap_bench.plugin.case import Case
     from snap_bench.plugin.session_options import SessionOptions
 
 ConditionsOf = Callable[[str], Iterable[tuple["Instrument", "Condition"]]]
-
-
-@dataclass(frozen=True)
-class BatchOutcome:
-    """What the batch step did: its report (spend, pending batches, problems) and the lines said once of it."""
-
-    report: BatchReport = field(default_factory=BatchReport)
-    notices: list[str] = field(default_factory=list)
 
 
 class BatchingSession(Protocol):

@@ -16,18 +16,23 @@ from snap_bench.asking.attempts import BudgetReached
 from snap_bench.asking.interruption import Interrupted
 from snap_bench.design.config import ConfigError
 from snap_bench.instruments import instrument_file_key, registered
+from snap_bench.observations.case import Case
 from snap_bench.observations.observation import Observation
-from snap_bench.plugin.case import Case
-from snap_bench.plugin.dry_run import dry_run_lines
 from snap_bench.plugin.exit_heap import freeze_session_heap, thaw_previous_session_heap
 from snap_bench.plugin.instrument_files import BrokenInstrumentFile, InstrumentFileModule
 from snap_bench.plugin.options import add_options
-from snap_bench.plugin.outcomes import NOT_MEASURED_ATTRIBUTE, mark_unscored, teststatus
-from snap_bench.plugin.reporter import SessionReporter
-from snap_bench.plugin.retries import RETRIES_KEY, retries_to_report
+from snap_bench.plugin.reporting import (
+    NOT_MEASURED_ATTRIBUTE,
+    RETRIES_KEY,
+    SessionReporter,
+    mark_unscored,
+    retries_to_report,
+    teststatus,
+)
 from snap_bench.plugin.session import SnapSession
 from snap_bench.plugin.session_options import SessionOptions, check_out_dir
 from snap_bench.plugin.upcoming import upcoming_params
+from snap_bench.report.dry_run import dry_run_lines
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
 
 SESSION_KEY = pytest.StashKey[SnapSession]()

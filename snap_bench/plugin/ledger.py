@@ -14,7 +14,7 @@ from snap_bench.asking.stops import NOT_ASKED, stopped_models
 from snap_bench.observations.observation import Observation
 from snap_bench.observations.parsing import AnswerCode
 from snap_bench.observations.shared_values import SharedValues
-from snap_bench.plugin.outcomes import NOT_MEASURED_ATTRIBUTE
+from snap_bench.plugin.reporting import NOT_MEASURED_ATTRIBUTE
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 
 # The node id prefix of the session's own check reports (thresholds, comparisons): not benchmark tests.

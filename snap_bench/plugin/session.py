@@ -19,7 +19,17 @@ import pytest
 from snap_bench.analysis.coverage import Coverage
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.asking.asker import Asker, Endpoint
+from snap_bench.asking.batch.step import BatchOutcome
 from snap_bench.asking.interruption import InterruptFlag
+from snap_bench.asking.model_facts import (
+    WORKER_INPUT_KEY,
+    ModelFacts,
+    cost_limit_problem,
+    price_source,
+    session_facts,
+    stop_unserved_models,
+    with_catalogue_price,
+)
 from snap_bench.asking.state_folder import start_session_state
 from snap_bench.asking.stops import StopBoard
 from snap_bench.design.config import ConfigError
@@ -31,14 +41,13 @@ from snap_bench.judging.baseline import BaselineSpec, parse_baseline
 from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, findings
 from snap_bench.judging.judgement import Judgement
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
+from snap_bench.observations.case import Case
 from snap_bench.observations.export import ObservationWriter
 from snap_bench.observations.observation import Condition, Observation, at_provider_default
 from snap_bench.plugin.activation import choose_models, only_looks, runs_benchmarks
 from snap_bench.plugin.artefacts import Artefacts
 from snap_bench.plugin.ask_ahead_setup import build_asker, process_shares
-from snap_bench.plugin.batches import BatchOutcome, run_batch_step
-from snap_bench.plugin.case import Case
-from snap_bench.plugin.ci_outputs import write_ci_summary
+from snap_bench.plugin.batches import run_batch_step
 from snap_bench.plugin.endpoints import Endpoints
 from snap_bench.plugin.instrument_files import (
     InstrumentFiles,
@@ -48,25 +57,16 @@ from snap_bench.plugin.instrument_files import (
     not_asked_instruments,
 )
 from snap_bench.plugin.ledger import ConditionLedger
-from snap_bench.plugin.model_facts import (
-    WORKER_INPUT_KEY,
-    ModelFacts,
-    cost_limit_problem,
-    price_source,
-    session_facts,
-    stop_unserved_models,
-    with_catalogue_price,
-)
 from snap_bench.plugin.preload import preload
-from snap_bench.plugin.retries import RetryLog
+from snap_bench.plugin.reporting import RetryLog, register_controller_plugins
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_meta import left_out_notices, session_meta, session_notices
 from snap_bench.plugin.session_options import SessionOptions
-from snap_bench.plugin.slim_reports import register_controller_plugins
 from snap_bench.plugin.unrecorded import NotRecorded, not_recorded, wholly_unrecorded
 from snap_bench.plugin.upcoming import remember_worker_queue, upcoming_params
 from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.recordings.state import Recordings
+from snap_bench.report.ci_outputs import write_ci_summary
 
 LOCAL_URLS_KEY = "snap_local_urls"
 

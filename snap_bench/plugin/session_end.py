@@ -26,7 +26,7 @@ from snap_bench.judging.judgement import Judgement, judge_session
 from snap_bench.judging.outcomes import is_computed
 from snap_bench.observations.observation import Observation
 from snap_bench.plugin.ledger import CHECKS_LOCATION
-from snap_bench.plugin.outcomes import CHECK_CATEGORY_ATTRIBUTE, NOT_COMPARED, NOT_GATED, NOT_JUDGED
+from snap_bench.plugin.reporting import CHECK_CATEGORY_ATTRIBUTE, NOT_COMPARED, NOT_GATED, NOT_JUDGED
 from snap_bench.report.analysis_document import analysis_document, write_analysis_document
 from snap_bench.report.changes_file import CHANGES_FILE, write_changes
 from snap_bench.report.item_changes_file import ITEM_CHANGES_FILE, write_item_changes

@@ -9,16 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from snap_bench.analysis.coverage import Coverage
+from snap_bench.asking.batch.step import BatchOutcome
+from snap_bench.asking.model_facts import ModelFacts, notices
 from snap_bench.design.models import ModelSpec
 from snap_bench.design.temperatures import DEFAULT
 from snap_bench.history.store import provenance
 from snap_bench.instruments import INSTRUMENT_FILE_KEYS
 from snap_bench.observations.observation import Observation
-from snap_bench.plugin.batches import BatchOutcome
+from snap_bench.observations.spend import serving_by_model, serving_notices, spend_by_model, with_batch_spend
 from snap_bench.plugin.ledger import ConditionLedger
-from snap_bench.plugin.model_facts import ModelFacts, notices
 from snap_bench.plugin.session_options import SessionOptions
-from snap_bench.plugin.spend import serving_by_model, serving_notices, spend_by_model, with_batch_spend
 
 
 def session_meta(

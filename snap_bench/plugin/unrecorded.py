@@ -21,7 +21,7 @@ import pytest
 
 from snap_bench.asking.asker import Endpoint
 from snap_bench.design.models import ModelSpec
-from snap_bench.plugin.case import Case
+from snap_bench.observations.case import Case
 from snap_bench.plugin.local_servers import LocalServers
 from snap_bench.recordings.state import Recordings
 

@@ -1,7 +1,7 @@
 """The per-condition table of the report: one row per observation, searchable and filterable, in a few KB of code.
 
 pytest-html renders every test row into the page when it opens (7,912 rows: 7-9 s, 600,000 px, and 5 s per
-filter toggle), so the benchmark's condition rows leave its table (:mod:`snap_bench.plugin.row_hooks`) and
+filter toggle), so the benchmark's condition rows leave its table (:mod:`snap_bench.plugin.reporting`) and
 are drawn here instead, by a small vanilla-JS table that renders only the rows in view. Search and filters
 run over the data in memory. A row opens the full prompt and the answer.
 

@@ -6,7 +6,7 @@ plain text, not markup, because a full run has one per test (21,600 for ten mode
 and quote costs several characters once pytest-html has encoded it into its data blob. The same
 economy drops the links column, which benchmark rows never fill.
 
-The pytest-html hooks that put this text in place are in :mod:`snap_bench.plugin.row_hooks`.
+The pytest-html hooks that put this text in place are in :mod:`snap_bench.plugin.reporting`.
 """
 
 from __future__ import annotations

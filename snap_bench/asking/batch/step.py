@@ -69,6 +69,14 @@ class BatchReport:
         ]
 
 
+@dataclass(frozen=True)
+class BatchOutcome:
+    """What the batch step did: its report (spend, pending batches, problems) and the lines said once of it."""
+
+    report: BatchReport = field(default_factory=BatchReport)
+    notices: list[str] = field(default_factory=list)
+
+
 class BatchStep:
     def __init__(
         self,

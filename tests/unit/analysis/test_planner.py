@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from snap_bench.analysis.planner import planner_lines, recorded_observations
 from snap_bench.instruments import registered
 from snap_bench.instruments.base import Selection
-from snap_bench.plugin.planner import planner_lines, recorded_observations
 from tests.conftest import REPO, SHIPPED
 
 CASSETTES = REPO / "cassettes"

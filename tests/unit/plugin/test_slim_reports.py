@@ -1,5 +1,5 @@
 """The controller cuts a benchmark report's observation down to its answer code once every plugin has read it
-(snap_bench.plugin.slim_reports): not before its teardown report, when pytest-html draws the row."""
+(snap_bench.plugin.reporting): not before its teardown report, when pytest-html draws the row."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ from typing import Any
 
 import pytest
 
-from snap_bench.plugin.outcomes import is_unscored
-from snap_bench.plugin.row_hooks import in_conditions_table
-from snap_bench.plugin.slim_reports import ReportSlimmer
+from snap_bench.plugin.reporting import ReportSlimmer, in_conditions_table, is_unscored
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
 
 NODEID = "benchmarks/test_profile.py::test_likert[m-M01-P1-NEU-t0-C0-r1]"

@@ -54,7 +54,7 @@ import pytest
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
 
 # The rows as the plugin's session shows them: the observation's text, no links column.
-pytest_plugins = ["snap_bench.plugin.row_hooks"]
+pytest_plugins = ["snap_bench.plugin.reporting"]
 
 HERE = Path(__file__).parent
 

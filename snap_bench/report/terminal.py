@@ -1,5 +1,5 @@
 """Text for the terminal: the per-model summary and the verdicts at the end of a session (the dry run's plan:
-snap_bench.plugin.dry_run)."""
+snap_bench.report.dry_run)."""
 
 from __future__ import annotations
 
@@ -12,33 +12,61 @@ from snap_bench.judging.item_changes import reliable_items
 from snap_bench.judging.outcomes import INCONCLUSIVE, MEASURED, NON_INFERIOR, NOT_COMPARED, REGRESSION, is_computed
 from snap_bench.observations.logprobs import logprob_summaries
 from snap_bench.observations.parsing import AnswerCode
-from snap_bench.plugin.ci_outputs import shown_path
-from snap_bench.plugin.spend import spend_by_model, with_batch_spend
+from snap_bench.observations.spend import spend_by_model, with_batch_spend
 from snap_bench.report.changes_file import CHANGES_FILE
+from snap_bench.report.ci_outputs import shown_path
 from snap_bench.report.ci_summary import TOP_CHANGED
 from snap_bench.report.ci_summary import worst_first as _worst_first
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from snap_bench.analysis.coverage import Coverage
+    from snap_bench.asking.batch.step import BatchOutcome
     from snap_bench.design.models import ModelSpec
     from snap_bench.instruments.base import Instrument, Selection
     from snap_bench.judging.exit_status import ExitDecision
+    from snap_bench.judging.gate import Gate
     from snap_bench.judging.judgement import Judgement
     from snap_bench.judging.verdicts import ThresholdConfig
     from snap_bench.observations.observation import Observation
-    from snap_bench.plugin.artefacts import Artefacts
-    from snap_bench.plugin.batches import BatchOutcome
-    from snap_bench.plugin.session_options import SessionOptions
+
+
+class ShownSettings(Protocol):
+    """What the terminal text reads of the session's settings."""
+
+    @property
+    def out_dir(self) -> Path: ...
+
+    @property
+    def show_unscored(self) -> bool: ...
+
+    @property
+    def analyse(self) -> bool: ...
+
+    @property
+    def gate(self) -> Gate: ...
+
+
+class SavedFiles(Protocol):
+    """What the terminal text reads of the files the session wrote: the baselines it saved."""
+
+    @property
+    def saved_baselines(self) -> list[Path]: ...
 
 
 class SessionView(Protocol):
-    """What the terminal text reads of a session (the SnapSession provides it)."""
+    """What the terminal text reads of a session (the plugin's session provides it)."""
 
-    options: SessionOptions
+    @property
+    def options(self) -> ShownSettings: ...
+
+    @property
+    def artefacts(self) -> SavedFiles: ...
+
     models: list[ModelSpec]
     judgement: Judgement | None
     exit_decision: ExitDecision | None
-    artefacts: Artefacts
 
     # What the batch step did (snap_bench.plugin.batches): its batches' spend, per model.
     batch: BatchOutcome

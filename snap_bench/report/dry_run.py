@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Protocol
 from snap_bench.asking.replay import recorded_output_tokens
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from snap_bench.design.models import ModelSpec
     from snap_bench.instruments.base import Instrument
+    from snap_bench.observations.case import Case
     from snap_bench.observations.observation import Condition
-    from snap_bench.plugin.case import Case
-    from snap_bench.plugin.session_options import SessionOptions
 
 # Rough size of a token in characters, for cost estimates only (OpenAI's rule of thumb for English).
 CHARS_PER_TOKEN = 4
@@ -32,10 +33,19 @@ CHARS_PER_TOKEN = 4
 ASSUMED_TOKENS = {"none": 16, "minimal": 64, "low": 256, "medium": 1024, "high": 2048, "xhigh": 4096}
 
 
-class DryRunView(Protocol):
-    """What the dry run reads of a session (the SnapSession provides it)."""
+class RecordingSettings(Protocol):
+    """What the dry run reads of the session's settings: where the recordings are."""
 
-    options: SessionOptions
+    @property
+    def cassette_dir(self) -> Path: ...
+
+
+class DryRunView(Protocol):
+    """What the dry run reads of a session (the plugin's session provides it)."""
+
+    @property
+    def options(self) -> RecordingSettings: ...
+
     models: list[ModelSpec]
 
     def instrument(self, name: str) -> Instrument: ...
@@ -90,9 +100,9 @@ def dry_run_lines(session: DryRunView, cases: Sequence[Case]) -> list[str]:
                 lines.append(line)
                 per_model[model.name].add(cost)
         for model in session.models:
-            # with a pilot's recordings, how many repetitions reach a target (snap_bench.plugin.planner)
+            # with a pilot's recordings, how many repetitions reach a target (snap_bench.analysis.planner)
             if model.name in by_model and (session.options.cassette_dir / model.name / name).is_dir():
-                from snap_bench.plugin.planner import planner_lines
+                from snap_bench.analysis.planner import planner_lines
 
                 lines.extend(planner_lines(instrument, model.name, by_model[model.name], session.options.cassette_dir))
     total, unpriced = Cost(), []
