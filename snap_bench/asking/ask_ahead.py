@@ -1,7 +1,7 @@
 """Asking ahead: up to N requests in flight per model while each condition stays its own test.
 
 Each process that runs tests keeps one event loop in a background thread. When a test starts, the
-process hands it the conditions it is about to run (:mod:`snap_bench.plugin.upcoming`); the loop claims the
+process hands it the conditions it is about to run (:mod:`snap_bench.plugin.process`); the loop claims the
 unrecorded ones (:mod:`snap_bench.asking.claims`) and asks them, at most ``limit`` per model at once, each
 through the same client, retries, Retry-After, shared rate limit, request budget and stops as a
 test's own ask. Every answer is written to its cassette atomically the moment it arrives, before

@@ -18,9 +18,9 @@ from snap_bench.design.config import ConfigError
 from snap_bench.instruments import instrument_file_key, registered
 from snap_bench.observations.case import Case
 from snap_bench.observations.observation import Observation
-from snap_bench.plugin.exit_heap import freeze_session_heap, thaw_previous_session_heap
 from snap_bench.plugin.instrument_files import BrokenInstrumentFile, InstrumentFileModule
 from snap_bench.plugin.options import add_options
+from snap_bench.plugin.process import freeze_session_heap, thaw_previous_session_heap, upcoming_params
 from snap_bench.plugin.reporting import (
     NOT_MEASURED_ATTRIBUTE,
     RETRIES_KEY,
@@ -31,7 +31,6 @@ from snap_bench.plugin.reporting import (
 )
 from snap_bench.plugin.session import SnapSession
 from snap_bench.plugin.session_options import SessionOptions, check_out_dir
-from snap_bench.plugin.upcoming import upcoming_params
 from snap_bench.report.dry_run import dry_run_lines
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 import fnmatch
 import re
 import types
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from snap_bench.analysis.metric_specs import declare
+from snap_bench.asking.endpoints import NotRecorded
 from snap_bench.design.config import ConfigError, ConfigFiles
 from snap_bench.instruments import (
     INSTRUMENT_FILE_KEYS,
@@ -30,6 +31,7 @@ from snap_bench.instruments import (
     misspelt_instrument_key,
     registered,
 )
+from snap_bench.observations.case import Case
 from snap_bench.plugin.session_options import empty_selection
 
 _TEST_MODULE = '''
@@ -192,3 +194,21 @@ class BrokenInstrumentFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         raise self.CollectError(self.problem)
+
+
+def wholly_unrecorded(items: Sequence[pytest.Item], left: Sequence[NotRecorded], models: int) -> list[pytest.Item]:
+    """The test functions of instruments no model of the run has recorded: with no condition to parametrise them
+    they would each be a "got empty parameter set" skip; they are deselected instead (named once already)."""
+    counts: dict[str, int] = {}
+    for entry in left:
+        counts[entry.instrument] = counts.get(entry.instrument, 0) + 1
+    gone = {name for name, count in counts.items() if count == models}
+    found = []
+    for item in items:
+        marker = item.get_closest_marker("instrument")
+        callspec = getattr(item, "callspec", None)
+        # (pytest gives an empty parametrisation one item whose `case` is a placeholder, not a Case)
+        unparametrised = callspec is None or not isinstance(callspec.params.get("case"), Case)
+        if marker is not None and marker.args and str(marker.args[0]) in gone and unparametrised:
+            found.append(item)
+    return found

@@ -29,7 +29,7 @@ import dataclasses
 import datetime as dt
 import sys
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
@@ -39,10 +39,11 @@ from snap_bench.judging.changes import changed_keys
 from snap_bench.observations.observation import Observation
 from snap_bench.report.ci_outputs import ci_annotations
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE, drop_links_column, label_unscored, row_log
-from snap_bench.report.terminal import summary_lines, verdict_block
+from snap_bench.report.terminal import SessionView, ShownSettings, summary_lines, verdict_block
 
 if TYPE_CHECKING:
-    from snap_bench.plugin.session import SnapSession
+    from snap_bench.history.address import StoreAddress
+    from snap_bench.instruments.base import Instrument
 
 
 # -- outcomes --------------------------------------------------------------------------------
@@ -252,8 +253,30 @@ def register_controller_plugins(plugins: pytest.PytestPluginManager) -> None:
 # -- reporter --------------------------------------------------------------------------------
 
 
+class ReportedSettings(ShownSettings, Protocol):
+    """What the reporter reads of the session's settings, beyond the terminal text's."""
+
+    @property
+    def history(self) -> StoreAddress: ...
+
+
+class ReportedSession(SessionView, Protocol):
+    """What the reporter reads of the session (the plugin's session provides it)."""
+
+    is_worker: bool
+    active: bool
+    collect_only: bool
+    retries: RetryLog
+
+    @property
+    def options(self) -> ReportedSettings: ...
+
+    @property
+    def instruments(self) -> dict[str, Instrument]: ...
+
+
 class SessionReporter:
-    def __init__(self, session: SnapSession) -> None:
+    def __init__(self, session: ReportedSession) -> None:
         self.session = session
 
     @pytest.hookimpl(optionalhook=True)

@@ -18,18 +18,12 @@ import pytest
 
 from snap_bench.analysis.coverage import Coverage
 from snap_bench.analysis.metric_specs import SHARED_METRICS
+from snap_bench.asking import model_facts
 from snap_bench.asking.asker import Asker, Endpoint
 from snap_bench.asking.batch.step import BatchOutcome
+from snap_bench.asking.endpoints import EndpointProblem, Endpoints, NotRecorded, not_recorded
 from snap_bench.asking.interruption import InterruptFlag
-from snap_bench.asking.model_facts import (
-    WORKER_INPUT_KEY,
-    ModelFacts,
-    cost_limit_problem,
-    price_source,
-    session_facts,
-    stop_unserved_models,
-    with_catalogue_price,
-)
+from snap_bench.asking.session_asker import build_asker, process_shares
 from snap_bench.asking.state_folder import start_session_state
 from snap_bench.asking.stops import StopBoard
 from snap_bench.design.config import ConfigError
@@ -44,26 +38,20 @@ from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.case import Case
 from snap_bench.observations.export import ObservationWriter
 from snap_bench.observations.observation import Condition, Observation, at_provider_default
-from snap_bench.plugin.activation import choose_models, only_looks, runs_benchmarks
-from snap_bench.plugin.artefacts import Artefacts
-from snap_bench.plugin.ask_ahead_setup import build_asker, process_shares
-from snap_bench.plugin.batches import run_batch_step
-from snap_bench.plugin.endpoints import Endpoints
+from snap_bench.plugin import process
 from snap_bench.plugin.instrument_files import (
     InstrumentFiles,
     checked_other_yaml_files,
     instrument_file_paths,
     marked_instruments,
     not_asked_instruments,
+    wholly_unrecorded,
 )
 from snap_bench.plugin.ledger import ConditionLedger
-from snap_bench.plugin.preload import preload
+from snap_bench.plugin.outputs import Artefacts, left_out_notices, session_meta, session_notices
 from snap_bench.plugin.reporting import RetryLog, register_controller_plugins
 from snap_bench.plugin.session_end import SessionOutputs, end_session
-from snap_bench.plugin.session_meta import left_out_notices, session_meta, session_notices
 from snap_bench.plugin.session_options import SessionOptions
-from snap_bench.plugin.unrecorded import NotRecorded, not_recorded, wholly_unrecorded
-from snap_bench.plugin.upcoming import remember_worker_queue, upcoming_params
 from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.recordings.state import Recordings
 from snap_bench.report.ci_outputs import write_ci_summary
@@ -84,7 +72,7 @@ class SnapSession:
         self.endpoints: dict[str, Endpoint] = {}
         self.ledger = ConditionLedger()
         self.retries = RetryLog()
-        self.facts: dict[str, ModelFacts] = {}
+        self.facts: dict[str, model_facts.ModelFacts] = {}
         self.exit_decision: ExitDecision | None = None
         self.recordings = Recordings(options.cassette_dir)
         self._endpoints: Endpoints | None = None
@@ -109,12 +97,12 @@ class SnapSession:
     # -- activation --------------------------------------------------------------------------
 
     def wanted(self) -> bool:
-        return runs_benchmarks(self.config, self.options)
+        return process.runs_benchmarks(self.config, self.options)
 
     def runs_tests(self) -> bool:
         """False for the commands that only look (--collect-only, --help, --version, --snap-dry-run):
         they write nothing under the output folder."""
-        return not only_looks(self.config)
+        return not process.only_looks(self.config)
 
     def activate(self) -> None:
         """Read the config and choose the models; a problem becomes a usage error, not a traceback."""
@@ -122,15 +110,17 @@ class SnapSession:
             return
         try:
             self.registry = load_models(self.options.config)
-            self.models = choose_models(self.registry, self.options, self.recordings)
+            self.models = process.choose_models(self.registry, self.options, self.recordings)
             if self.options.top_logprobs:  # --snap-logprobs wins over each entry's `logprobs`
                 self.models = [dataclasses.replace(m, top_logprobs=self.options.top_logprobs) for m in self.models]
             for path in instrument_file_paths(self.config, self.options.cassette_dir):
                 self.instrument_files.add(path)
             follow_up = self.options.follow_up | self.instrument_files.follow_up(self.config)
             self.options = dataclasses.replace(self.options, follow_up=follow_up)
-            self.facts = session_facts(self.config, self.models, self.options.rootdir, self.options.cassette_dir)
-            self.models = [with_catalogue_price(model, self.facts.get(model.name)) for model in self.models]
+            self.facts = model_facts.session_facts(
+                self.config, self.models, self.options.rootdir, self.options.cassette_dir
+            )
+            self.models = [model_facts.with_catalogue_price(model, self.facts.get(model.name)) for model in self.models]
             if self.options.baseline:
                 self.baseline = parse_baseline(self.options.baseline, sorted(self.registry.models))
                 replayed = self.baseline.saved is None and not self.baseline.observations
@@ -153,8 +143,11 @@ class SnapSession:
         self.not_asked = self._check_selection()
         if self.runs_tests():
             asked = {name: source for name, source in self.in_run.items() if name not in self.not_asked}
-            plans = Endpoints(self.options, self.models, self.recordings).plans()
-            self.unrecorded = not_recorded(self.models, plans, self.recordings, asked)
+            plans = Endpoints(self.models, self.recordings, self.options.asking).plans()
+            try:
+                self.unrecorded = not_recorded(self.models, plans, self.recordings, asked)
+            except EndpointProblem as error:
+                raise pytest.UsageError(str(error)) from None
         if self.options.follow_up:
             # A follow-up stage reads the recordings now, so a missing baseline is a usage error
             # before anything runs, not a collection error in every worker.
@@ -180,7 +173,7 @@ class SnapSession:
     def price_source(self, model: str) -> str:
         """Where ``model``'s price comes from, for the dry run's estimate."""
         configured = self.registry.models.get(model) if self.registry is not None else None
-        return price_source(self.facts.get(model), configured)
+        return model_facts.price_source(self.facts.get(model), configured)
 
     def active_instruments(self) -> list[str]:
         """The instruments this session may run: every registered one (a test module picks its own) and every
@@ -243,10 +236,13 @@ class SnapSession:
             local_urls = dict(self.config.workerinput.get(LOCAL_URLS_KEY, {}))  # type: ignore[attr-defined]
         elif self.collect_only:
             return  # listing the conditions needs neither a key nor recordings, and writes nothing
-        self._endpoints = Endpoints(self.options, self.models, self.recordings)
+        self._endpoints = Endpoints(self.models, self.recordings, self.options.asking)
         if not self.is_worker:
-            self._endpoints.check_answerable()
-            self._endpoints.start_servers(self.conditions_of)
+            try:
+                self._endpoints.check_answerable()
+                self._endpoints.start_servers(self.conditions_of)
+            except EndpointProblem as error:
+                raise pytest.UsageError(str(error)) from None
         else:
             self._endpoints.local_urls = local_urls
         self.endpoints = {
@@ -266,11 +262,11 @@ class SnapSession:
             start_session_state(self.options.out_dir)
             self.artefacts.clear_previous_run(self.options.json_path)
             self._writer = ObservationWriter(self.options.out_dir)
-            stop_unserved_models(self.models, self.facts, self.endpoints, self.stop_board())
-            problem = cost_limit_problem(self.options.max_cost_usd, self.models, self.endpoints)
+            model_facts.stop_unserved_models(self.models, self.facts, self.endpoints, self.stop_board())
+            problem = model_facts.cost_limit_problem(self.options.max_cost_usd, self.models, self.endpoints)
             if problem is not None:
                 raise pytest.UsageError(problem)
-            self.batch = run_batch_step(self)
+            self.batch = process.run_batch_step(self)
 
     def stop_board(self) -> StopBoard:
         return StopBoard(self.options.out_dir, {model.name: model.api_key_env for model in self.models})
@@ -279,13 +275,15 @@ class SnapSession:
     def pytest_configure_node(self, node: Any) -> None:
         """xdist: hand the local servers' URLs (started once, on the controller) to every worker."""
         node.workerinput[LOCAL_URLS_KEY] = dict(self._endpoints.local_urls if self._endpoints is not None else {})
-        node.workerinput[WORKER_INPUT_KEY] = {name: facts.to_json() for name, facts in self.facts.items()}
+        node.workerinput[model_facts.WORKER_INPUT_KEY] = {name: facts.to_json() for name, facts in self.facts.items()}
 
     # -- the tests ----------------------------------------------------------------------------
 
     def asker(self) -> Asker:
         if self._asker is None:
-            self._asker = build_asker(self.config, self.options, self.models, self.endpoints, self.stop_board())
+            self._asker = build_asker(
+                self.options.asking, process.worker_count(self.config), self.models, self.endpoints, self.stop_board()
+            )
         return self._asker
 
     def upcoming(self, params: Iterable[Any]) -> Iterator[tuple[str, Instrument, Condition]]:
@@ -299,10 +297,10 @@ class SnapSession:
         if not self.active or self.collect_only or not self.runs_tests() or not session.items:
             return
         runs_tests_here = self.is_worker or not self.config.pluginmanager.has_plugin("dsession")
-        if runs_tests_here and process_shares(self.config, self.options, self.models):
-            remember_worker_queue(self.config)
+        if runs_tests_here and process_shares(self.options.asking, process.worker_count(self.config), self.models):
+            process.remember_worker_queue(self.config)
             first = session.items[0]
-            self.asker().look_ahead(lambda: self.upcoming(upcoming_params(first, "case", including=True)))
+            self.asker().look_ahead(lambda: self.upcoming(process.upcoming_params(first, "case", including=True)))
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         gone = wholly_unrecorded(items, self.unrecorded, len(self.models)) if self.unrecorded else []
@@ -320,7 +318,7 @@ class SnapSession:
     def _start_preload(self) -> None:
         if self._preload_pending:
             self._preload_pending = False
-            preload()
+            process.preload()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:

@@ -7,6 +7,7 @@ config/ > the packaged defaults (snap_bench/design/defaults/, file by file) > bu
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from snap_bench.asking.settings import AskingSettings
 from snap_bench.design.config import ConfigFiles
 from snap_bench.design.project import project_root
 from snap_bench.design.temperatures import DEFAULT
@@ -73,6 +75,11 @@ class SessionOptions:
     batch_poll_s: float
     batch_timeout_s: float
     explicit: bool  # a snap-bench option was given: the session is about benchmarks
+
+    @property
+    def asking(self) -> AskingSettings:
+        """What the asking side reads of these settings (snap_bench.asking.settings)."""
+        return AskingSettings(**{field.name: getattr(self, field.name) for field in dataclasses.fields(AskingSettings)})
 
     @property
     def config(self) -> ConfigFiles:

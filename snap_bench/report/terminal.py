@@ -68,7 +68,7 @@ class SessionView(Protocol):
     judgement: Judgement | None
     exit_decision: ExitDecision | None
 
-    # What the batch step did (snap_bench.plugin.batches): its batches' spend, per model.
+    # What the batch step did (snap_bench.asking.batch.session_step): its batches' spend, per model.
     batch: BatchOutcome
 
     @property

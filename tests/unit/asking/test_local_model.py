@@ -447,7 +447,7 @@ def test_real_smollm2_answers_through_llama_server(tmp_path: Path) -> None:
 
 
 def test_server_threads_default_and_override(monkeypatch: pytest.MonkeyPatch) -> None:
-    from snap_bench.plugin.local_servers import THREADS_VARIABLE, server_threads
+    from snap_bench.asking.endpoints import THREADS_VARIABLE, EndpointProblem, server_threads
 
     monkeypatch.delenv(THREADS_VARIABLE, raising=False)
     assert server_threads() == 2
@@ -455,5 +455,5 @@ def test_server_threads_default_and_override(monkeypatch: pytest.MonkeyPatch) ->
     assert server_threads() == 1
     for bad in ("0", "two", "-1"):
         monkeypatch.setenv(THREADS_VARIABLE, bad)
-        with pytest.raises(pytest.UsageError, match=THREADS_VARIABLE):
+        with pytest.raises(EndpointProblem, match=THREADS_VARIABLE):
             server_threads()

@@ -31,7 +31,7 @@ from snap_bench.asking.claims import ClaimBoard, Key
 from snap_bench.asking.client import ChatClient, RetryPolicy
 from snap_bench.asking.stops import Request
 from snap_bench.asking.throttle import Budget, BudgetLimits, SharedState
-from snap_bench.plugin.upcoming import remember_worker_queue, upcoming_params
+from snap_bench.plugin.process import remember_worker_queue, upcoming_params
 from snap_bench.wire.scrub import Scrubber
 from tests.fake_openai_server import FakeOpenAIServer
 

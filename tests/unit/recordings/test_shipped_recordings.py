@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import pytest
 
+from snap_bench.asking.endpoints import canonical_local_url
 from snap_bench.asking.replay import replay
 from snap_bench.design.models import load_models
 from snap_bench.instruments import Selection
-from snap_bench.plugin.local_servers import canonical_local_url
 from snap_bench.recordings.cassettes import cassette_path, recorded_models
 from snap_bench.recordings.state import Recordings
 from snap_bench.wire.request import condition_request

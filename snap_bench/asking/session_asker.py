@@ -1,13 +1,11 @@
-"""The limits of asking shared by the processes of a session: requests in flight per model (``--snap-concurrency``
-/ ``concurrency:``, the ceiling), each model's pace (adapted to the provider's rate-limit headers and refusals, and
-never past ``--snap-rate-limit``) and the budget; and the asker of a process built with them."""
+"""The asker of a session's process, built with the limits of asking its processes share: requests in flight per
+model (``--snap-concurrency`` / ``concurrency:``, the ceiling), each model's pace (adapted to the provider's
+rate-limit headers and refusals, and never past ``--snap-rate-limit``) and the budget."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-
-import pytest
 
 from snap_bench.asking.ask_ahead import AskAhead
 from snap_bench.asking.asker import Asker, Endpoint, chat_client
@@ -17,17 +15,17 @@ from snap_bench.asking.client import RetryPolicy
 from snap_bench.asking.credentials import configured_scrubber
 from snap_bench.asking.interruption import InterruptFlag
 from snap_bench.asking.pacing import Pacer, PaceSettings, pace_file
+from snap_bench.asking.settings import AskingSettings
 from snap_bench.asking.state_folder import BUDGET_FILE, state_folder
 from snap_bench.asking.stops import StopBoard
 from snap_bench.asking.throttle import Budget, BudgetLimits, SharedState
 from snap_bench.design.models import ModelSpec
-from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.wire.scrub import Scrubber
 
 
 def build_asker(
-    config: pytest.Config,
-    options: SessionOptions,
+    options: AskingSettings,
+    workers: int,
     models: list[ModelSpec],
     endpoints: dict[str, Endpoint],
     stops: StopBoard,
@@ -46,17 +44,16 @@ def build_asker(
         budget,
         configured_scrubber([model.api_key_env for model in models], options.rootdir / ".env"),
         stops,
-        ask_ahead_factory(config, options, endpoints, paces, budget, policy),
+        ask_ahead_factory(options, workers, endpoints, paces, budget, policy),
         InterruptFlag(options.out_dir),
         # read once the controller's batch step is over (the workers start after it)
         pending_cassettes(options.cassette_dir, [model.name for model in models]),
     )
 
 
-def process_shares(config: pytest.Config, options: SessionOptions, models: list[ModelSpec]) -> dict[str, int]:
-    """Model -> requests this process may have in flight: N split evenly over the test processes, so
-    that all of them together never exceed N (models without a concurrency are left out)."""
-    workers = int(getattr(config, "workerinput", {}).get("workercount", 1) or 1)
+def process_shares(options: AskingSettings, workers: int, models: list[ModelSpec]) -> dict[str, int]:
+    """Model -> requests this process may have in flight: N split evenly over the ``workers`` test processes,
+    so that all of them together never exceed N (models without a concurrency are left out)."""
     shares: dict[str, int] = {}
     for model in models:
         total = options.concurrency or model.concurrency
@@ -66,8 +63,8 @@ def process_shares(config: pytest.Config, options: SessionOptions, models: list[
 
 
 def ask_ahead_factory(
-    config: pytest.Config,
-    options: SessionOptions,
+    options: AskingSettings,
+    workers: int,
     endpoints: dict[str, Endpoint],
     paces: dict[str, Pacer],
     budget: Budget,
@@ -75,7 +72,7 @@ def ask_ahead_factory(
 ) -> Callable[[Scrubber], AskAhead] | None:
     """What builds this process's AskAhead once the asker's scrubber exists; None without a concurrency."""
     models = [endpoint.model for endpoint in endpoints.values()]
-    shares = process_shares(config, options, models)
+    shares = process_shares(options, workers, models)
     if not shares:
         return None
 
@@ -89,7 +86,7 @@ def ask_ahead_factory(
     return build
 
 
-def pacers(options: SessionOptions, models: list[ModelSpec]) -> dict[str, Pacer]:
+def pacers(options: AskingSettings, models: list[ModelSpec]) -> dict[str, Pacer]:
     """Each model's pace, shared by every process of the session: adapted to what the provider says, within
     the ceiling of requests in flight (--snap-concurrency or the entry's) and the fixed rate (--snap-rate-limit
     or the entry's rate_limit_per_minute), where set."""
@@ -104,7 +101,7 @@ def pacers(options: SessionOptions, models: list[ModelSpec]) -> dict[str, Pacer]
     return paces
 
 
-def session_budget(options: SessionOptions) -> Budget:
+def session_budget(options: AskingSettings) -> Budget:
     """The session's request and cost budget, shared by every process (--snap-max-requests, --snap-max-cost)."""
     limits = BudgetLimits(options.max_requests, options.max_cost_usd)
     return Budget(SharedState(state_folder(options.out_dir) / BUDGET_FILE), limits)
