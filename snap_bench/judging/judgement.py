@@ -25,9 +25,11 @@ if TYPE_CHECKING:
     from snap_bench.judging.verdicts import ThresholdConfig
 
 
-@dataclass
+@dataclass(frozen=True)
 class Judgement:
-    """What the analysis and the judgement produced, for the summary, the report and analysis.json."""
+    """What the analysis and the judgement produced, for the summary, the report and analysis.json: one value,
+    made once by :func:`judge_session` and completed once by the end of the session (where analysis.json went,
+    what the results store said, the document written); everything shown or written afterwards reads it."""
 
     analyses: dict[tuple[str, str], Any] = field(default_factory=dict)
     verdicts: dict[tuple[str, str], Any] = field(default_factory=dict)
@@ -92,42 +94,48 @@ def judge_session(
         saved = None if baseline.saved is None else list(baseline.saved)
         scope = scope_baseline(observations, baseline.model, saved, list(instruments), new_models)
         observations = list(scope.observations)
-    result = Judgement()
-    result.analyses = analyse(observations, instruments, settings)
-    result.logprobs = logprob_summaries(observations)
+    analyses = analyse(observations, instruments, settings)
+    verdicts: dict[tuple[str, str], Any] = {}
     per_instrument: dict[str, list[Any]] = {}
-    for key, analysis in result.analyses.items():
+    for key, analysis in analyses.items():
         if baseline is not None and analysis.model == baseline.model:
             continue
         # A model that did not cover its design is INCOMPLETE, its checks not judged (snap_bench.analysis.coverage).
         verdict = judge_coverage(judge(analysis, thresholds(analysis.instrument)), (coverage or {}).get(analysis.model))
-        result.verdicts[key] = verdict
+        verdicts[key] = verdict
         per_instrument.setdefault(analysis.instrument, []).append(verdict)
-    for verdicts in per_instrument.values():
-        rank(verdicts)
+    for ranked in per_instrument.values():
+        rank(ranked)
+    comparisons: list[Any] = []
+    changes: list[ChangeSummary] = []
+    changed_items: list[ItemChange] = []
+    drifts: list[Drift] = []
     if baseline is not None and scope is not None:
         held = scope.baseline_instruments
         compared = [o for o in observations if o.instrument in held]
-        result.baseline = [
-            *compare_with_baseline(compared, baseline, instruments, settings, thresholds),
-            *scope.gaps,
-        ]
+        comparisons = [*compare_with_baseline(compared, baseline, instruments, settings, thresholds), *scope.gaps]
         if any(o.model == baseline.model for o in observations):  # per-condition answers (not a saved analysis)
-            result.changes = changed_conditions(observations, baseline.model)
-            result.item_changes = item_changes(observations, baseline.model)
+            changes = changed_conditions(observations, baseline.model)
+            changed_items = item_changes(observations, baseline.model)
             asked = sorted({o.instrument for o in observations})
             margins = {i: thresholds(i).drift_margin for i in asked}
             ranges = {i: instruments[i].keyed_range for i in asked if i in instruments}
-            result.drift = position_drift(observations, baseline.model, margins, ranges)
+            drifts = position_drift(observations, baseline.model, margins, ranges)
+    result = Judgement(
+        analyses=analyses,
+        verdicts=verdicts,
+        baseline=comparisons,
+        logprobs=logprob_summaries(observations),
+        changes=changes,
+        item_changes=changed_items,
+        drift=drifts,
+    )
     _record_checks(result, gate)
-    for drift in result.drift:
-        result.checks.append(drift_record(drift, gate.drift))
-        if drift.moved:
-            result.moved.append(drift.name)
     return result
 
 
 def _record_checks(result: Judgement, gate: Gate) -> None:
+    """Each check of the judgement once, in its lists (filled here, before the value leaves judge_session)."""
     for (_, instrument), verdict in result.verdicts.items():
         for check in verdict.checks:
             name = check_name(verdict.model, instrument, check.metric)
@@ -143,3 +151,7 @@ def _record_checks(result: Judgement, gate: Gate) -> None:
             result.not_compared.append(name)
         elif comparison.regressed:
             result.failed_comparisons.append(name)
+    for drift in result.drift:
+        result.checks.append(drift_record(drift, gate.drift))
+        if drift.moved:
+            result.moved.append(drift.name)

@@ -8,6 +8,7 @@ HTML report all show it, and a failed one makes the exit status non-zero the ord
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -55,33 +56,38 @@ def end_session(
 ) -> Judgement:
     """Judge, keep the history, emit every check as a test outcome and write analysis.json; ``gate``
     says which kinds of check may fail the run: the others are ``ungated``."""
-    result = judge_session(
+    judged = judge_session(
         observations, instruments, settings, thresholds, baseline, gate=gate, coverage=coverage, models=models
     )
-    result.json_path = outputs.json_path
     # One connection for the session's writes; one that cannot be opened fails each later write at once.
     store = Store(outputs.history, session=uuid.uuid4().hex[:12]) if outputs.history is not None else None
     problems: list[str] = []
     try:
         if store is not None:
-            problems += _keep_history(store, result, observations, instruments, outputs.session_meta)
-        _emit_checks(config, result, gate, session)
+            problems += _keep_history(store, judged, observations, instruments, outputs.session_meta)
+        _emit_checks(config, judged, gate, session)
         if store is not None:  # each model's headline figures, beside what the instruments keep
             recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
             # with each model's coverage, so that an incomplete session is kept as incomplete
-            stored = keep_headlines(store, result, outputs.session_meta, recorded_at, coverage)
+            stored = keep_headlines(store, judged, outputs.session_meta, recorded_at, coverage)
             problems += [stored] if stored else []
     finally:
         if store is not None:
             store.close()
     # An unreachable or unwritable store is one warning line, however many writes it refused.
-    result.notes += problems[:1]
-    result.store_problem = problems[0] if problems else ""
+    result = dataclasses.replace(
+        judged,
+        json_path=outputs.json_path,
+        notes=[*judged.notes, *problems[:1]],
+        store_problem=problems[0] if problems else "",
+    )
     if result.changes:
         write_changes(outputs.out_dir / CHANGES_FILE, result.changes)
     if result.item_changes:
         write_item_changes(outputs.out_dir / ITEM_CHANGES_FILE, result.item_changes)
-    result.document = analysis_document(result, instruments, outputs.session_meta, coverage)
+    result = dataclasses.replace(
+        result, document=analysis_document(result, instruments, outputs.session_meta, coverage)
+    )
     write_analysis_document(outputs.json_path, result.document)
     return result
 
