@@ -35,12 +35,10 @@ from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.recordings.state import Recordings
 
 if TYPE_CHECKING:
-    from snap_bench.design.models import ModelSpec
     from snap_bench.judging.baseline import BaselineSpec
-    from snap_bench.plugin.session_options import SessionOptions
 
 
-# -- artefacts --------------------------------------------------------------------------------
+# -- the output folder's files ---------------------------------------------------------------------------
 
 
 class FinishedSession(Protocol):
@@ -147,7 +145,7 @@ class Artefacts:
             self.saved_baselines.append(path)
 
 
-# -- session_meta --------------------------------------------------------------------------------
+# -- what the session says of itself ---------------------------------------------------------------------
 
 
 def session_meta(

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from snap_bench.observations.case import Case
     from snap_bench.observations.observation import Condition
 
-# -- activation --------------------------------------------------------------------------------
+# -- activation ------------------------------------------------------------------------------------------
 
 
 def runs_benchmarks(config: pytest.Config, options: SessionOptions) -> bool:
@@ -99,7 +99,7 @@ def choose_models(registry: ModelRegistry, options: SessionOptions, recordings: 
     return registry.resolve(recorded)
 
 
-# -- upcoming --------------------------------------------------------------------------------
+# -- what comes next -------------------------------------------------------------------------------------
 
 _POSITIONS = pytest.StashKey[dict[str, int]]()
 # The plugin holding an xdist worker's queue (``torun``), found by the test thread: remember_worker_queue.
@@ -148,7 +148,7 @@ def _worker_queue(config: pytest.Config) -> list[int]:
         return [index for index in pending if isinstance(index, int)]
 
 
-# -- preload --------------------------------------------------------------------------------
+# -- preloading ------------------------------------------------------------------------------------------
 
 # The shared end of the session (instrument modules follow from them and are cheap after these).
 HEAVY_MODULES = (
@@ -179,7 +179,7 @@ def preload(modules: tuple[str, ...] = HEAVY_MODULES) -> threading.Thread:
     return thread
 
 
-# -- exit_heap --------------------------------------------------------------------------------
+# -- the heap at exit ------------------------------------------------------------------------------------
 
 _frozen_by_us = False
 
@@ -199,7 +199,7 @@ def thaw_previous_session_heap() -> None:
         _frozen_by_us = False
 
 
-# -- the batch step --------------------------------------------------------------------------------
+# -- the batch step --------------------------------------------------------------------------------------
 
 
 class BatchingSession(Protocol):

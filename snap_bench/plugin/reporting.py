@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from snap_bench.instruments.base import Instrument
 
 
-# -- outcomes --------------------------------------------------------------------------------
+# -- outcomes --------------------------------------------------------------------------------------------
 
 UNSCORED = "unscored"
 # A threshold check outside what the exit status follows (--snap-gate): reported, never failing the run.
@@ -93,7 +93,7 @@ def teststatus(report: Any) -> tuple[str, str, tuple[str, dict[str, bool]]] | No
     return None
 
 
-# -- row_hooks --------------------------------------------------------------------------------
+# -- pytest-html's results table -------------------------------------------------------------------------
 
 # pytest-html's report data of this process's session (handed to pytest_html_report_title), whose outcome
 # counts the rows left out of its table still go into. A list, so the hooks below can replace it.
@@ -153,7 +153,7 @@ def in_conditions_table(report: Any) -> bool:
     )
 
 
-# -- retries --------------------------------------------------------------------------------
+# -- retries ---------------------------------------------------------------------------------------------
 
 RETRIES_ATTRIBUTE = "snap_retries"
 RETRIES_KEY = pytest.StashKey[str]()
@@ -196,7 +196,7 @@ def _short_id(nodeid: str) -> str:
     return nodeid[start + 1 : -1] if start >= 0 and nodeid.endswith("]") else nodeid
 
 
-# -- slim_reports --------------------------------------------------------------------------------
+# -- the slimmer -----------------------------------------------------------------------------------------
 
 
 class ReportSlimmer:
@@ -250,7 +250,7 @@ def register_controller_plugins(plugins: pytest.PytestPluginManager) -> None:
         plugins.register(ReportSlimmer(), ReportSlimmer.name)
 
 
-# -- reporter --------------------------------------------------------------------------------
+# -- the session's reporter ------------------------------------------------------------------------------
 
 
 class ReportedSettings(ShownSettings, Protocol):

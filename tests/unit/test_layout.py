@@ -213,3 +213,13 @@ def test_the_plugin_imports_no_numerical_library() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+# The plugin's jobs: hooks, options, settings, the session's lifecycle, its end, the ledger, instrument files,
+# outputs, reporting, the process. What is not pytest glue lives in the stage it belongs to.
+PLUGIN_MODULES = 10
+
+
+def test_the_plugin_is_at_most_ten_modules() -> None:
+    modules = sorted(path.name for path in (PACKAGE / "plugin").glob("*.py") if path.name != "__init__.py")
+    assert len(modules) <= PLUGIN_MODULES, modules
