@@ -28,9 +28,18 @@ $(VENV)/.installed: pyproject.toml constraints.txt | $(BIN)/python
 	$(PIP) -c constraints.txt -e .
 	touch $@
 
+# llama-cpp-python's wheel, built once per version and CMAKE_ARGS and kept outside the checkout, so that a fresh
+# clone on a machine that built it before installs it in seconds. pip's own wheel cache is not used for it: it
+# ignores CMAKE_ARGS and could hand back a native build.
+LLAMA_VERSION := $(shell sed -n 's/^llama_cpp_python==//p' constraints.txt)
+LLAMA_WHEELS ?= $(HOME)/.cache/snap-bench/wheels/$(shell printf '%s' "$(CMAKE_ARGS)" | sha256sum | cut -c1-16)
+
 $(VENV)/.installed-dev: pyproject.toml constraints.txt | $(BIN)/python
-	# --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS and could hand back a native build.
-	$(PIP) --no-cache-dir -c constraints.txt -e '.[test,local,postgres]'
+	mkdir -p $(LLAMA_WHEELS)
+	ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
+		$(BIN)/pip wheel --quiet --disable-pip-version-check --no-cache-dir --no-deps -w $(LLAMA_WHEELS) \
+			llama_cpp_python==$(LLAMA_VERSION)
+	$(PIP) --no-cache-dir --find-links $(LLAMA_WHEELS) -c constraints.txt -e '.[test,local,postgres]'
 	touch $@ $(VENV)/.installed
 
 setup: $(VENV)/.installed
