@@ -16,13 +16,20 @@ from snap_bench.observations.observation import Condition, Observation
 from snap_bench.recordings.state import Recordings
 
 if TYPE_CHECKING:
-    from snap_bench.instruments.base import Instrument
+    from typing import Protocol
+
+    from snap_bench.analysis.metric_tables import Analyser
+    from snap_bench.asking.asker import Answered
+
+    class Planned(Answered, Analyser, Protocol):
+        """What the planner asks of an instrument: its answers scored (:class:`Answered`) and analysed."""
+
 
 # The interval bootstraps of the original design's figures are not what the planner reads.
 PLANNER_RESAMPLES = 10
 
 
-def scored_observation(instrument: Instrument, model: str, condition: Condition, text: str) -> Observation:
+def scored_observation(instrument: Planned, model: str, condition: Condition, text: str) -> Observation:
     """An answer's text scored by the instrument, as the observation a replayed run records (no messages)."""
     from snap_bench.asking.asker import observation_of
     from snap_bench.asking.client import ChatReply
@@ -31,7 +38,7 @@ def scored_observation(instrument: Instrument, model: str, condition: Condition,
 
 
 def recorded_observations(
-    instrument: Instrument, model: str, conditions: Sequence[Condition], recordings: Path
+    instrument: Planned, model: str, conditions: Sequence[Condition], recordings: Path
 ) -> list[Observation]:
     """The conditions whose cassette holds an answer, scored; the others are left out (a pilot is partial)."""
     recorded = Recordings(recordings)
@@ -43,7 +50,7 @@ def recorded_observations(
     return observations
 
 
-def planner_lines(instrument: Instrument, model: str, conditions: Sequence[Condition], recordings: Path) -> list[str]:
+def planner_lines(instrument: Planned, model: str, conditions: Sequence[Condition], recordings: Path) -> list[str]:
     """Per temperature: the pilot's single-answer dependability and the counts that reach each target."""
     from snap_bench.analysis.metric_tables import AnalysisSettings
 

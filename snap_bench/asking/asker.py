@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from snap_bench.asking.ask_ahead import AskAhead, Job, Outcome
 from snap_bench.asking.attempts import AttemptGuard, BudgetReached
@@ -28,7 +28,7 @@ from snap_bench.asking.stops import NOT_ASKED, Request, StopBoard
 from snap_bench.asking.throttle import Budget
 from snap_bench.design.models import ModelSpec
 from snap_bench.observations.logprobs import answer_logprobs
-from snap_bench.observations.observation import Condition, Observation
+from snap_bench.observations.observation import Condition, Observation, Scored
 from snap_bench.observations.parsing import AnswerCode
 from snap_bench.recordings.cassettes import (
     CassetteState,
@@ -38,11 +38,17 @@ from snap_bench.recordings.cassettes import (
 )
 from snap_bench.recordings.state import Recordings
 from snap_bench.wire.dialects import dialect_named, reasoning_effort
-from snap_bench.wire.request import ConditionRequest, condition_request
+from snap_bench.wire.request import Asked, ConditionRequest, condition_request
 from snap_bench.wire.scrub import Scrubber
 
-if TYPE_CHECKING:
-    from snap_bench.instruments.base import Instrument
+
+class Answered(Asked, Protocol):
+    """What the asker needs of an instrument: a condition rendered into messages (:class:`Asked`), its answer
+    scored, and the construct it measures (every Instrument provides it)."""
+
+    def score(self, condition: Condition, answer: str) -> Scored: ...
+
+    def construct(self, condition: Condition) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,7 @@ class Endpoint:
     # The endpoint's catalogue ids nearest to the model's (for a stop naming a retired id), where it was read.
     closest_ids: tuple[str, ...] = ()
 
-    def request(self, instrument: Instrument, condition: Condition) -> ConditionRequest:
+    def request(self, instrument: Asked, condition: Condition) -> ConditionRequest:
         """The condition's request to this model, as its recordings name the endpoint (built once: sent,
         looked up and recorded as it is)."""
         return condition_request(self.model, self.canonical_url, instrument, condition)
@@ -153,7 +159,7 @@ class Asker:
     def ask(
         self,
         model: str,
-        instrument: Instrument,
+        instrument: Answered,
         condition: Condition,
         on_retried: Callable[[str], None] | None = None,
     ) -> Observation:
@@ -199,7 +205,7 @@ class Asker:
     def _outcome_observation(
         self,
         model: str,
-        instrument: Instrument,
+        instrument: Answered,
         condition: Condition,
         messages: list[dict[str, str]],
         outcome: Outcome,
@@ -212,7 +218,7 @@ class Asker:
             observation_of(model, instrument, condition, messages, outcome.reply, False, self._endpoints[model].model)
         )
 
-    def job(self, model: str, instrument: Instrument, condition: Condition) -> Job | None:
+    def job(self, model: str, instrument: Answered, condition: Condition) -> Job | None:
         """The condition as a job to ask ahead, or None where asking ahead does not apply (no
         --snap-concurrency for the model, nothing to ask with, or a record mode other than recording
         what is missing: those go through the test's own ask)."""
@@ -250,7 +256,7 @@ class Asker:
             model_id=endpoint.model.provider_id,
         )
 
-    def look_ahead(self, conditions: Callable[[], Iterable[tuple[str, Instrument, Condition]]]) -> None:
+    def look_ahead(self, conditions: Callable[[], Iterable[tuple[str, Answered, Condition]]]) -> None:
         """Ask ahead for the conditions this process runs next (``conditions()``, nearest first; read when
         the asking-ahead loop needs more), as far as --snap-concurrency allows."""
         if self._ahead is not None:
@@ -367,7 +373,7 @@ async def _make_client(endpoint: Endpoint, policy: RetryPolicy) -> ChatClient:
 
 def observation_of(
     model: str,
-    instrument: Instrument,
+    instrument: Answered,
     condition: Condition,
     messages: list[dict[str, str]],
     reply: ChatReply,

@@ -39,10 +39,9 @@ from snap_bench.asking.replay import replay
 from snap_bench.asking.settings import AskingSettings
 from snap_bench.design.models import ModelSpec
 from snap_bench.recordings.cassettes import RecordMode
-from snap_bench.wire.request import condition_request
+from snap_bench.wire.request import Asked, condition_request
 
 if TYPE_CHECKING:
-    from snap_bench.instruments.base import Instrument
     from snap_bench.observations.observation import Condition
     from snap_bench.recordings.state import Recordings
 
@@ -91,7 +90,7 @@ class LocalServers:
         modules = model.weights.part_modules or ((model.weights.module,) if model.weights.module else ())
         return all(importlib.util.find_spec(module) is not None for module in modules)
 
-    def _needs_recording(self, model: ModelSpec, conditions: Iterable[tuple[Instrument, Condition]]) -> bool:
+    def _needs_recording(self, model: ModelSpec, conditions: Iterable[tuple[Asked, Condition]]) -> bool:
         if self._settings.record_mode is RecordMode.ALL:
             return True
         if self._settings.record_mode is RecordMode.NONE:
@@ -103,7 +102,7 @@ class LocalServers:
         )
 
     def start_needed(
-        self, models: list[ModelSpec], conditions_of: Callable[[str], Iterable[tuple[Instrument, Condition]]]
+        self, models: list[ModelSpec], conditions_of: Callable[[str], Iterable[tuple[Asked, Condition]]]
     ) -> dict[str, str]:
         """Start a server for every local model with something to record; return their base URLs."""
         urls: dict[str, str] = {}
@@ -135,7 +134,7 @@ class LocalServers:
 
 
 # model name -> (instrument, condition) of every condition the session asks it
-ConditionsOf = Callable[[str], Iterable[tuple["Instrument", "Condition"]]]
+ConditionsOf = Callable[[str], Iterable[tuple[Asked, "Condition"]]]
 
 
 class Endpoints:

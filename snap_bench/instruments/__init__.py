@@ -17,12 +17,13 @@ from pathlib import Path
 
 from snap_bench.analysis.metric_specs import declare, metric_spec
 from snap_bench.design.config import ConfigError, ConfigFiles
-from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.instruments.compass import CompassInstrument
 from snap_bench.instruments.profile import ProfileInstrument
 from snap_bench.instruments.questionnaire import KIND_KEY as QUESTIONNAIRE_KEY
 from snap_bench.instruments.questionnaire import questionnaire_kind
 from snap_bench.instruments.task import TASK_KEY, TaskInstrument, task_kind
+from snap_bench.observations.observation import Scored
 
 __all__ = [
     "INSTRUMENT_FILE_KEYS",

@@ -2,7 +2,10 @@
 
 An instrument lives in ``snap_bench/instruments/<name>/``: its design (items, factors, rendering,
 parsing), its metrics (a :class:`~snap_bench.analysis.metric_specs.MetricSpec` each), its analysis, its report
-section and anything else only it needs. The core calls it only through the hooks declared here.
+section and anything else only it needs. The core calls it only through the hooks declared here, and names
+what each stage asks of it as a protocol of that stage's own (the wire's ``Asked``, the asking's ``Answered``,
+the analysis' ``Analyser``, the judging's ``Compared``, the report's ``Titled``, ``Sectioned`` and ``Narrated``):
+no stage below the instruments imports them, not even for typing, so the contract is read where it is used.
 """
 
 from __future__ import annotations
@@ -19,8 +22,7 @@ import yaml
 
 from snap_bench.analysis.metric_specs import MetricSpec
 from snap_bench.design.config import ConfigFiles, Node
-from snap_bench.observations.observation import Condition, Observation
-from snap_bench.observations.parsing import AnswerCode
+from snap_bench.observations.observation import Condition, Observation, Scored
 from snap_bench.report.context import ReportContext
 
 if TYPE_CHECKING:
@@ -60,19 +62,6 @@ class Selection:
     # Ask the stage of the design that depends on each model's recorded answers as well
     # (perturbation: the few-shot phase 2 on the model's best baseline variant).
     follow_up: bool = False
-
-
-@dataclass(frozen=True)
-class Scored:
-    """An answer scored by an instrument: the raw score, the score the analysis uses, and why."""
-
-    score: int | None
-    keyed_score: float | None
-    code: AnswerCode | None
-    reason: str
-    construct: str | None
-    # Facts about the answer particular to the instrument (e.g. "no_opinion"), kept in Observation.extra.
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Instrument(ABC):

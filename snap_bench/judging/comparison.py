@@ -14,8 +14,8 @@ from snap_bench.observations.observation import Observation
 
 if TYPE_CHECKING:
     from snap_bench.analysis.metric_tables import AnalysisSettings
-    from snap_bench.instruments import Instrument
     from snap_bench.judging.baseline import BaselineSpec
+    from snap_bench.judging.pairing_methods import Compared
     from snap_bench.judging.verdicts import ThresholdConfig
 
 
@@ -78,7 +78,7 @@ def compared_metrics(config: ThresholdConfig) -> list[str]:
 def compare_with_baseline(
     observations: list[Observation],
     baseline: BaselineSpec,
-    instruments: Mapping[str, Instrument],
+    instruments: Mapping[str, Compared],
     settings: AnalysisSettings,
     thresholds: Callable[[str], ThresholdConfig],
 ) -> list[Comparison]:

@@ -19,8 +19,18 @@ from snap_bench.observations.logprobs import logprob_summaries
 from snap_bench.observations.observation import Observation
 
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from snap_bench.analysis.metric_tables import AnalysisSettings
-    from snap_bench.instruments.base import Instrument
+    from snap_bench.judging.pairing_methods import Compared
+
+    class Judged(Compared, Protocol):
+        """What judging asks of an instrument: its analysis and metrics (:class:`Compared`), and the range of its
+        keyed scores (for drift, where it has one)."""
+
+        @property
+        def keyed_range(self) -> tuple[float, float] | None: ...
+
     from snap_bench.judging.baseline import BaselineSpec
     from snap_bench.judging.verdicts import ThresholdConfig
 
@@ -70,7 +80,7 @@ def comparison_name(comparison: Any) -> str:
 
 def judge_session(
     observations: list[Observation],
-    instruments: Mapping[str, Instrument],
+    instruments: Mapping[str, Judged],
     settings: AnalysisSettings,
     thresholds: Callable[[str], ThresholdConfig],
     baseline: BaselineSpec | None,

@@ -15,11 +15,20 @@ from snap_bench.analysis.pairings import BootstrapPairing, JackknifePairing, Pro
 from snap_bench.observations.observation import Observation
 
 if TYPE_CHECKING:
+    from typing import Protocol
+
     import numpy.typing as npt
 
-    from snap_bench.analysis.metric_tables import AnalysisSettings, FloatArray, ModelAnalysis
+    from snap_bench.analysis.metric_specs import MetricSpec
+    from snap_bench.analysis.metric_tables import Analyser, AnalysisSettings, FloatArray, ModelAnalysis
     from snap_bench.analysis.pairings import Batch, Estimate, Pairing, Refit
-    from snap_bench.instruments import Instrument
+
+    class Compared(Analyser, Protocol):
+        """What comparing with a baseline asks of an instrument: its analysis and its metrics' specs (how two
+        models pair for each); the pairings' table makers and refits are handed it as it is."""
+
+        @property
+        def metrics(self) -> Mapping[str, MetricSpec]: ...
 
 # pandas is imported by the table makers only, on the controller at session end.
 
@@ -50,7 +59,7 @@ class Sides:
     """Both models' observations of one instrument, restricted to the conditions both were asked: each
     metric is computed for each model on those, so that the difference is a paired one."""
 
-    def __init__(self, instrument: Instrument, new_rows: list[Observation], old_rows: list[Observation]) -> None:
+    def __init__(self, instrument: Compared, new_rows: list[Observation], old_rows: list[Observation]) -> None:
         self.instrument = instrument
         old_ids = {o.condition_id for o in old_rows}
         shared = old_ids & {o.condition_id for o in new_rows}
@@ -242,7 +251,7 @@ class _Refitted:
     from a matrix: ``compared`` counts the conditions both answered with a score (a ``values`` that is not
     NaN), ``designed`` the baseline's conditions at that level; ``method`` names the pairing's method."""
 
-    instrument: Instrument
+    instrument: Compared
     values: str
     method: str
     new: Any

@@ -8,6 +8,20 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from snap_bench.design.temperatures import DEFAULT_LEVEL
+from snap_bench.observations.parsing import AnswerCode
+
+
+@dataclass(frozen=True)
+class Scored:
+    """An answer scored by an instrument: the raw score, the score the analysis uses, and why."""
+
+    score: int | None
+    keyed_score: float | None
+    code: AnswerCode | None
+    reason: str
+    construct: str | None
+    # Facts about the answer particular to the instrument (e.g. "no_opinion"), kept in Observation.extra.
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -5,19 +5,25 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from snap_bench.judging.verdicts import to_json
 
 if TYPE_CHECKING:
     from snap_bench.analysis.coverage import Coverage
-    from snap_bench.instruments.base import Instrument
     from snap_bench.judging.judgement import Judgement
+
+
+class Titled(Protocol):
+    """What analysis.json names of an instrument: its title."""
+
+    @property
+    def title(self) -> str: ...
 
 
 def analysis_document(
     result: Judgement,
-    instruments: Mapping[str, Instrument],
+    instruments: Mapping[str, Titled],
     session_meta: dict[str, Any],
     coverage: Mapping[str, Coverage] | None = None,
 ) -> dict[str, Any]:

@@ -17,10 +17,18 @@ from typing import TYPE_CHECKING, Protocol
 from snap_bench.asking.replay import recorded_output_tokens
 
 if TYPE_CHECKING:
+    from snap_bench.analysis.planner import Planned
+
+    class Priced(Planned, Protocol):
+        """What the dry run asks of an instrument: what the planner does (its messages, answer budget, scoring
+        and analysis) and its version."""
+
+        @property
+        def version(self) -> str: ...
+
     from pathlib import Path
 
     from snap_bench.design.models import ModelSpec
-    from snap_bench.instruments.base import Instrument
     from snap_bench.observations.case import Case
     from snap_bench.observations.observation import Condition
 
@@ -48,7 +56,7 @@ class DryRunView(Protocol):
 
     models: list[ModelSpec]
 
-    def instrument(self, name: str) -> Instrument: ...
+    def instrument(self, name: str) -> Priced: ...
 
     def at_provider_default(self, model: str) -> bool: ...
 
@@ -127,7 +135,7 @@ def dry_run_lines(session: DryRunView, cases: Sequence[Case]) -> list[str]:
 
 
 def _model_line(
-    session: DryRunView, model: ModelSpec, instrument: Instrument, conditions: list[Condition]
+    session: DryRunView, model: ModelSpec, instrument: Priced, conditions: list[Condition]
 ) -> tuple[str, Cost]:
     count = len(conditions)
     input_tokens = sum(

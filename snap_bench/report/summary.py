@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import snap_bench.report.charts as charts
 import snap_bench.report.tables as tables
 from snap_bench.analysis.coverage import incomplete_models
 from snap_bench.judging.checks import CheckRecord, checks_table
 from snap_bench.observations.observation import Observation
+from snap_bench.report.analysis_document import Titled
 from snap_bench.report.conditions import conditions_section
 from snap_bench.report.context import ReportContext
 from snap_bench.report.downloads import CSV_COMPRESS_OVER, analysis_download, csv_download
@@ -27,9 +28,6 @@ from snap_bench.report.glossary import glossary_html
 from snap_bench.report.palette import register_models
 from snap_bench.report.tables import mapping
 from snap_bench.report.trend_section import StoredTrend, trend_section
-
-if TYPE_CHECKING:
-    from snap_bench.instruments.base import Instrument
 
 logger = logging.getLogger(__name__)
 
@@ -76,11 +74,17 @@ details.snap-model>summary{cursor:pointer;font-weight:600;font-size:15px;padding
 </style>"""
 
 
+class Sectioned(Titled, Protocol):
+    """What the report asks of an instrument: its title and its own section."""
+
+    def report_section(self, context: ReportContext) -> str: ...
+
+
 def summary_html(
     document: Mapping[str, Any],
     observations: Sequence[Observation],
     thresholds: Mapping[str, ThresholdTable],
-    instruments: Mapping[str, Instrument],
+    instruments: Mapping[str, Sectioned],
     *,
     csv_compress_over: int = CSV_COMPRESS_OVER,
     checks: Sequence[CheckRecord] = (),
@@ -190,7 +194,7 @@ def _instrument_section(
     observations: Sequence[Observation],
     thresholds: ThresholdTable,
     comparisons: Sequence[Mapping[str, Any]],
-    instrument: Instrument | None,
+    instrument: Sectioned | None,
 ) -> str:
     """One instrument: the shared verdict and metric tables, then what the instrument draws itself."""
     models = _ranked(entry)

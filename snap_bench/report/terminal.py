@@ -22,14 +22,20 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from snap_bench.analysis.coverage import Coverage
+    from snap_bench.analysis.metric_tables import ModelAnalysis
     from snap_bench.asking.batch.step import BatchOutcome
     from snap_bench.design.models import ModelSpec
-    from snap_bench.instruments.base import Instrument, Selection
     from snap_bench.judging.exit_status import ExitDecision
     from snap_bench.judging.gate import Gate
     from snap_bench.judging.judgement import Judgement
     from snap_bench.judging.verdicts import ThresholdConfig
     from snap_bench.observations.observation import Observation
+
+
+class Narrated(Protocol):
+    """What the terminal text asks of an instrument: its own lines under a model's verdict."""
+
+    def terminal_lines(self, analysis: ModelAnalysis) -> list[str]: ...
 
 
 class ShownSettings(Protocol):
@@ -76,9 +82,7 @@ class SessionView(Protocol):
 
     def active_instruments(self) -> list[str]: ...
 
-    def instrument(self, name: str) -> Instrument: ...
-
-    def selection(self, instrument: Instrument) -> Selection: ...
+    def instrument(self, name: str) -> Narrated: ...
 
     def thresholds(self, instrument: str) -> ThresholdConfig: ...
 

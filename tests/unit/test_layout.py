@@ -223,3 +223,20 @@ PLUGIN_MODULES = 10
 def test_the_plugin_is_at_most_ten_modules() -> None:
     modules = sorted(path.name for path in (PACKAGE / "plugin").glob("*.py") if path.name != "__init__.py")
     assert len(modules) <= PLUGIN_MODULES, modules
+
+
+# The stages below the instruments (pyproject.toml's layers contract); they name what they ask of an instrument as
+# a protocol of their own (wire's Asked, asking's Answered, analysis's Analyser, judging's Compared, the report's
+# Titled, Sectioned and Narrated), which every Instrument satisfies.
+BELOW_THE_INSTRUMENTS = ("report", "history", "judging", "analysis", "asking", "recordings", "wire", "observations")
+
+
+def test_no_stage_below_the_instruments_names_them_even_for_typing() -> None:
+    found = [
+        f"{path.relative_to(REPO)} imports {name}"
+        for stage in BELOW_THE_INSTRUMENTS
+        for path in sorted((PACKAGE / stage).rglob("*.py"))
+        for name in sorted(imported_modules(path, ".".join(path.relative_to(REPO).with_suffix("").parts)))
+        if name == "snap_bench.instruments" or name.startswith("snap_bench.instruments.")
+    ]
+    assert found == []

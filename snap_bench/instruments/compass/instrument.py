@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from snap_bench.design.config import ConfigFiles, Node, load_yaml
 from snap_bench.design.temperatures import temperatures
-from snap_bench.instruments.base import Scored
 from snap_bench.instruments.compass.factors import AXES
 from snap_bench.instruments.compass.metrics import METRICS
 from snap_bench.instruments.design import item_id, paraphrases, texts_by_level
 from snap_bench.instruments.questionnaire.design import LikertItem, QuestionnaireDesign
 from snap_bench.instruments.questionnaire.instrument import QuestionnaireInstrument
-from snap_bench.observations.observation import Condition, Observation
+from snap_bench.observations.observation import Condition, Observation, Scored
 from snap_bench.observations.parsing import LikertScale, parse_likert
 from snap_bench.report.context import ReportContext
 

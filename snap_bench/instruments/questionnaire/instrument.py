@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, ClassVar
 from snap_bench.analysis.metric_specs import MetricSpec
 from snap_bench.design.config import ConfigFiles, Node
 from snap_bench.design.temperatures import temperature_level
-from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.instruments.design import overlaid_thresholds, selectable_names, selected
 from snap_bench.instruments.questionnaire.design import QuestionnaireDesign
 from snap_bench.instruments.questionnaire.metrics import METRICS
 from snap_bench.instruments.questionnaire.reader import read_questionnaire
-from snap_bench.observations.observation import Condition, Observation
+from snap_bench.observations.observation import Condition, Observation, Scored
 from snap_bench.observations.parsing import parse_likert
 from snap_bench.report.context import ReportContext
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from snap_bench.design.config import ConfigError, ConfigFiles, Node
 from snap_bench.design.temperatures import temperature_level
-from snap_bench.instruments.base import Instrument, Scored, Selection
+from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.instruments.design import overlaid_thresholds, selected
 from snap_bench.instruments.task.few_shot import (
     EXAMPLE_POSITIONS,
@@ -32,7 +32,7 @@ from snap_bench.instruments.task.labels import parse_label
 from snap_bench.instruments.task.metrics import METRICS
 from snap_bench.instruments.task.prompt_variants import Variant
 from snap_bench.instruments.task.task import TaskDesign, read_task
-from snap_bench.observations.observation import Condition, Observation
+from snap_bench.observations.observation import Condition, Observation, Scored
 from snap_bench.report.context import ReportContext
 
 if TYPE_CHECKING:
