@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from snap_bench.asking.state_folder import state_folder
 from snap_bench.wire.atomic import process_alive, write_atomically
 
 FOLDER = "claims"
@@ -26,7 +27,7 @@ Key = tuple[str, str, str]  # model, instrument, condition id
 
 class ClaimBoard:
     def __init__(self, out_dir: Path) -> None:
-        self.root = out_dir / ".state" / FOLDER
+        self.root = state_folder(out_dir) / FOLDER
 
     def _path(self, key: Key) -> Path:
         model, instrument, condition = key
@@ -76,4 +77,4 @@ class ClaimBoard:
 
 def clear_claims(out_dir: Path) -> None:
     """Forget the previous session's claims (run by the controller before any worker starts)."""
-    shutil.rmtree(out_dir / ".state" / FOLDER, ignore_errors=True)
+    shutil.rmtree(state_folder(out_dir) / FOLDER, ignore_errors=True)

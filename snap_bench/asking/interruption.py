@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from snap_bench.asking.state_folder import state_folder
+
 FLAG_FILE = "interrupted"
 
 
@@ -22,7 +24,7 @@ class Interrupted(Exception):
 
 class InterruptFlag:
     def __init__(self, out_dir: Path) -> None:
-        self.path = out_dir / ".state" / FLAG_FILE
+        self.path = state_folder(out_dir) / FLAG_FILE
 
     def raise_flag(self) -> None:
         """Tell every process of the session to send nothing more."""

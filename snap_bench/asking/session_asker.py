@@ -6,20 +6,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 
 from snap_bench.asking.ask_ahead import AskAhead
 from snap_bench.asking.asker import Asker, Endpoint, chat_client
 from snap_bench.asking.batch.ledger import pending_cassettes
-from snap_bench.asking.claims import ClaimBoard
+from snap_bench.asking.claims import ClaimBoard, clear_claims
 from snap_bench.asking.client import RetryPolicy
 from snap_bench.asking.credentials import configured_scrubber
 from snap_bench.asking.interruption import InterruptFlag
-from snap_bench.asking.pacing import Pacer, PaceSettings, pace_file
+from snap_bench.asking.pacing import Pacer, PaceSettings, clear_paces, pace_file
 from snap_bench.asking.settings import AskingSettings
 from snap_bench.asking.state_folder import BUDGET_FILE, state_folder
-from snap_bench.asking.stops import StopBoard
+from snap_bench.asking.stops import StopBoard, clear_stops
 from snap_bench.asking.throttle import Budget, BudgetLimits, SharedState
 from snap_bench.design.models import ModelSpec
+from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.wire.scrub import Scrubber
 
 
@@ -105,3 +107,14 @@ def session_budget(options: AskingSettings) -> Budget:
     """The session's request and cost budget, shared by every process (--snap-max-requests, --snap-max-cost)."""
     limits = BudgetLimits(options.max_requests, options.max_cost_usd)
     return Budget(SharedState(state_folder(options.out_dir) / BUDGET_FILE), limits)
+
+
+def start_session_state(out_dir: Path) -> None:
+    """What an earlier session left: half-written temporaries (writers killed mid-write), its budget (each
+    session has its own), its paces, stops, claims and interrupt flag."""
+    remove_stale_temporaries(state_folder(out_dir))
+    (state_folder(out_dir) / BUDGET_FILE).unlink(missing_ok=True)
+    clear_paces(state_folder(out_dir))
+    clear_stops(out_dir)
+    clear_claims(out_dir)
+    InterruptFlag(out_dir).lower()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from snap_bench.asking.client import ChatReply
+from snap_bench.asking.state_folder import state_folder
 from snap_bench.asking.throttle import SharedState
 
 # A few conditions, not one: a single 401 or refused connection can be a provider's hiccup.
@@ -139,7 +140,7 @@ class StopBoard:
     """
 
     def __init__(self, out_dir: Path, key_of: Mapping[str, str | None] | None = None) -> None:
-        self._state = SharedState(out_dir / ".state" / STATE_FILE)
+        self._state = SharedState(state_folder(out_dir) / STATE_FILE)
         self._key_of = dict(key_of or {})
 
     def stopped(self, model: str) -> str | None:
@@ -190,7 +191,7 @@ def _stop_of(state: Mapping[str, Any], model: str, key_variable: str | None) -> 
 def stopped_models(out_dir: Path, key_of: Mapping[str, str | None] | None = None) -> dict[str, str]:
     """Model -> message for every model the session stopped (for a "could not measure" exit status);
     ``key_of`` adds the models whose account ran out of credits."""
-    state = SharedState(out_dir / ".state" / STATE_FILE).read()
+    state = SharedState(state_folder(out_dir) / STATE_FILE).read()
     stopped = {str(model): str(message) for model, message in state.get("stopped", {}).items()}
     for model, key_variable in (key_of or {}).items():
         message = _stop_of(state, model, key_variable)
@@ -201,4 +202,4 @@ def stopped_models(out_dir: Path, key_of: Mapping[str, str | None] | None = None
 
 def clear_stops(out_dir: Path) -> None:
     """Forget the previous session's stops (each session starts with every model askable)."""
-    (out_dir / ".state" / STATE_FILE).unlink(missing_ok=True)
+    (state_folder(out_dir) / STATE_FILE).unlink(missing_ok=True)

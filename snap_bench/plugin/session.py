@@ -23,8 +23,7 @@ from snap_bench.asking.asker import Asker, Endpoint
 from snap_bench.asking.batch.step import BatchOutcome
 from snap_bench.asking.endpoints import EndpointProblem, Endpoints, NotRecorded, not_recorded
 from snap_bench.asking.interruption import InterruptFlag
-from snap_bench.asking.session_asker import build_asker, process_shares
-from snap_bench.asking.state_folder import start_session_state
+from snap_bench.asking.session_asker import build_asker, process_shares, start_session_state
 from snap_bench.asking.stops import StopBoard
 from snap_bench.design.config import ConfigError
 from snap_bench.design.models import ModelRegistry, ModelSpec, load_models

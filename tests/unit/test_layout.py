@@ -240,3 +240,15 @@ def test_no_stage_below_the_instruments_names_them_even_for_typing() -> None:
         if name == "snap_bench.instruments" or name.startswith("snap_bench.instruments.")
     ]
     assert found == []
+
+
+def test_the_state_folder_is_spelled_once() -> None:
+    """Everything the processes of a session share (budget, paces, stops, claims, the interrupt flag) asks
+    snap_bench.asking.state_folder where it is."""
+    spelled = [
+        f"{path.relative_to(REPO)}:{line}"
+        for path in PACKAGE.rglob("*.py")
+        for line, word in code_words(path)
+        if word == ".state"
+    ]
+    assert spelled == ["snap_bench/asking/state_folder.py:10"]
