@@ -33,7 +33,6 @@ from snap_bench.asking.interruption import Interrupted, InterruptFlag
 from snap_bench.asking.pacing import Pacer
 from snap_bench.asking.stops import NOT_ASKED, Request, StopBoard
 from snap_bench.asking.throttle import Budget
-from snap_bench.design.models import OPENAI_COMPATIBLE
 from snap_bench.recordings.exchanges import interaction, write_cassette
 from snap_bench.wire.scrub import Scrubber
 
@@ -52,22 +51,17 @@ class BudgetSpent(Exception):
 
 @dataclass(frozen=True)
 class Job:
-    """One condition to ask: where it goes, what is sent, where its recording is written."""
+    """One condition to ask: what is sent, where its recording is written (where it goes is its model's client,
+    handed to the loop: ``key[0]`` names the model)."""
 
     key: Key
-    base_url: str
-    api_key: str | None
     canonical_uri: str
     body: bytes
     cassette: Path
-    api_key_env: str | None
     cost: Callable[[ChatReply], float]
     # The most one attempt can cost (held against --snap-max-cost while in flight), and what a stop names.
     worst_usd: float
     stop_request: Request
-    # The dialect the request is written in and the model it names (Gemini's URL holds the model).
-    dialect: str = OPENAI_COMPATIBLE
-    model_id: str = ""
 
 
 @dataclass(frozen=True)

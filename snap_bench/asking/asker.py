@@ -243,17 +243,12 @@ class Asker:
         """``request`` as a job to ask ahead, recorded at ``path``."""
         return Job(
             key=(endpoint.model.name, request.instrument, request.condition_id),
-            base_url=endpoint.base_url,
-            api_key=endpoint.api_key,
             canonical_uri=request.uri,
             body=request.body,
             cassette=path,
-            api_key_env=endpoint.model.api_key_env,
             cost=partial(cost_usd, endpoint.model),
             worst_usd=worst_case_usd(endpoint.model, request.body, request.max_tokens),
             stop_request=endpoint.stop_request(request.body),
-            dialect=endpoint.model.dialect,
-            model_id=endpoint.model.provider_id,
         )
 
     def look_ahead(self, conditions: Callable[[], Iterable[tuple[str, Answered, Condition]]]) -> None:

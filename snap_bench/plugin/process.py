@@ -99,6 +99,11 @@ def choose_models(registry: ModelRegistry, options: SessionOptions, recordings: 
     return registry.resolve(recorded)
 
 
+def worker_count(config: pytest.Config) -> int:
+    """The test processes of the session: xdist's workers, or this one."""
+    return int(getattr(config, "workerinput", {}).get("workercount", 1) or 1)
+
+
 # -- what comes next -------------------------------------------------------------------------------------
 
 _POSITIONS = pytest.StashKey[dict[str, int]]()
@@ -221,11 +226,6 @@ class BatchingSession(Protocol):
     def instrument(self, name: str) -> Instrument: ...
 
     def cases(self, instrument_name: str) -> Iterable[Case]: ...
-
-
-def worker_count(config: pytest.Config) -> int:
-    """The test processes of the session: xdist's workers, or this one."""
-    return int(getattr(config, "workerinput", {}).get("workercount", 1) or 1)
 
 
 def run_batch_step(session: BatchingSession) -> BatchOutcome:

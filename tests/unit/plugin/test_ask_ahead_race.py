@@ -154,12 +154,9 @@ def test_the_look_ahead_thread_never_walks_the_environment(
     ahead = AskAhead({"m": 2}, budget, {}, Scrubber(), None, ClaimBoard(tmp_path), clients={"m": client})
     job = Job(
         key=("m", "i", "c1"),
-        base_url=fake_server.base_url,
-        api_key="sk-fake",
         canonical_uri=f"{fake_server.base_url}/chat/completions",
         body=json.dumps({"model": "m", "messages": [{"role": "user", "content": "Rate 1-5."}]}).encode(),
         cassette=tmp_path / "c1.json",
-        api_key_env=None,
         cost=lambda reply: 0.0,
         worst_usd=0.0,
         stop_request=Request("m", "m", fake_server.base_url, None),
