@@ -87,7 +87,7 @@ commented config/models.yaml whose entries extend the packaged model list, .env.
 (reports/, .env) and .github/workflows/snap-bench.yml (records on a schedule, gates pull requests against
 committed baselines). A file that exists is kept as it is; lines the .gitignore lacks are added to it.
 
-The items, prompts, data, experiment.yaml and thresholds.yaml stay in the package:
+The packaged questionnaires, prompts, data and thresholds.yaml stay in the package:
   {defaults}
 A file of the same relative path under DIR/config/ replaces the packaged one (copy it there to change it).
 """

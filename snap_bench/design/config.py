@@ -5,7 +5,7 @@ the defaults that ship inside the package (``snap_bench/design/defaults/``), fil
 :class:`ConfigFiles`. Every reader goes through :class:`Node`, which remembers where a value came from,
 so that a bad value anywhere produces one :class:`ConfigError` such as::
 
-    config/experiment.yaml: snap.temperatures[2]: 3.5 is not a temperature; use a number from 0 to 2.
+    config/profile.yaml: temperatures[2]: 3.5 is not a temperature; use a number from 0 to 2.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import yaml
 
 # The one file a project's config extends rather than replaces (its entries over the packaged ones).
 MODELS_FILE = "models.yaml"
-# The instruments' defaults: items, prompts, data, experiment.yaml, thresholds.yaml and models.yaml.
+# The instruments' defaults: profile.yaml, compass.yaml, prompts, data, thresholds.yaml and models.yaml.
 PACKAGED = Path(__file__).resolve().with_name("defaults")
 
 

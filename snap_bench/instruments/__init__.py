@@ -19,9 +19,11 @@ from snap_bench.analysis.metric_specs import declare, metric_spec
 from snap_bench.design.config import ConfigError, ConfigFiles
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.instruments.compass import CompassInstrument
+from snap_bench.instruments.compass.instrument import COMPASS
 from snap_bench.instruments.profile import ProfileInstrument
 from snap_bench.instruments.questionnaire import KIND_KEY as QUESTIONNAIRE_KEY
-from snap_bench.instruments.questionnaire import questionnaire_kind
+from snap_bench.instruments.questionnaire import QuestionnaireInstrument
+from snap_bench.instruments.questionnaire.reader import LIKERT, read_questionnaire
 from snap_bench.instruments.task import TASK_KEY, TaskInstrument, task_kind
 from snap_bench.observations.observation import Scored
 
@@ -46,6 +48,36 @@ __all__ = [
 ]
 
 _REGISTRY: dict[str, type[Instrument]] = {}
+
+# A questionnaire file's `kind` -> the instrument it is.
+QUESTIONNAIRE_KINDS: dict[str, type[QuestionnaireInstrument]] = {
+    LIKERT: QuestionnaireInstrument,
+    COMPASS: CompassInstrument,
+}
+
+
+def questionnaire_kind(path: Path, config: ConfigFiles) -> type[QuestionnaireInstrument]:
+    """The instrument of the questionnaire written in ``path``: a class, as the registry keeps instruments,
+    named and titled from the file and of the kind it names (a mistake in it is a ConfigError now, at
+    collection)."""
+    design = read_questionnaire(path, config)
+    base = QUESTIONNAIRE_KINDS.get(design.kind)
+    if base is None:
+        raise ConfigError(
+            path, "kind", f"unknown kind {design.kind!r}", f"use one of: {', '.join(QUESTIONNAIRE_KINDS)}"
+        )
+    read_with = config
+
+    def __init__(self: QuestionnaireInstrument, config: ConfigFiles) -> None:
+        # The design read above serves the same config: the file and its norms are read once.
+        self._use(design if config == read_with else read_questionnaire(path, config), config)
+
+    return type(
+        f"Questionnaire_{design.name}",
+        (base,),
+        {"name": design.name, "title": design.title, "from_file": True, "source": path, "__init__": __init__},
+    )
+
 
 SUFFIXES = (".yaml", ".yml")
 # The top-level key that makes a YAML file an instrument -> what makes the instrument's class from the file.

@@ -11,14 +11,11 @@ no stage below the instruments imports them, not even for typing, so the contrac
 from __future__ import annotations
 
 import hashlib
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
-
-import yaml
 
 from snap_bench.analysis.metric_specs import MetricSpec
 from snap_bench.design.config import ConfigFiles, Node
@@ -33,7 +30,6 @@ if TYPE_CHECKING:
     from snap_bench.history.database import Store
     from snap_bench.recordings.state import Recordings
 
-EXPERIMENT_FILE = "experiment.yaml"
 # The thin test module that runs an instrument (benchmarks/test_<name>.py; `snap-bench init` writes it).
 BENCHMARK_MODULE = '''"""{doc}"""
 
@@ -68,8 +64,8 @@ class Instrument(ABC):
     """An instrument knows its items and factors, renders a condition, scores an answer, analyses a
     model's observations and draws its own part of the report."""
 
-    # The name of the `instrument` marker, the cassette folder, the thresholds.yaml and experiment.yaml
-    # sections and the key of analysis.json's `instruments`.
+    # The name of the `instrument` marker, the cassette folder, the thresholds.yaml section and the key of
+    # analysis.json's `instruments`.
     name: ClassVar[str]
     # How the report and the terminal title it ("psychometric profile").
     title: ClassVar[str]
@@ -85,7 +81,7 @@ class Instrument(ABC):
 
     @abstractmethod
     def __init__(self, config: ConfigFiles) -> None:
-        """Read the design from ``config`` (``config.path("experiment.yaml")``: the project's file, else the
+        """Read the design from ``config`` (``config.path("profile.yaml")``: the project's file, else the
         packaged one); a problem is a ConfigError naming file, key and fix."""
 
     @classmethod
@@ -201,18 +197,11 @@ class Instrument(ABC):
 
     @property
     def version(self) -> str:
-        """A short digest of the item bank and design files, recorded with every run.
-
-        Of the shared experiment.yaml only the instrument's own section counts, so that editing one
-        instrument's design leaves the others' versions alone.
-        """
+        """A short digest of the design's files (each instrument's own, so editing one instrument leaves the
+        others' versions alone), recorded with every run."""
         digest = hashlib.sha256()
         config = self.config
         for path in sorted(self.source_files, key=config.relative if config is not None else None):
             digest.update(path.name.encode())
-            if path.name == EXPERIMENT_FILE:
-                section = yaml.safe_load(path.read_text(encoding="utf-8")).get(self.name)
-                digest.update(json.dumps(section, sort_keys=True).encode())
-            else:
-                digest.update(path.read_bytes())
+            digest.update(path.read_bytes())
         return digest.hexdigest()[:12]

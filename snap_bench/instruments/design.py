@@ -42,25 +42,6 @@ def selected(selection: Selection, levels: Iterable[tuple[str, str]]) -> bool:
     return all(not wanted or chosen.get(factor) in wanted for factor, wanted in selection.levels.items())
 
 
-def texts_by_level(node: Node, config: ConfigFiles, files: list[Path]) -> dict[str, str | None]:
-    """level -> the text of the file it names (None for a null entry), the project's or the packaged one;
-    each file read is added to ``files``."""
-    texts: dict[str, str | None] = {}
-    for level, file_node in node.items():
-        relative = file_node.optional_text()
-        if relative is None:
-            texts[level] = None
-            continue
-        path = config.path(relative)
-        if not path.is_file():
-            raise file_node.error(f"{relative} does not exist", f"create {path} or fix the path")
-        files.append(path)
-        texts[level] = path.read_text(encoding="utf-8").strip()
-    if not texts:
-        raise node.error("no levels", "list at least one level")
-    return texts
-
-
 class BankItem(Protocol):
     @property
     def id(self) -> str: ...
@@ -96,9 +77,13 @@ def instrument_name(node: Node) -> str:
 
 
 def file_beside(node: Node, written_in: Path, config: ConfigFiles) -> Path:
-    """A file an instrument file names: beside it where one is, else the project's or packaged config file."""
+    """A file an instrument file names: beside it where one is, else the project's or packaged config file.
+    A file of the config itself (the packaged profile.yaml, or a project's config/profile.yaml) names config
+    files: the project's copy of one wins over the packaged one, as for any config file."""
     relative = node.text()
     local = written_in.parent / relative
+    if config.relative(written_in) != written_in:
+        local = config.path(config.relative(written_in.parent) / relative)
     path = local if local.is_file() else config.path(relative)
     if not path.is_file():
         raise node.error(f"{relative} does not exist", f"create {local} or fix the path")

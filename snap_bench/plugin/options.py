@@ -151,7 +151,7 @@ def _design_options(group: pytest.OptionGroup) -> None:
         type=positive_int,
         default=None,
         metavar="N",
-        help="repetitions per cell instead of experiment.yaml's runs. Default: %(default)r.",
+        help="repetitions per cell instead of each instrument's own runs. Default: %(default)r.",
     )
 
 
@@ -210,7 +210,7 @@ def _asking_options(group: pytest.OptionGroup) -> None:
         "--snap-config",
         default=None,
         metavar="DIR",
-        help="the project's config folder: a file in it (experiment.yaml, thresholds.yaml, items/, prompts/, data/) "
+        help="the project's config folder: a file in it (a questionnaire's file, thresholds.yaml, prompts/, data/) "
         "replaces the packaged one, its models.yaml extends the packaged list. Default: ini snap_config or config/.",
     )
     group.addoption(

@@ -7,7 +7,7 @@ questionnaire skeleton of its own (``--questionnaire NAME``). Always: ``snap-ben
 plugin finds wherever pytest is started: snap_bench.design.project), a commented ``config/models.yaml`` that
 extends the packaged model list, ``.env.example``, a ``.gitignore`` and a GitHub Actions workflow that records
 on a schedule and gates pull requests against committed baselines. The templates are the files of
-``templates/`` beside this module. Everything else (items, prompts, data, experiment.yaml, thresholds.yaml)
+``templates/`` beside this module. Everything else (profile.yaml, compass.yaml, prompts, data, thresholds.yaml)
 stays in the package until the project puts a file of the same name under ``config/``.
 
 In a repository with files of its own nothing is overwritten: a file that exists is kept as it is, except the

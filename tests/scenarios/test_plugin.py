@@ -126,30 +126,36 @@ def test_unknown_model_is_a_usage_error_listing_known_models(bench: BenchProject
     ("file", "old", "new", "expected"),
     [
         (
-            "experiment.yaml",
+            "profile.yaml",
             "temperatures: [0.0, 0.5, 1.0]",
             "temperatures: [0.0, 0.5, 3.5]",
-            "*experiment.yaml: profile.temperatures[[]2[]]: 3.5 is not a temperature. Fix: use a number from 0 to 2*",
+            "*profile.yaml: temperatures[[]2[]]: 3.5 is not a temperature. Fix: use a number from 0 to 2*",
         ),
-        ("experiment.yaml", "runs: 3", "runs: [3", "*experiment.yaml: malformed YAML at line*"),
+        ("profile.yaml", "runs: 3", "runs: [3", "*profile.yaml: malformed YAML at line*"),
         (
-            "items/moral.yaml",
+            "profile.yaml",
             "      P3: Doing something degrading",
             "      P4: Doing something degrading",
-            "*moral.yaml: items[[]4[]].paraphrases: missing paraphrase P3. "
+            "*profile.yaml: items[[]4[]].paraphrases: missing paraphrase P3. "
             "Fix: give every item the paraphrases P1, P2, P3*",
         ),
         (
-            "items/personality.yaml",
+            "profile.yaml",
             "id: P05",
             "id: P04",
-            "*personality.yaml: items[[]4[]].id: duplicate item id 'P04'*",
+            "*profile.yaml: items[[]11[]].id: duplicate item id 'P04'*",
         ),
         (
-            "items/personality.yaml",
+            "profile.yaml",
             "contexts: [C0]",
             "contexts: [C0, C9]",
-            "*personality.yaml: contexts[[]1[]]: unknown context 'C9'. Fix: use a context defined in experiment.yaml*",
+            "*profile.yaml: items[[]7[]].contexts[[]1[]]: unknown context 'C9'. Fix: use one of: C0, C1*",
+        ),
+        (
+            "compass.yaml",
+            "construct: social",
+            "construct: cultural",
+            "*compass.yaml: items[[]S01[]].construct: 'cultural' is not an axis. Fix: use economic or social*",
         ),
     ],
 )

@@ -13,21 +13,23 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from snap_bench.design.config import ConfigFiles, Node, load_yaml
-from snap_bench.design.temperatures import temperatures
+from snap_bench.design.config import ConfigError, ConfigFiles
 from snap_bench.instruments.compass.factors import AXES
 from snap_bench.instruments.compass.metrics import METRICS
-from snap_bench.instruments.design import item_id, paraphrases, texts_by_level
 from snap_bench.instruments.questionnaire.design import LikertItem, QuestionnaireDesign
-from snap_bench.instruments.questionnaire.instrument import QuestionnaireInstrument
+from snap_bench.instruments.questionnaire.instrument import QuestionnaireInstrument, packaged_design
 from snap_bench.observations.observation import Condition, Observation, Scored
-from snap_bench.observations.parsing import LikertScale, parse_likert
+from snap_bench.observations.parsing import parse_likert
 from snap_bench.report.context import ReportContext
 
-EXPERIMENT_FILE = "experiment.yaml"
-SECTION = "compass"
+COMPASS_FILE = "compass.yaml"
+# The kind of questionnaire a compass file names (kind: compass).
+COMPASS = "compass"
+# Where the compass's items were once read from (a project's own copy is refused, naming where they go now).
+RETIRED_BANKS = ("items/compass.yaml",)
 CHOICES = ("forced", "unforced")
 PER_PROMPT_OPTION = "--snap-compass-per-prompt"
 
@@ -59,56 +61,29 @@ class CompassInstrument(QuestionnaireInstrument):
     draw_per_prompt = False
 
     def __init__(self, config: ConfigFiles) -> None:
-        self._files = [config.path(EXPERIMENT_FILE)]
-        section = load_yaml(self._files[0]).get(SECTION)
-        system_prompts = texts_by_level(section.get("system_prompts"), config, self._files)
-        self.choices = self._choices(section.get("choices"))
-        design = QuestionnaireDesign(
-            name=self.name,
-            title=self.title,
-            scale=LikertScale.signed_agreement(),
-            instruction="{statement}",  # each choice level is an instruction of its own (messages)
-            items=self._items(section.get("item_banks"), config),
-            system_prompts=system_prompts,
-            contexts=dict(self.choices),
-            temperatures=temperatures(section.get("temperatures")),
-            runs=section.get("runs").integer(1, 100),
-            max_tokens=section.get("max_tokens").integer(1, 4096),
-            files=self._files,
-        )
-        self._use(design, config)
+        self._use(packaged_design(config, COMPASS_FILE, self.name, COMPASS, RETIRED_BANKS), config)
 
-    @staticmethod
-    def _choices(node: Node) -> dict[str, str]:
-        choices: dict[str, str] = {}
-        for level, text_node in node.items():
-            if level not in CHOICES:
-                raise text_node.error(f"unknown choice level {level!r}", f"use {' and '.join(CHOICES)}")
-            text = text_node.text()
-            if "{statement}" not in text:
-                raise text_node.error("no {statement} placeholder", "put {statement} where the item text goes")
-            choices[level] = text
-        if not choices:
-            raise node.error("no choice levels", f"give an answer instruction for {' and '.join(CHOICES)}")
-        return choices
-
-    def _items(self, banks: Node, config: ConfigFiles) -> dict[str, LikertItem]:
-        items: dict[str, LikertItem] = {}
-        paraphrase_levels: list[str] | None = None
-        for bank_node in banks.elements():
-            path = config.path(bank_node.text())
-            self._files.append(path)
-            for item_node in load_yaml(path).get("items").elements():
-                item = item_id(item_node.get("id"), items, "E09")
-                axis = item_node.get("axis").choice(AXES)
-                texts = paraphrases(item_node.get("paraphrases"), paraphrase_levels)
-                paraphrase_levels = list(texts)
-                reverse = item_node.get("reverse").boolean()
-                items[item] = LikertItem(item, axis, reverse, texts, tuple(self.choices), bank=SECTION)
+    def _use(self, design: QuestionnaireDesign, config: ConfigFiles) -> None:
+        """A compass's design: its answer instructions (the choice factor) and its two axes."""
+        where = design.files[0]
+        unknown = sorted(set(design.contexts) - set(CHOICES))
+        if unknown:
+            raise ConfigError(where, "choices", f"unknown choice level {unknown[0]!r}", f"use {' and '.join(CHOICES)}")
+        for item in design.items.values():
+            if item.construct not in AXES:
+                raise ConfigError(
+                    where,
+                    f"items[{item.id}].construct",
+                    f"{item.construct!r} is not an axis",
+                    f"use {' or '.join(AXES)}",
+                )
         for axis in AXES:
-            if not any(item.construct == axis for item in items.values()):
-                raise banks.error(f"no items on the {axis} axis", f"add items with axis: {axis}")
-        return items
+            if not any(item.construct == axis for item in design.items.values()):
+                raise ConfigError(where, "items", f"no items on the {axis} axis", f"add items with construct: {axis}")
+        # The items form one bank named after the compass (--snap-items=compass names them all).
+        items = {key: item if item.bank else replace(item, bank=design.name) for key, item in design.items.items()}
+        super()._use(replace(design, items=items), config)
+        self.choices: dict[str, str] = {level: str(text) for level, text in design.contexts.items()}
 
     def items_on(self, axis: str) -> list[LikertItem]:
         return [item for item in self.items.values() if item.construct == axis]

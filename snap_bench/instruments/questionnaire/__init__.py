@@ -1,6 +1,7 @@
-"""A Likert questionnaire: the machinery the psychometric profile and every questionnaire written in YAML share."""
+"""A Likert questionnaire: the machinery every questionnaire written in YAML shares, the packaged profile and
+compass among them."""
 
-from snap_bench.instruments.questionnaire.instrument import QuestionnaireInstrument, questionnaire_kind
+from snap_bench.instruments.questionnaire.instrument import QuestionnaireInstrument
 from snap_bench.instruments.questionnaire.reader import KIND_KEY
 
-__all__ = ["KIND_KEY", "QuestionnaireInstrument", "questionnaire_kind"]
+__all__ = ["KIND_KEY", "QuestionnaireInstrument"]

@@ -1,7 +1,7 @@
 """What a questionnaire is made of: Likert items on one scale, asked under crossed factors.
 
-The psychometric profile (read from experiment.yaml and its item banks) and a questionnaire written in
-YAML (read by :mod:`snap_bench.instruments.questionnaire.reader`) are both a :class:`QuestionnaireDesign`.
+Every questionnaire, the packaged psychometric profile and political compass among them, is written in YAML
+and read by :mod:`snap_bench.instruments.questionnaire.reader` into a :class:`QuestionnaireDesign`.
 """
 
 from __future__ import annotations
@@ -68,6 +68,11 @@ class QuestionnaireDesign:
     max_tokens: int
     # Every file the design was read from (its digest is the instrument's version).
     files: list[Path]
+    # The kind of questionnaire the registry builds from it ("likert"; "compass": signed answers placing the
+    # model on the axes its constructs name).
+    kind: str = "likert"
+    # The factor whose levels are put before the question ("context"), or are the question ("choice").
+    context_factor: str = "context"
     # The questionnaire's own thresholds (a thresholds.yaml section), or None for the defaults.
     thresholds: Node | None = None
     norms: Norms | None = None

@@ -2,8 +2,9 @@
 context x run, judged on the G study per temperature and the contradiction rate of each construct's
 forward and reverse items.
 
-:func:`questionnaire_kind` makes the instrument of a questionnaire written in YAML; the psychometric profile
-is the same machinery with its design read from experiment.yaml.
+The registry (:mod:`snap_bench.instruments`) makes the instrument of a questionnaire written in YAML; the
+psychometric profile and the political compass are the packaged questionnaire files profile.yaml and
+compass.yaml, read by the same reader (:func:`packaged_design`).
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from snap_bench.analysis.metric_specs import MetricSpec
-from snap_bench.design.config import ConfigFiles, Node
+from snap_bench.design.config import ConfigError, ConfigFiles, Node
 from snap_bench.design.temperatures import temperature_level
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.instruments.design import overlaid_thresholds, selectable_names, selected
 from snap_bench.instruments.questionnaire.design import QuestionnaireDesign
 from snap_bench.instruments.questionnaire.metrics import METRICS
 from snap_bench.instruments.questionnaire.reader import read_questionnaire
+from snap_bench.instruments.questionnaire.retired import refuse_retired_files
 from snap_bench.observations.observation import Condition, Observation, Scored
 from snap_bench.observations.parsing import parse_likert
 from snap_bench.report.context import ReportContext
@@ -47,9 +49,18 @@ class QuestionnaireInstrument(Instrument):
     context_factor: ClassVar[str] = "context"
 
     def __init__(self, config: ConfigFiles) -> None:
-        raise NotImplementedError("a questionnaire is built from its design: use questionnaire_kind(path)")
+        raise NotImplementedError(
+            "a questionnaire is built from its design: use snap_bench.instruments.questionnaire_kind(path)"
+        )
 
     def _use(self, design: QuestionnaireDesign, config: ConfigFiles) -> None:
+        if design.context_factor != self.context_factor:
+            raise ConfigError(
+                design.files[0],
+                "choices",
+                f"a questionnaire of kind {design.kind} asks through `instruction` and `contexts`, not `choices`",
+                "drop `choices`, or name the kind that asks through them",
+            )
         self.config = config
         self.design = design
         self.scale = design.scale
@@ -81,12 +92,13 @@ class QuestionnaireInstrument(Instrument):
         }
 
     def thresholds_section(self) -> Node | None:
-        """A questionnaire file's own `thresholds:` laid over the defaults for a questionnaire (None for one
-        read from experiment.yaml, whose section of thresholds.yaml is its name's, as for any instrument)."""
-        if not self.from_file or self.config is None:
+        """A questionnaire file's own `thresholds:` laid over the defaults for a questionnaire; a packaged one
+        (the profile, the compass) has its name's section of thresholds.yaml, with its file's own `thresholds:`
+        laid over it where it has one."""
+        if self.config is None or (not self.from_file and self.design.thresholds is None):
             return None
         own = self.design.thresholds or Node({}, self.design.files[0], "thresholds")
-        merged = overlaid_thresholds(self.config, DEFAULT_THRESHOLDS, own)
+        merged = overlaid_thresholds(self.config, DEFAULT_THRESHOLDS if self.from_file else self.name, own)
         if len(self.factor_levels["paraphrase"]) < 2 and "inter_paraphrase_r" not in own.mapping().get(
             "non_inferiority", {}
         ):
@@ -179,18 +191,17 @@ class QuestionnaireInstrument(Instrument):
         return norms_lines(analysis.details.get("norms"))
 
 
-def questionnaire_kind(path: Path, config: ConfigFiles) -> type[QuestionnaireInstrument]:
-    """The instrument of the questionnaire written in ``path``: a class, as the registry keeps instruments,
-    named and titled from the file (a mistake in it is a ConfigError now, at collection)."""
+def packaged_design(
+    config: ConfigFiles, file: str, name: str, kind: str, retired_banks: Sequence[str]
+) -> QuestionnaireDesign:
+    """The design of a packaged questionnaire (profile.yaml, compass.yaml: a project's config/ copy replaces it),
+    which must keep its name and kind; a project's copy of a file it was once read from (experiment.yaml, its
+    ``retired_banks``) is refused by name."""
+    refuse_retired_files(config, name, retired_banks)
+    path = config.path(file)
     design = read_questionnaire(path, config)
-    read_with = config
-
-    def __init__(self: QuestionnaireInstrument, config: ConfigFiles) -> None:
-        # The design read above serves the same config: the file and its norms are read once.
-        self._use(design if config == read_with else read_questionnaire(path, config), config)
-
-    return type(
-        f"Questionnaire_{design.name}",
-        (QuestionnaireInstrument,),
-        {"name": design.name, "title": design.title, "from_file": True, "source": path, "__init__": __init__},
-    )
+    if design.name != name:
+        raise ConfigError(path, "questionnaire", f"{file} names {design.name!r}", f"write questionnaire: {name}")
+    if design.kind != kind:
+        raise ConfigError(path, "kind", f"the {name} is of kind {kind}, not {design.kind}", f"write kind: {kind}")
+    return design

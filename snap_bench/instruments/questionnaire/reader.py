@@ -1,8 +1,12 @@
-"""Read a questionnaire written in YAML (top-level key ``questionnaire``) into a design.
+"""Read a questionnaire written in YAML (top-level key ``questionnaire``) into a design: a team's own, the
+BFI-25, and the packaged psychometric profile (profile.yaml) and political compass (compass.yaml) alike.
 
 Only ``questionnaire``, ``scale`` and ``items`` are required; everything else has a documented default
 (docs/instruments.md): the shipped four system prompts, temperatures 0 and 1, 3 runs, no context, and an
-answer instruction built from the scale's labels. A mistake is a ConfigError naming the file, key and fix.
+answer instruction built from the scale's labels. ``choices`` (an answer instruction per level) instead of
+``instruction`` and ``contexts`` makes the instruction itself the factor (``choice``); ``kind`` names the
+kind of questionnaire the registry builds from the design (``likert`` unless given). A mistake is a
+ConfigError naming the file, key and fix.
 """
 
 from __future__ import annotations
@@ -30,8 +34,14 @@ KEYS = (
     "max_tokens",
     "thresholds",
     "norms",
+    "kind",
+    "choices",
 )
-ITEM_KEYS = ("id", "construct", "text", "paraphrases", "reverse", "contexts")
+ITEM_KEYS = ("id", "bank", "construct", "text", "paraphrases", "reverse", "contexts")
+# A questionnaire file's `kind` unless it names one: Likert statements.
+LIKERT = "likert"
+# The factor of a questionnaire that asks through `choices`: which answer instruction the item is put in.
+CHOICE_FACTOR = "choice"
 # The shipped system prompts every questionnaire is asked under unless it lists its own.
 DEFAULT_SYSTEM_PROMPTS = {level: f"prompts/system/{level}.txt" for level in ("NEU", "DIR", "PER", "ABS")}
 DEFAULT_TEMPERATURES = [0.0, 1.0]
@@ -44,9 +54,18 @@ def read_questionnaire(path: Path, config: ConfigFiles) -> QuestionnaireDesign:
     root = load_yaml(path)
     known_keys(root, KEYS)
     name = instrument_name(root.get(KIND_KEY))
+    kind = instrument_name(root.get("kind", LIKERT))
     files = [path]
     scale, labels = _scale(root.get("scale"))
-    instruction = _instruction(root.get("instruction", None), scale, labels)
+    if root.has("choices"):
+        for key in ("instruction", "contexts"):
+            if root.has(key):
+                raise root.get(key).error(
+                    f"`{key}` beside `choices`", "give each answer instruction under `choices`, or drop `choices`"
+                )
+        instruction = "{statement}"  # each choice level is an instruction of its own
+    else:
+        instruction = _instruction(root.get("instruction", None), scale, labels)
     system_prompts = (
         _texts(root.get("system_prompts"), path, config, files)
         if root.has("system_prompts")
@@ -55,6 +74,8 @@ def read_questionnaire(path: Path, config: ConfigFiles) -> QuestionnaireDesign:
     contexts: dict[str, str | None] = {"C0": None}
     if root.has("contexts"):
         contexts = _texts(root.get("contexts"), path, config, files)
+    if root.has("choices"):
+        contexts = dict(_choices(root.get("choices"), scale))
     norms_node = root.get("norms", None)
     norms = None
     if norms_node.value is not None:
@@ -66,6 +87,8 @@ def read_questionnaire(path: Path, config: ConfigFiles) -> QuestionnaireDesign:
         _check_norms(norms, items, norms_node)
     return QuestionnaireDesign(
         name=name,
+        kind=kind,
+        context_factor=CHOICE_FACTOR if root.has("choices") else "context",
         title=root.get("title", name).text(),
         description=root.get("description", "").value or "",
         scale=scale,
@@ -83,26 +106,39 @@ def read_questionnaire(path: Path, config: ConfigFiles) -> QuestionnaireDesign:
 
 
 def _scale(node: Node) -> tuple[LikertScale, list[str]]:
+    """The scale and each point's first name. A label is a name or a list of names of the same point
+    ([Neutral, Neither agree nor disagree]); the points count from ``low`` (1 unless given: the compass's
+    signed scale starts at -2)."""
+    known_keys(node, ("points", "labels", "low"))
     points = node.get("points").integer(2, 11)
+    low = node.get("low", 1).integer(-100, 100)
     labels_node = node.get("labels")
-    labels = labels_node.unique_texts()
-    if len(labels) != points:
+    names: dict[str, int] = {}
+    first_names: list[str] = []
+    for point, label_node in enumerate(labels_node.elements(), low):
+        synonyms = label_node.unique_texts() if isinstance(label_node.value, list) else [label_node.text()]
+        for synonym in synonyms:
+            if synonym.lower() in names:
+                raise label_node.error(f"label {synonym!r} names two points", "give every point its own labels")
+            names[synonym.lower()] = point
+        first_names.append(synonyms[0])
+    if len(first_names) != points:
         raise labels_node.error(
-            f"{len(labels)} labels for {points} points", f"give one label per point, {points} in all, lowest first"
+            f"{len(first_names)} labels for {points} points",
+            f"give one label per point (a name, or a list of its names), {points} in all, lowest first",
         )
-    return LikertScale(
-        labels={label.lower(): point for point, label in enumerate(labels, 1)}, low=1, high=points
-    ), labels
+    return LikertScale(labels=names, low=low, high=low + points - 1), first_names
 
 
-def default_instruction(labels: list[str]) -> str:
+def default_instruction(labels: list[str], low: int = 1) -> str:
     """The question built from the scale, worded as the profile's: every point named before the statement,
     the answer format after it."""
-    anchors = ", ".join(f"{point} = {_literal(label)}" for point, label in enumerate(labels, 1))
+    high = low + len(labels) - 1
+    anchors = ", ".join(f"{point} = {_literal(label)}" for point, label in enumerate(labels, low))
     return (
-        f"On a scale from 1 to {len(labels)} ({anchors}), please respond to the following statement:\n\n"
+        f"On a scale from {low} to {high} ({anchors}), please respond to the following statement:\n\n"
         "{statement}\n\n"
-        f"Respond with ONLY a number from 1-{len(labels)}."
+        f"Respond with ONLY a number from {low}-{high}."
     )
 
 
@@ -113,7 +149,12 @@ def _literal(text: str) -> str:
 
 def _instruction(node: Node, scale: LikertScale, labels: list[str]) -> str:
     if node.value is None:
-        return default_instruction(labels)
+        return default_instruction(labels, scale.low)
+    return _question(node, scale)
+
+
+def _question(node: Node, scale: LikertScale) -> str:
+    """An answer instruction: text with {statement} where the item's text goes (and {points} for the top)."""
     text = node.text()
     if "{statement}" not in text:
         raise node.error("no {statement} placeholder", "put {statement} where the item's text goes")
@@ -125,6 +166,14 @@ def _instruction(node: Node, scale: LikertScale, labels: list[str]) -> str:
             "double a literal brace: {{ and }}",
         ) from None
     return text
+
+
+def _choices(node: Node, scale: LikertScale) -> dict[str, str]:
+    """The answer instructions by level (a compass's forced and unforced): each is the question itself."""
+    choices = {level: _question(text, scale) for level, text in node.items()}
+    if not choices:
+        raise node.error("no choice levels", "give at least one answer instruction, e.g. forced")
+    return choices
 
 
 def _texts(
@@ -177,6 +226,7 @@ def _items(node: Node, contexts: dict[str, str | None]) -> dict[str, LikertItem]
                 raise element.error(f"unknown context {level!r}", f"use one of: {', '.join(contexts)}")
         items[item] = LikertItem(
             id=item,
+            bank=item_node.get("bank", "").text() if item_node.has("bank") else "",
             construct=item_node.get("construct").text(),
             reverse_scored=item_node.get("reverse", False).boolean(),
             paraphrases=texts,

@@ -23,7 +23,7 @@ def write(path: Path, text: str) -> Path:
 def test_a_project_without_a_config_folder_reads_the_packaged_files(tmp_path: Path) -> None:
     config = ConfigFiles(tmp_path / "config")
     assert config.path("thresholds.yaml") == PACKAGED / "thresholds.yaml"
-    assert config.path("items/moral.yaml") == PACKAGED / "items" / "moral.yaml"
+    assert config.path("profile.yaml") == PACKAGED / "profile.yaml"
     assert config.own(MODELS_FILE) is None
     assert load_instrument("profile", config).version == load_instrument("profile", SHIPPED).version
     # a file that exists nowhere is the project's to create, and an error says so
@@ -39,25 +39,62 @@ def test_the_projects_file_wins_and_the_rest_stay_packaged(tmp_path: Path) -> No
     assert profile.system_prompts["NEU"] == "You are a careful assistant."
     assert prompt in profile.source_files
     assert PACKAGED / "prompts" / "system" / "DIR.txt" in profile.source_files
-    assert PACKAGED / "experiment.yaml" in profile.source_files
+    assert PACKAGED / "profile.yaml" in profile.source_files
 
 
-def test_a_projects_experiment_names_files_of_its_own_and_packaged_ones(tmp_path: Path) -> None:
+def test_a_projects_profile_names_files_of_its_own_and_packaged_ones(tmp_path: Path) -> None:
+    """The project's profile.yaml names prompts: its own where it has them, else the packaged ones; and the
+    packaged profile.yaml reads the project's prompt too (a prompt overridden alone is not lost)."""
     folder = tmp_path / "config"
-    experiment = own_copy(folder, "experiment.yaml")
-    text = experiment.read_text(encoding="utf-8")
-    experiment.write_text(
-        text.replace(
-            "item_banks: [items/moral.yaml, items/personality.yaml]",
-            "item_banks: [items/mine.yaml, items/personality.yaml]",
-        ),
-        encoding="utf-8",
-    )
-    bank = (PACKAGED / "items" / "moral.yaml").read_text(encoding="utf-8").replace("id: M01", "id: X01")
-    write(folder / "items" / "mine.yaml", bank)
+    profile_file = own_copy(folder, "profile.yaml")
+    text = profile_file.read_text(encoding="utf-8").replace("id: M01", "id: X01")
+    profile_file.write_text(text.replace("{file: prompts/system/ABS.txt}", "{file: prompts/mine.txt}"), "utf-8")
+    write(folder / "prompts" / "mine.txt", "Answer tersely.\n")
     profile = load_instrument("profile", ConfigFiles(folder))
     assert "X01" in profile.selectable_items
-    assert "P01" in profile.selectable_items  # the packaged personality bank
+    assert profile.system_prompts["ABS"] == "Answer tersely."
+    assert PACKAGED / "prompts" / "system" / "DIR.txt" in profile.source_files
+
+
+@pytest.mark.parametrize(
+    ("relative", "text", "key", "fix"),
+    [
+        (
+            "experiment.yaml",
+            "profile:\n  likert_points: 7\n  item_banks: [items/moral.yaml]\n",
+            "profile",
+            "likert_points -> scale: {points, labels}; item_banks -> items (each item with its `bank`)",
+        ),
+        ("experiment.yaml", "compass:\n  runs: 3\n", "compass", "runs -> runs"),
+        (
+            "items/moral.yaml",
+            "bank: moral\nitems:\n  - id: M01\n    reverse_scored: true\n",
+            "items[].reverse_scored",
+            "renaming reverse_scored -> reverse",
+        ),
+        (
+            "items/compass.yaml",
+            "items:\n  - id: E01\n    axis: economic\n",
+            "items[].axis",
+            "renaming axis -> construct",
+        ),
+    ],
+)
+def test_a_projects_file_in_the_retired_spellings_is_refused_naming_file_key_and_new_spelling(
+    tmp_path: Path, relative: str, text: str, key: str, fix: str
+) -> None:
+    """experiment.yaml and the item banks are no longer read: a project's copy of one would lose its changes
+    without a word, so the instrument it was for refuses to start, saying where each key goes now."""
+    folder = tmp_path / "config"
+    old = write(folder / relative, text)
+    name = "compass" if "compass" in text or "compass" in relative else "profile"
+    with pytest.raises(ConfigError) as raised:
+        load_instrument(name, ConfigFiles(folder))
+    assert str(raised.value).startswith(f"{old}: {key}: ")
+    assert f"{name}.yaml" in str(raised.value)
+    assert fix in str(raised.value)
+    other = "profile" if name == "compass" else "compass"
+    assert load_instrument(other, ConfigFiles(folder)).name == other  # the other instrument is not concerned
 
 
 def test_a_projects_thresholds_replace_the_packaged_ones_and_errors_name_that_file(tmp_path: Path) -> None:
@@ -140,7 +177,7 @@ def test_an_unknown_or_retired_model_names_where_to_look(tmp_path: Path) -> None
 def test_a_projects_unchanged_copies_leave_every_version_alone(tmp_path: Path) -> None:
     """The version digests the design's content, not which folder holds each file."""
     folder = tmp_path / "config"
-    for relative in ("experiment.yaml", "items/moral.yaml", "prompts/system/NEU.txt", "data/rotten_tomatoes_test.csv"):
+    for relative in ("profile.yaml", "compass.yaml", "prompts/system/NEU.txt", "data/rotten_tomatoes_test.csv"):
         own_copy(folder, relative)
     for name in ("profile", "compass"):
         assert load_instrument(name, ConfigFiles(folder)).version == load_instrument(name, SHIPPED).version, name

@@ -121,17 +121,25 @@ def edited(tmp_path: Path, file: str, old: str, new: str) -> ConfigFiles:
 @pytest.mark.parametrize(
     ("file", "old", "new", "key", "fix"),
     [
-        ("items/compass.yaml", "axis: social\n", "axis: cultural\n", "axis", "economic"),
-        ("items/compass.yaml", "  - id: E02\n", "  - id: E01\n", "id", "own id"),
+        ("compass.yaml", "construct: social\n", "construct: cultural\n", "construct", "economic"),
+        ("compass.yaml", "  - id: E02\n", "  - id: E01\n", "id", "own id"),
         (
-            "items/compass.yaml",
+            "compass.yaml",
             "      P3: Personal drug use",
             "      P4: Personal drug use",
             "paraphrases",
             "P1, P2, P3",
         ),
-        ("experiment.yaml", "    unforced: |-", "    optional: |-", "choices", "forced and unforced"),
-        ("experiment.yaml", "  temperatures: [0.0, 1.0]", "  temperatures: [0.0, 3.0]", "temperatures", ""),
+        ("compass.yaml", "  unforced: |-", "  optional: |-", "choices", "forced and unforced"),
+        ("compass.yaml", "temperatures: [0.0, 1.0]", "temperatures: [0.0, 3.0]", "temperatures", ""),
+        ("compass.yaml", "kind: compass\n", "", "kind", "kind: compass"),
+        (
+            "compass.yaml",
+            "questionnaire: compass",
+            "questionnaire: politics",
+            "questionnaire",
+            "questionnaire: compass",
+        ),
     ],
 )
 def test_a_bad_compass_config_names_file_key_and_fix(
@@ -147,8 +155,9 @@ def test_a_bad_compass_config_names_file_key_and_fix(
 
 
 def test_a_bank_without_one_axis_is_refused(tmp_path: Path) -> None:
-    path = own_copy(tmp_path / "config", "items/compass.yaml")
-    path.write_text(path.read_text(encoding="utf-8").replace("axis: social", "axis: economic"), encoding="utf-8")
+    path = own_copy(tmp_path / "config", "compass.yaml")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("construct: social", "construct: economic"), encoding="utf-8")
     config = ConfigFiles(tmp_path / "config")
     with pytest.raises(ConfigError, match="no items on the social axis"):
         CompassInstrument(config)
@@ -158,15 +167,21 @@ def test_the_version_follows_the_bank_and_only_this_instruments_design(tmp_path:
     config = ConfigFiles(tmp_path / "config")
     before = (CompassInstrument(config).version, load_instrument("profile", config).version)
     assert before == (CompassInstrument(SHIPPED).version, load_instrument("profile", SHIPPED).version)
-    bank = own_copy(config.folder, "items/compass.yaml")
-    bank.write_text(bank.read_text(encoding="utf-8").replace("Strong trade unions", "Powerful unions"), "utf-8")
-    after_bank = (CompassInstrument(config).version, load_instrument("profile", config).version)
-    assert after_bank[0] != before[0]
-    assert after_bank[1] == before[1]
-    experiment = own_copy(config.folder, "experiment.yaml")
-    text = experiment.read_text(encoding="utf-8")
-    assert text.count("max_tokens: 12 ") == 1  # the compass section's
-    experiment.write_text(text.replace("max_tokens: 12 ", "max_tokens: 16 "), "utf-8")
+    compass_file = own_copy(config.folder, "compass.yaml")
+    text = compass_file.read_text(encoding="utf-8")
+    compass_file.write_text(text.replace("Strong trade unions", "Powerful unions"), "utf-8")
+    after_items = (CompassInstrument(config).version, load_instrument("profile", config).version)
+    assert after_items[0] != before[0]
+    assert after_items[1] == before[1]
+    text = compass_file.read_text(encoding="utf-8")
+    assert text.count("max_tokens: 12 ") == 1
+    compass_file.write_text(text.replace("max_tokens: 12 ", "max_tokens: 16 "), "utf-8")
     after_design = (CompassInstrument(config).version, load_instrument("profile", config).version)
-    assert after_design[0] != after_bank[0]
-    assert after_design[1] == after_bank[1]
+    assert after_design[0] != after_items[0]
+    assert after_design[1] == after_items[1]
+    # a prompt both share moves both
+    prompt = own_copy(config.folder, "prompts/system/NEU.txt")
+    prompt.write_text("You are terse.\n", "utf-8")
+    after_prompt = (CompassInstrument(config).version, load_instrument("profile", config).version)
+    assert after_prompt[0] != after_design[0]
+    assert after_prompt[1] != after_design[1]

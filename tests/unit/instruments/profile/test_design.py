@@ -86,7 +86,7 @@ def test_version_changes_with_the_item_bank(tmp_path: Path) -> None:
     project = ConfigFiles(tmp_path / "config")
     before = ProfileInstrument(project).version
     assert before == ProfileInstrument(CONFIG).version
-    bank = own_copy(project.folder, "items/moral.yaml")
+    bank = own_copy(project.folder, "profile.yaml")
     bank.write_text(bank.read_text().replace("whoever they are", "whoever they may be"))
     assert ProfileInstrument(project).version != before
 

@@ -9,7 +9,7 @@ import pytest
 from bench.answer_sets import CONFIG, Answerer, agree, agree_by_item, constant, latent, observations, uniform
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.analysis.metric_tables import AnalysisSettings, ModelAnalysis
-from snap_bench.instruments.questionnaire import questionnaire_kind
+from snap_bench.instruments import questionnaire_kind
 from snap_bench.judging.verdicts import ModelVerdict, judge, load_thresholds
 from tests.conftest import REPO
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from snap_bench.design.config import ConfigError, ConfigFiles
+from snap_bench.instruments import questionnaire_kind
 from snap_bench.instruments.base import Selection
-from snap_bench.instruments.questionnaire import questionnaire_kind
 from snap_bench.instruments.questionnaire.reader import default_instruction, read_questionnaire
 
 CONFIG = ConfigFiles.shipped()
