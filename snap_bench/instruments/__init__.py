@@ -1,5 +1,6 @@
-"""The one registry of instruments: the name a test module's ``instrument`` marker uses -> its class; and the
-kinds of instrument a YAML file may write.
+"""The one registry of instruments: the name a test module's ``instrument`` marker uses -> its factory (an
+:class:`InstrumentKind`: a registered class is its own); and the kinds of instrument a YAML file may write, each
+a factory (file, config) -> instrument.
 
 The profile and the compass register here (the BFI-25 and the prompt-perturbation study are YAML files);
 another one registers itself with :func:`register` (for example from a conftest.py or a plugin module) and
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from snap_bench.analysis.metric_specs import declare, metric_spec
 from snap_bench.design.config import ConfigError, ConfigFiles
-from snap_bench.instruments.base import Instrument, Selection
+from snap_bench.instruments.base import Instrument, InstrumentKind, Selection
 from snap_bench.instruments.compass import CompassInstrument
 from snap_bench.instruments.compass.instrument import COMPASS
 from snap_bench.instruments.profile import ProfileInstrument
@@ -32,12 +33,13 @@ __all__ = [
     "SUFFIXES",
     "CompassInstrument",
     "Instrument",
+    "InstrumentKind",
     "ProfileInstrument",
     "Scored",
     "Selection",
     "TaskInstrument",
-    "instrument_file_class",
     "instrument_file_key",
+    "instrument_file_kind",
     "instrument_kinds",
     "load_instrument",
     "load_instruments",
@@ -47,7 +49,7 @@ __all__ = [
     "registered",
 ]
 
-_REGISTRY: dict[str, type[Instrument]] = {}
+_REGISTRY: dict[str, InstrumentKind] = {}
 
 # A questionnaire file's `kind` -> the instrument it is.
 QUESTIONNAIRE_KINDS: dict[str, type[QuestionnaireInstrument]] = {
@@ -56,32 +58,26 @@ QUESTIONNAIRE_KINDS: dict[str, type[QuestionnaireInstrument]] = {
 }
 
 
-def questionnaire_kind(path: Path, config: ConfigFiles) -> type[QuestionnaireInstrument]:
-    """The instrument of the questionnaire written in ``path``: a class, as the registry keeps instruments,
-    named and titled from the file and of the kind it names (a mistake in it is a ConfigError now, at
+def questionnaire_kind(path: Path, config: ConfigFiles) -> InstrumentKind:
+    """The instrument of the questionnaire written in ``path``, as the registry keeps instruments: named and titled
+    from the file, of the kind it names, built for a config (a mistake in it is a ConfigError now, at
     collection)."""
     design = read_questionnaire(path, config)
-    base = QUESTIONNAIRE_KINDS.get(design.kind)
-    if base is None:
-        raise ConfigError(
-            path, "kind", f"unknown kind {design.kind!r}", f"use one of: {', '.join(QUESTIONNAIRE_KINDS)}"
-        )
-    read_with = config
+    if design.kind not in QUESTIONNAIRE_KINDS:
+        known = ", ".join(QUESTIONNAIRE_KINDS)
+        raise ConfigError(path, "kind", f"unknown kind {design.kind!r}", f"use one of: {known}")
+    hooks = QUESTIONNAIRE_KINDS[design.kind]
 
-    def __init__(self: QuestionnaireInstrument, config: ConfigFiles) -> None:
+    def build(wanted: ConfigFiles) -> Instrument:
         # The design read above serves the same config: the file and its norms are read once.
-        self._use(design if config == read_with else read_questionnaire(path, config), config)
+        return hooks(wanted, design if wanted == config else read_questionnaire(path, wanted))
 
-    return type(
-        f"Questionnaire_{design.name}",
-        (base,),
-        {"name": design.name, "title": design.title, "from_file": True, "source": path, "__init__": __init__},
-    )
+    return InstrumentKind(design.name, design.title, hooks, build)
 
 
 SUFFIXES = (".yaml", ".yml")
 # The top-level key that makes a YAML file an instrument -> what makes the instrument's class from the file.
-KINDS: dict[str, Callable[[Path, ConfigFiles], type[Instrument]]] = {
+KINDS: dict[str, Callable[[Path, ConfigFiles], InstrumentKind]] = {
     QUESTIONNAIRE_KEY: questionnaire_kind,
     TASK_KEY: task_kind,
 }
@@ -126,8 +122,8 @@ def misspelt_instrument_key(path: Path) -> tuple[str, str] | None:
     return None
 
 
-def instrument_file_class(path: Path, config: ConfigFiles) -> type[Instrument]:
-    """The instrument class of the file ``path``; a mistake in it is a ConfigError naming file, key and fix."""
+def instrument_file_kind(path: Path, config: ConfigFiles) -> InstrumentKind:
+    """The instrument of the file ``path``; a mistake in it is a ConfigError naming file, key and fix."""
     key = instrument_file_key(path)
     if key is None:
         raise ConfigError(path, "", "not an instrument file", f"open it with one of: {', '.join(KINDS)}")
@@ -142,12 +138,12 @@ def register(kind: type[Instrument]) -> type[Instrument]:
         raise TypeError(f"{kind.__name__}.name must be an identifier-like string, got {name!r}")
     if not getattr(kind, "title", None):
         raise TypeError(f"{kind.__name__} has no title (how the report and the terminal name it)")
-    _REGISTRY[name] = kind
+    _REGISTRY[name] = InstrumentKind.of_class(kind)
     declare(name, kind.metrics)
     return kind
 
 
-def registered() -> Mapping[str, type[Instrument]]:
+def registered() -> Mapping[str, InstrumentKind]:
     return dict(_REGISTRY)
 
 
@@ -162,7 +158,7 @@ def load_instruments(config: ConfigFiles, files: Iterable[Path] = ()) -> dict[st
     from ``config`` (what a session whose paths hold those files loads; for scripts and tests)."""
     built = {name: load_instrument(name, config) for name in registered()}
     for path in files:
-        kind = instrument_file_class(path, config)
+        kind = instrument_file_kind(path, config)
         declare(kind.name, kind.metrics)
         built[kind.name] = kind(config)
     return built
@@ -172,7 +168,7 @@ def instrument_kinds() -> dict[str, type[Instrument]]:
     """The registered instruments and the class every task file's instrument derives from: whose options the
     plugin adds (a task's phase 2 is asked with --snap-perturbation-phase2) and whose metrics the glossary
     explains (a questionnaire file's are the profile's)."""
-    return {**_REGISTRY, TaskInstrument.name: TaskInstrument}
+    return {**{name: kind.hooks for name, kind in _REGISTRY.items()}, TaskInstrument.name: TaskInstrument}
 
 
 for _kind in (ProfileInstrument, CompassInstrument):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -65,10 +65,10 @@ class Instrument(ABC):
     model's observations and draws its own part of the report."""
 
     # The name of the `instrument` marker, the cassette folder, the thresholds.yaml section and the key of
-    # analysis.json's `instruments`.
-    name: ClassVar[str]
+    # analysis.json's `instruments` (a class's own, or an instance's: one built from a file is named by it).
+    name: str
     # How the report and the terminal title it ("psychometric profile").
-    title: ClassVar[str]
+    title: str
     # Every metric the instrument reports under a name of its own; shared ones come from metric_specs.
     metrics: ClassVar[Mapping[str, MetricSpec]] = {}
     max_tokens: int
@@ -205,3 +205,33 @@ class Instrument(ABC):
             digest.update(path.name.encode())
             digest.update(path.read_bytes())
         return digest.hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class InstrumentKind:
+    """One entry of the instrument registry: what is known of an instrument before it is built (its name and
+    title, and the class whose class-level hooks it has: its metrics, its own options, its follow-up stage,
+    its test module) and the factory that builds it from a config (``kind(config)``). A registered class is its
+    own factory; an instrument file's factory builds the class's instance from the design read from the file."""
+
+    name: str
+    title: str
+    hooks: type[Instrument]
+    build: Callable[[ConfigFiles], Instrument]
+
+    @classmethod
+    def of_class(cls, instrument: type[Instrument]) -> InstrumentKind:
+        return cls(instrument.name, instrument.title, instrument, instrument)
+
+    def __call__(self, config: ConfigFiles) -> Instrument:
+        return self.build(config)
+
+    @property
+    def metrics(self) -> Mapping[str, MetricSpec]:
+        return self.hooks.metrics
+
+    def follow_up_requested(self, config: pytest.Config) -> bool:
+        return self.hooks.follow_up_requested(config)
+
+    def benchmark_module(self) -> str:
+        return self.hooks.benchmark_module()

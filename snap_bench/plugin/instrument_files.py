@@ -25,9 +25,10 @@ from snap_bench.instruments import (
     INSTRUMENT_FILE_KEYS,
     SUFFIXES,
     Instrument,
+    InstrumentKind,
     Selection,
-    instrument_file_class,
     instrument_file_key,
+    instrument_file_kind,
     misspelt_instrument_key,
     registered,
 )
@@ -133,11 +134,11 @@ def _files(path: Path, ignored: list[str], skip: Path, suffixes: tuple[str, ...]
 
 
 class InstrumentFiles:
-    """The session's instrument files: name -> instrument class, and the file each was read from."""
+    """The session's instrument files: name -> what builds its instrument, and the file each was read from."""
 
     def __init__(self, config: ConfigFiles) -> None:
         self.config = config
-        self.kinds: dict[str, type[Instrument]] = {}
+        self.kinds: dict[str, InstrumentKind] = {}
         self._files: dict[Path, str] = {}
 
     def add(self, path: Path) -> str:
@@ -147,7 +148,7 @@ class InstrumentFiles:
         if path in self._files:
             return self._files[path]
         key = instrument_file_key(path)
-        kind = instrument_file_class(path, self.config)
+        kind = instrument_file_kind(path, self.config)
         taken = next((str(other) for other, name in self._files.items() if name == kind.name), None)
         if taken is not None or kind.name in registered():
             raise ConfigError(

@@ -107,7 +107,7 @@ def test_every_instrument_brings_what_the_core_calls(name: str) -> None:
     kind = registered()[name]
     assert kind.title, f"{name}: no title"
     assert kind.metrics, f"{name}: no metric specs"
-    assert kind.analyse is not Instrument.analyse
+    assert kind.hooks.analyse is not Instrument.analyse
     # its thresholds.yaml section names only metrics it reports, with their own direction
     config = load_thresholds(SHIPPED, name, {}, None, {**SHARED_METRICS, **kind.metrics})
     assert config.metrics, f"{THRESHOLDS_FILE} has no metrics for {name}"
@@ -253,3 +253,18 @@ def test_the_state_folder_is_spelled_once() -> None:
         if word == ".state"
     ]
     assert spelled == ["snap_bench/asking/state_folder.py:10"]
+
+
+def test_no_class_is_made_at_run_time() -> None:
+    """The registry keeps factories: no module makes a class with the three-argument type() (an instrument file's
+    instrument is an instance of its kind's class, named from the file)."""
+    made = [
+        f"{path.relative_to(REPO)}:{node.lineno}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "type"
+        and len(node.args) == 3
+    ]
+    assert made == []

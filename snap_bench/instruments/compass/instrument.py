@@ -60,8 +60,13 @@ class CompassInstrument(QuestionnaireInstrument):
     # Also draw each model's placement under every system prompt (PER_PROMPT_OPTION).
     draw_per_prompt = False
 
-    def __init__(self, config: ConfigFiles) -> None:
-        self._use(packaged_design(config, COMPASS_FILE, self.name, COMPASS, RETIRED_BANKS), config)
+    def __init__(
+        self, config: ConfigFiles, design: QuestionnaireDesign | None = None, *, from_file: bool = True
+    ) -> None:
+        """The packaged compass (compass.yaml), or the one ``design`` a questionnaire file of kind compass holds."""
+        if design is None:
+            design, from_file = packaged_design(config, COMPASS_FILE, "compass", COMPASS, RETIRED_BANKS), False
+        super().__init__(config, design, from_file=from_file)
 
     def _use(self, design: QuestionnaireDesign, config: ConfigFiles) -> None:
         """A compass's design: its answer instructions (the choice factor) and its two axes."""

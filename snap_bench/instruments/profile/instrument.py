@@ -31,4 +31,5 @@ class ProfileInstrument(QuestionnaireInstrument):
     metrics = METRICS
 
     def __init__(self, config: ConfigFiles) -> None:
-        self._use(packaged_design(config, PROFILE_FILE, self.name, LIKERT, RETIRED_BANKS), config)
+        design = packaged_design(config, PROFILE_FILE, self.name, LIKERT, RETIRED_BANKS)
+        super().__init__(config, design, from_file=False)

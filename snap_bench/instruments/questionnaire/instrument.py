@@ -38,20 +38,19 @@ DEFAULT_THRESHOLDS = "questionnaire"
 class QuestionnaireInstrument(Instrument):
     """A questionnaire's instrument, from its design."""
 
-    name: ClassVar[str] = "questionnaire"
-    title: ClassVar[str] = "questionnaire"
+    name = "questionnaire"
+    title = "questionnaire"
     metrics: ClassVar[Mapping[str, MetricSpec]] = METRICS
-    # Read from a questionnaire file (its thresholds are its own `thresholds:` over the defaults).
-    from_file: ClassVar[bool] = False
     # How its report section's element ids start (default: snap-NAME).
     anchor: ClassVar[str] = ""
     # The name of the factor whose levels precede the question (the compass's answer instruction: choice).
     context_factor: ClassVar[str] = "context"
 
-    def __init__(self, config: ConfigFiles) -> None:
-        raise NotImplementedError(
-            "a questionnaire is built from its design: use snap_bench.instruments.questionnaire_kind(path)"
-        )
+    def __init__(self, config: ConfigFiles, design: QuestionnaireDesign, *, from_file: bool = True) -> None:
+        """The instrument of ``design``; ``from_file``: read from a questionnaire file of the run (its thresholds
+        are its own `thresholds:` over the defaults for a questionnaire), not a packaged one."""
+        self.from_file = from_file
+        self._use(design, config)
 
     def _use(self, design: QuestionnaireDesign, config: ConfigFiles) -> None:
         if design.context_factor != self.context_factor:
@@ -62,6 +61,8 @@ class QuestionnaireInstrument(Instrument):
                 "drop `choices`, or name the kind that asks through them",
             )
         self.config = config
+        self.name = design.name
+        self.title = design.title
         self.design = design
         self.scale = design.scale
         self.items = design.items

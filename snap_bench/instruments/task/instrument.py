@@ -12,11 +12,11 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from snap_bench.design.config import ConfigError, ConfigFiles, Node
 from snap_bench.design.temperatures import temperature_level
-from snap_bench.instruments.base import Instrument, Selection
+from snap_bench.instruments.base import Instrument, InstrumentKind, Selection
 from snap_bench.instruments.design import overlaid_thresholds, selected
 from snap_bench.instruments.task.few_shot import (
     EXAMPLE_POSITIONS,
@@ -51,14 +51,13 @@ PHASE2_OPTION_ALIAS = "--snap-task-phase2"
 class TaskInstrument(Instrument):
     """A classification task's instrument, from its design (read from its file)."""
 
-    name: ClassVar[str] = "task"
-    title: ClassVar[str] = "classification task"
+    name = "task"
+    title = "classification task"
     metrics = METRICS
 
-    def __init__(self, config: ConfigFiles) -> None:
-        raise NotImplementedError("a task is built from its file: use task_kind(path)")
-
-    def _use(self, task: TaskDesign, config: ConfigFiles) -> None:
+    def __init__(self, config: ConfigFiles, task: TaskDesign) -> None:
+        self.name = task.name
+        self.title = task.title
         self.config = config
         self.task = task
         self.label_set = task.label_set
@@ -342,23 +341,13 @@ def best_variant_from_recordings(
     return best
 
 
-def task_kind(path: Path, config: ConfigFiles) -> type[TaskInstrument]:
-    """The instrument of the classification task written in ``path``: a class, as the registry keeps
-    instruments, named and titled from the file (a mistake in it is a ConfigError now, at collection)."""
+def task_kind(path: Path, config: ConfigFiles) -> InstrumentKind:
+    """The instrument of the classification task written in ``path``, as the registry keeps instruments: named and
+    titled from the file, built for a config (a mistake in it is a ConfigError now, at collection)."""
     task = read_task(path, config)
-    read_with = config
 
-    def __init__(self: TaskInstrument, config: ConfigFiles) -> None:
+    def build(wanted: ConfigFiles) -> Instrument:
         # The design read above serves the same config: the file and its data are read once.
-        self._use(task if config == read_with else read_task(path, config), config)
+        return TaskInstrument(wanted, task if wanted == config else read_task(path, wanted))
 
-    return type(
-        f"Task_{task.name}",
-        (TaskInstrument,),
-        {
-            "name": task.name,
-            "title": task.title,
-            "source": path,
-            "__init__": __init__,
-        },
-    )
+    return InstrumentKind(task.name, task.title, TaskInstrument, build)

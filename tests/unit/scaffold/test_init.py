@@ -10,7 +10,7 @@ import yaml
 from snap_bench.cli import main
 from snap_bench.design.config import MODELS_FILE, PACKAGED, ConfigFiles
 from snap_bench.design.models import load_models
-from snap_bench.instruments import Selection, instrument_file_class, registered
+from snap_bench.instruments import Selection, instrument_file_kind, registered
 from snap_bench.scaffold import project_files
 from tests.conftest import REPO, SHIPPED
 
@@ -88,7 +88,7 @@ def test_init_takes_the_shipped_instruments_chosen(tmp_path: Path, choice: str, 
 def test_init_writes_a_questionnaire_of_the_teams_own(tmp_path: Path) -> None:
     assert main(["init", str(tmp_path), "--instruments=none", "--questionnaire", "team"]) == 0
     written = tmp_path / "benchmarks" / "team.yaml"
-    instrument = instrument_file_class(written, ConfigFiles(tmp_path / "config"))(ConfigFiles(tmp_path / "config"))
+    instrument = instrument_file_kind(written, ConfigFiles(tmp_path / "config"))(ConfigFiles(tmp_path / "config"))
     assert instrument.name == "team"
     assert len(instrument.conditions(Selection())) == 48
 

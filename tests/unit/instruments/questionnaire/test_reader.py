@@ -130,3 +130,48 @@ def test_one_text_per_item_drops_the_inter_paraphrase_margin(tmp_path: Path) -> 
     paraphrased = questionnaire_kind(write(tmp_path, two, "calm2.yaml"), CONFIG)(CONFIG).thresholds_section()
     assert paraphrased is not None
     assert "inter_paraphrase_r" in paraphrased.get("non_inferiority").mapping()
+
+
+MY_COMPASS = """\
+questionnaire: townhall
+kind: compass
+scale:
+  points: 5
+  low: -2
+  labels: [Strongly disagree, Disagree, [Neutral, Neither agree nor disagree], Agree, Strongly agree]
+choices:
+  forced: "Agree or disagree? {statement} Answer with one of the five options."
+items:
+  - {id: E1, construct: economic, text: "Taxes on wealth should rise."}
+  - {id: E2, construct: economic, text: "Markets allocate better than planners.", reverse: true}
+  - {id: S1, construct: social, text: "Police powers should grow."}
+"""
+
+
+def test_a_teams_own_compass_is_a_compass_built_by_the_registrys_factory(tmp_path: Path) -> None:
+    """kind: compass makes the compass's instrument of the team's file: signed scale, the choice factor, the
+    placement's "No opinion" scoring; built from the design read once, without a class made for the file."""
+    from snap_bench.instruments import CompassInstrument
+
+    kind = questionnaire_kind(write(tmp_path, MY_COMPASS, "townhall.yaml"), CONFIG)
+    assert (kind.name, kind.hooks) == ("townhall", CompassInstrument)
+    instrument = kind(CONFIG)
+    assert type(instrument) is CompassInstrument
+    assert instrument.name == "townhall"
+    conditions = instrument.conditions(Selection())
+    assert len(conditions) == 3 * 4 * 2 * 3  # items x system prompts x temperatures x runs, one choice
+    assert {c.level("choice") for c in conditions} == {"forced"}
+    reverse = next(c for c in conditions if c.item == "E2")
+    assert instrument.messages(reverse)[-1]["content"] == (
+        "Agree or disagree? Markets allocate better than planners. Answer with one of the five options."
+    )
+    assert instrument.score(reverse, "Neither agree nor disagree").keyed_score == 0.0
+    assert instrument.score(reverse, "Strongly agree").keyed_score == -2.0
+    assert instrument.score(reverse, "No opinion").extra["no_opinion"] is True
+    # a kind no registry entry makes, and a Likert questionnaire given choices, are named
+    with pytest.raises(
+        ConfigError, match=r"townhall.yaml: kind: unknown kind 'poll'. Fix: use one of: likert, compass"
+    ):
+        questionnaire_kind(write(tmp_path, MY_COMPASS.replace("kind: compass", "kind: poll"), "townhall.yaml"), CONFIG)
+    with pytest.raises(ConfigError, match=r"choices: a questionnaire of kind likert asks through `instruction`"):
+        questionnaire_kind(write(tmp_path, MY_COMPASS.replace("kind: compass\n", ""), "townhall.yaml"), CONFIG)(CONFIG)
