@@ -15,7 +15,10 @@ a later run finds the recordings there and only replays (a pass cut short is res
 - the wall time and the cost per condition (wall time / conditions), and their ratio;
 - the peak resident memory of the whole process tree (controller and xdist workers: the RSS of every
   process under the pytest process summed, read from /proc every 50 ms; the controller's own peak beside);
-- the report's and the observation files' sizes.
+- the report's and the observation files' sizes;
+- pytest's own floor: a bare project holding the same test ids, each passing at once, run the same way
+  (pytest and xdist alone, then with pytest-html's report): what any session of that many tests holds
+  before snap-bench keeps anything.
 
 Then the analysis alone, in this process, on the observations the large replay wrote: the whole
 judgement (every instrument's analysis with its bootstrap intervals and the verdicts) of all the models
@@ -42,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.throughput import REPO, _tree_rss_kb
+from bench.throughput import REPO, _tree_rss_kb, timed
 
 PYTEST = [sys.executable, "-m", "pytest"]
 SHIPPED_FILES = ("test_profile.py", "test_compass.py", "bfi25.yaml", "perturbation.yaml")
@@ -236,6 +239,47 @@ def replay(folder: Path, models: list[str]) -> Replay:
     )
 
 
+# -- pytest's own floor ------------------------------------------------------------------------------
+
+LISTED = re.compile(r"^benchmarks/([\w.]+)::(\w+)\[(.+)\]$")
+
+
+def floor(folder: Path, models: list[str]) -> tuple[int, float, float]:
+    """(tests, peak MB of the tree, peak MB with pytest-html's report) of a bare project holding the replay's test
+    ids, each test passing at once, run as the replay is (``-n 2``, pytest and xdist alone; then with pytest-html
+    writing its report, which keeps every test's reports to the end): what any session of that many tests holds
+    before snap-bench keeps anything."""
+    listing = subprocess.run(
+        [*PYTEST, "benchmarks", "--collect-only", "-q", "-p", "no:cacheprovider", f"--model={','.join(models)}"],
+        cwd=folder / "project",
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    tests: dict[tuple[str, str], list[str]] = {}
+    for line in listing.splitlines():
+        match = LISTED.match(line.strip())
+        if match:
+            tests.setdefault((match[1], match[2]), []).append(match[3])
+    bare = folder / "floor"
+    shutil.rmtree(bare, ignore_errors=True)
+    bare.mkdir()
+    (bare / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    for number, ((_, name), ids) in enumerate(tests.items()):
+        module = [
+            "import pytest",
+            f"IDS = {ids!r}",
+            "@pytest.mark.parametrize('condition', IDS, ids=IDS)",
+            f"def {name}(condition):",
+            "    pass",
+        ]
+        (bare / f"test_floor_{number}.py").write_text("\n".join(module) + "\n", encoding="utf-8")
+    command = [*PYTEST, "-n", "2", "-p", "no:cacheprovider", "-q", "-p", "no:snap_bench"]
+    alone = timed(command, bare)[1]
+    with_html = timed([*command, f"--html={bare / 'report.html'}"], bare)[1]
+    return sum(len(ids) for ids in tests.values()), alone, with_html
+
+
 # -- the analysis alone ----------------------------------------------------------------------------
 
 
@@ -275,6 +319,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=16, help="requests in flight while recording")
     parser.add_argument("--record-only", action="store_true", help="record what is missing, then stop")
     parser.add_argument("--skip-analysis", action="store_true", help="leave out the in-process analysis timing")
+    parser.add_argument("--floor-only", action="store_true", help="only pytest's own floor at the full study's ids")
     args = parser.parse_args(argv)
     models = model_names(args.models)
     folder: Path = args.folder.resolve()
@@ -285,6 +330,9 @@ def main(argv: list[str] | None = None) -> None:
     else:
         print(f"recordings of {len(models)} stand-in models found in {folder}: replay only")
     if args.record_only:
+        return
+    if args.floor_only:
+        _print_floor(folder, models)
         return
     runs = [replay(folder, models[: args.compare]), replay(folder, models)]
     small, large = runs
@@ -303,6 +351,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{large.tree_peak_mb:.0f} MB: {'met' if large.tree_peak_mb < MEMORY_TARGET_MB else 'NOT met'} "
         f"(target < {MEMORY_TARGET_MB:.0f} MB)"
     )
+    _print_floor(folder, models)
     if not args.skip_analysis:
         jsonl = folder / f"out-{args.models}" / "observations.jsonl"
         timed = [analysis_seconds(jsonl, models[:count], folder / "project") for count in (args.compare, args.models)]
@@ -315,6 +364,16 @@ def main(argv: list[str] | None = None) -> None:
             f"({'met' if ratio <= ANALYSIS_RATIO_TARGET else 'NOT met'}, target at most {ANALYSIS_RATIO_TARGET}x)"
         )
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+def _print_floor(folder: Path, models: list[str]) -> None:
+    tests, alone, with_html = floor(folder, models)
+    print(
+        f"pytest's floor: a bare project with the {tests:,} test ids (-n 2, every test passing at once): whole tree "
+        f"{alone:.0f} MB; with pytest-html's report {with_html:.0f} MB "
+        f"(target for snap-bench < {MEMORY_TARGET_MB:.0f} MB)",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":
