@@ -23,7 +23,7 @@ class AskingSettings:
     timeout_s: float
     rate_limit_per_minute: float | None
     concurrency: int | None
-    adaptive_pace: bool  # --snap-pace=adaptive
+    adaptive_pace: bool  # --snap-pace=adaptive; fixed keeps the concurrency (and only --snap-rate-limit's pace)
     max_requests: int | None
     max_cost_usd: float | None
     # --snap-batch: "wait" or "submit", None when off; the seconds between looks at pending batches, and the

@@ -244,7 +244,7 @@ def run_batch_step(session: BatchingSession) -> BatchOutcome:
             yield from ((instrument, case.condition) for case in session.cases(name) if case.model == model)
 
     try:
-        report, synchronous = batch_step(session.options.asking, session.models, session.endpoints, conditions_of, say)
+        report, synchronous = batch_step(session.options, session.models, session.endpoints, conditions_of, say)
     except ValueError as error:  # a ledger that cannot be read (snap_bench.asking.batch.ledger)
         raise pytest.UsageError(str(error)) from None
     return BatchOutcome(report, [*synchronous, *report.problems, *report.pending_lines()])

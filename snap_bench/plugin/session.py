@@ -142,7 +142,7 @@ class SnapSession:
         self.not_asked = self._check_selection()
         if self.runs_tests():
             asked = {name: source for name, source in self.in_run.items() if name not in self.not_asked}
-            plans = Endpoints(self.models, self.recordings, self.options.asking).plans()
+            plans = Endpoints(self.models, self.recordings, self.options).plans()
             try:
                 self.unrecorded = not_recorded(self.models, plans, self.recordings, asked)
             except EndpointProblem as error:
@@ -235,7 +235,7 @@ class SnapSession:
             local_urls = dict(self.config.workerinput.get(LOCAL_URLS_KEY, {}))  # type: ignore[attr-defined]
         elif self.collect_only:
             return  # listing the conditions needs neither a key nor recordings, and writes nothing
-        self._endpoints = Endpoints(self.models, self.recordings, self.options.asking)
+        self._endpoints = Endpoints(self.models, self.recordings, self.options)
         if not self.is_worker:
             try:
                 self._endpoints.check_answerable()
@@ -281,7 +281,7 @@ class SnapSession:
     def asker(self) -> Asker:
         if self._asker is None:
             self._asker = build_asker(
-                self.options.asking, process.worker_count(self.config), self.models, self.endpoints, self.stop_board()
+                self.options, process.worker_count(self.config), self.models, self.endpoints, self.stop_board()
             )
         return self._asker
 
@@ -296,7 +296,7 @@ class SnapSession:
         if not self.active or self.collect_only or not self.runs_tests() or not session.items:
             return
         runs_tests_here = self.is_worker or not self.config.pluginmanager.has_plugin("dsession")
-        if runs_tests_here and process_shares(self.options.asking, process.worker_count(self.config), self.models):
+        if runs_tests_here and process_shares(self.options, process.worker_count(self.config), self.models):
             process.remember_worker_queue(self.config)
             first = session.items[0]
             self.asker().look_ahead(lambda: self.upcoming(process.upcoming_params(first, "case", including=True)))

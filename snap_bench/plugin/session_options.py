@@ -7,7 +7,6 @@ config/ > the packaged defaults (snap_bench/design/defaults/, file by file) > bu
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,15 +24,14 @@ from snap_bench.instruments import instrument_kinds, registered
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.judging.gate import Gate
 from snap_bench.plugin.options import BATCH_MODES, comma_list, positive_float, positive_int
-from snap_bench.recordings.cassettes import RecordMode
 
 
 @dataclass(frozen=True)
-class SessionOptions:
-    rootdir: Path
+class SessionOptions(AskingSettings):
+    """The session's settings, from the command line and the ini file: how it asks (the fields of
+    AskingSettings, which the asking side is handed as they are) and the rest."""
+
     config_dir: Path
-    cassette_dir: Path
-    out_dir: Path
     benchmarks_dir: str
     models: list[str]
     mode: str
@@ -44,16 +42,7 @@ class SessionOptions:
     # the instruments whose follow-up stage was asked for (--snap-perturbation-phase2)
     follow_up: frozenset[str]
     dry_run: bool
-    record_mode: RecordMode | None
-    max_attempts: int
-    timeout_s: float
-    rate_limit_per_minute: float | None
-    concurrency: int | None
-    # --snap-pace: False keeps today's fixed concurrency (and only --snap-rate-limit's pace).
-    adaptive_pace: bool
     shard: tuple[int, int] | None
-    max_requests: int | None
-    max_cost_usd: float | None
     top_logprobs: int | None
     baseline: str | None
     # False under --snap-no-analysis: the observations are written, nothing is analysed or judged.
@@ -69,17 +58,7 @@ class SessionOptions:
     judge: str | None
     resamples: int
     seed: int
-    # --snap-batch: "wait" or "submit", None when off; the seconds between looks at pending batches, and the most
-    # it waits for them.
-    batch: str | None
-    batch_poll_s: float
-    batch_timeout_s: float
     explicit: bool  # a snap-bench option was given: the session is about benchmarks
-
-    @property
-    def asking(self) -> AskingSettings:
-        """What the asking side reads of these settings (snap_bench.asking.settings)."""
-        return AskingSettings(**{field.name: getattr(self, field.name) for field in dataclasses.fields(AskingSettings)})
 
     @property
     def config(self) -> ConfigFiles:
