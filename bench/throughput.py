@@ -228,7 +228,7 @@ def same_requests(sent: list[dict[str, Any]], expected: list[dict[str, Any]]) ->
 
 
 def live_project(folder: Path, base_url: str) -> None:
-    (folder / "config").mkdir()  # its models.yaml adds the fake model to the packaged ones
+    (folder / "config").mkdir(parents=True)  # its models.yaml adds the fake model to the packaged ones
     (folder / "benchmarks").mkdir()
     shutil.copy(REPO / "benchmarks" / "test_profile.py", folder / "benchmarks" / "test_profile.py")
     (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
