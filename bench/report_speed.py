@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from bench.analysis_speed import simulated_observations
+from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.analysis.metric_tables import AnalysisSettings, analyse
 from snap_bench.design.config import ConfigFiles
 from snap_bench.instruments import Selection
@@ -40,11 +41,12 @@ from snap_bench.observations.observation import Observation
 
 CONFIG = ConfigFiles.shipped()
 PROFILE = ProfileInstrument(CONFIG)
+PROFILE_SPECS = {**SHARED_METRICS, **ProfileInstrument.metrics}
 
 
 def analysis_document(observations: list[Observation], resamples: int) -> dict[str, Any]:
     analyses = analyse(observations, {"profile": PROFILE}, AnalysisSettings(n_resamples=resamples))
-    config = load_thresholds(CONFIG, "profile", {}, None)
+    config = load_thresholds(CONFIG, "profile", {}, None, PROFILE_SPECS)
     verdicts = {key: judge(analysis, config) for key, analysis in analyses.items()}
     rank(list(verdicts.values()))
     models = {a.model: {"instrument": a.instrument, **to_json(verdicts[k], a)} for k, a in analyses.items()}

@@ -228,9 +228,10 @@ def _history(address: StoreAddress, models: list[str], instruments: list[str], c
             "designed); its figures are no step of the trend"
         )
     if chart is not None:
+        from snap_bench.instruments import metric_catalogue
         from snap_bench.report.trend import write_trend_chart  # matplotlib: only when a chart is asked for
 
-        write_trend_chart(rows, chart)
+        write_trend_chart(rows, chart, metric_catalogue())
         print(f"trend chart: {chart}")
     return 0
 

@@ -10,7 +10,7 @@ label from the same entry.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from snap_bench.analysis.pairings import BootstrapPairing, JackknifePairing, Pairing, ProportionPairing
@@ -137,21 +137,20 @@ def spec_in(catalogues: Mapping[str, MetricSpec], name: str) -> MetricSpec | Non
     return catalogues.get(name) or SHARED_METRICS.get(name)
 
 
-# instrument name -> its own metrics, declared when the instrument registers (snap_bench.instruments), so
-# that the core reads a metric's meaning without importing any instrument.
-_DECLARED: dict[str, Mapping[str, MetricSpec]] = {}
+@dataclass(frozen=True)
+class MetricCatalogue:
+    """What each metric of a session is: the shared specs and each instrument's own. Whatever reads a metric's
+    meaning without its instrument at hand (the report) is handed one, built from the session's instruments:
+    no registry of metrics is kept beside the instruments'."""
 
+    instruments: Mapping[str, Mapping[str, MetricSpec]] = field(default_factory=dict)
 
-def declare(instrument: str, metrics: Mapping[str, MetricSpec]) -> None:
-    _DECLARED[instrument] = metrics
-
-
-def metric_spec(name: str, instrument: str | None = None) -> MetricSpec | None:
-    """What the metric ``name`` is: the instrument's own spec, a shared one, or (without an instrument)
-    the first declared instrument's spec of that name."""
-    own = _DECLARED.get(instrument, {}) if instrument is not None else {}
-    if name in own:
-        return own[name]
-    if name in SHARED_METRICS:
-        return SHARED_METRICS[name]
-    return next((metrics[name] for metrics in _DECLARED.values() if name in metrics), None)
+    def spec(self, name: str, instrument: str | None = None) -> MetricSpec | None:
+        """What the metric ``name`` is: the instrument's own spec, a shared one, or (without an instrument)
+        the first instrument's spec of that name."""
+        own = self.instruments.get(instrument, {}) if instrument is not None else {}
+        if name in own:
+            return own[name]
+        if name in SHARED_METRICS:
+            return SHARED_METRICS[name]
+        return next((metrics[name] for metrics in self.instruments.values() if name in metrics), None)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from snap_bench.analysis.metric_specs import declare, metric_spec
+from snap_bench.analysis.metric_specs import MetricCatalogue
 from snap_bench.design.config import ConfigError, ConfigFiles
 from snap_bench.instruments.base import Instrument, InstrumentKind, Selection
 from snap_bench.instruments.compass import CompassInstrument
@@ -43,7 +43,7 @@ __all__ = [
     "instrument_kinds",
     "load_instrument",
     "load_instruments",
-    "metric_spec",
+    "metric_catalogue",
     "misspelt_instrument_key",
     "register",
     "registered",
@@ -139,7 +139,6 @@ def register(kind: type[Instrument]) -> type[Instrument]:
     if not getattr(kind, "title", None):
         raise TypeError(f"{kind.__name__} has no title (how the report and the terminal name it)")
     _REGISTRY[name] = InstrumentKind.of_class(kind)
-    declare(name, kind.metrics)
     return kind
 
 
@@ -159,9 +158,14 @@ def load_instruments(config: ConfigFiles, files: Iterable[Path] = ()) -> dict[st
     built = {name: load_instrument(name, config) for name in registered()}
     for path in files:
         kind = instrument_file_kind(path, config)
-        declare(kind.name, kind.metrics)
         built[kind.name] = kind(config)
     return built
+
+
+def metric_catalogue(instruments: Mapping[str, Instrument | InstrumentKind] | None = None) -> MetricCatalogue:
+    """What each metric of ``instruments`` (default: every registered one) is: their own specs and the shared."""
+    chosen = registered() if instruments is None else instruments
+    return MetricCatalogue({name: kind.metrics for name, kind in chosen.items()})
 
 
 def instrument_kinds() -> dict[str, type[Instrument]]:

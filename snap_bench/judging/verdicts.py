@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from snap_bench.analysis.metric_specs import MetricSpec, metric_spec
+from snap_bench.analysis.metric_specs import MetricSpec, spec_in
 from snap_bench.design.config import ConfigError, ConfigFiles, Node, load_yaml
 from snap_bench.design.temperatures import DEFAULT_LEVEL, temperature_level
 
@@ -66,6 +66,8 @@ class ThresholdConfig:
     min_coverage: float = 0.5
     # Against a baseline: the largest move of a construct's mean position (scale points) that is no drift.
     drift_margin: float | None = None
+    # What each of the instrument's metrics is (its own specs; the shared ones are always known).
+    specs: Mapping[str, MetricSpec] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -105,11 +107,12 @@ def load_thresholds(
     instrument: str,
     overrides: dict[str, tuple[float, float]],
     judge: str | None,
-    specs: Mapping[str, MetricSpec] | None = None,
+    specs: Mapping[str, MetricSpec],
     section: Node | None = None,
 ) -> ThresholdConfig:
-    """The instrument's section of thresholds.yaml; with ``specs`` (the metrics the instrument reports),
-    a metric name it does not report or a ``better`` that contradicts the metric is a ConfigError. The
+    """The instrument's section of thresholds.yaml, judged by ``specs`` (the metrics the instrument reports, its own
+    and the shared: the composite reads each one's direction and scale there): a metric name it does not report
+    or a ``better`` that contradicts the metric is a ConfigError. The
     project's thresholds.yaml, when it has one, replaces the packaged one whole. ``section``: the instrument's
     own (a questionnaire file's `thresholds:` over the defaults), instead of its name's section of the file."""
     if section is None:
@@ -144,6 +147,7 @@ def load_thresholds(
         temperatures=_judged_temperatures(section.get("temperatures", "all")),
         min_coverage=section.get("min_coverage", 0.5).number(0, 1, "share"),
         drift_margin=section.get("drift_margin").number(0, 1000, "margin") if section.has("drift_margin") else None,
+        specs=dict(specs),
     )
 
 
@@ -156,10 +160,8 @@ def _judged_temperatures(node: Node) -> tuple[float, ...] | None:
     return tuple(element.number(0.0, 2.0, "temperature") for element in node.elements())
 
 
-def _known(specs: Mapping[str, MetricSpec] | None, instrument: str, name: str, node: Node) -> MetricSpec | None:
+def _known(specs: Mapping[str, MetricSpec], instrument: str, name: str, node: Node) -> MetricSpec:
     """The spec of a metric thresholds.yaml names; an unknown name is an error (a typo would drop a check)."""
-    if specs is None:
-        return None
     if name not in specs:
         raise node.error(
             f"{instrument} reports no metric {name!r}",
@@ -320,7 +322,7 @@ def composite_with_interval(
     """
     point = low = high = weight_sum = 0.0
     for name, weight in config.composite_weights.items():
-        spec = metric_spec(name, analysis.instrument)
+        spec = spec_in(config.specs, name)
         members = [analysis.metrics.get(member) for member in judged_names(name, analysis, config)]
         defined = [metric for metric in members if metric is not None and metric.value is not None]
         if spec is None or not defined:

@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from snap_bench.analysis.metric_specs import declare
 from snap_bench.asking.endpoints import NotRecorded
 from snap_bench.design.config import ConfigError, ConfigFiles
 from snap_bench.instruments import (
@@ -157,7 +156,6 @@ class InstrumentFiles:
                 f"the name {kind.name!r} is taken by {taken or 'an instrument of the plugin'}",
                 "give every instrument file a name of its own",
             )
-        declare(kind.name, kind.metrics)
         self.kinds[kind.name] = kind
         self._files[path] = kind.name
         return kind.name

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from snap_bench.analysis.metric_specs import MetricCatalogue
 from snap_bench.observations.observation import Observation
 
 
@@ -17,3 +18,4 @@ class ReportContext:
     observations: Sequence[Observation]  # this instrument's observations
     thresholds: Mapping[str, Mapping[str, Any]]  # metric -> better, minimum, target, excellent
     comparisons: Sequence[Mapping[str, Any]]  # this instrument's baseline comparisons
+    catalogue: MetricCatalogue  # what each metric is (labels, units, direction)

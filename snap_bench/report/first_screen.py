@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from snap_bench.analysis.coverage import THIN_COVERAGE
+from snap_bench.analysis.metric_specs import MetricCatalogue
 from snap_bench.judging.checks import CheckRecord
 from snap_bench.observations.observation import Observation
 from snap_bench.report.formatting import metric_label, number, text
@@ -55,17 +56,17 @@ def _minimum(check: CheckRecord) -> float:
     return check.value - check.margin if "minimum" in check.threshold else check.value + check.margin
 
 
-def reason_text(verdict: str, check: CheckRecord | None) -> str:
+def reason_text(verdict: str, check: CheckRecord | None, catalogue: MetricCatalogue) -> str:
     if check is None:
         return "every judged figure reaches its target" if verdict == "PASS" else "nothing could be judged"
     value = "undefined" if check.value is None else f"{check.value:.3f}"
     interval = "" if check.ci_low is None or check.ci_high is None else f" [{check.ci_low:.2f}, {check.ci_high:.2f}]"
     rule = check.threshold if check.status == "acceptable" else check.threshold.split(",")[0]
     used = f"; on {check.n:,} of {check.n_designed:,}" if check.n_designed and check.n < check.n_designed else ""
-    return f"{metric_label(check.metric)} {value}{interval} ({rule}){used}"
+    return f"{metric_label(check.metric, catalogue)} {value}{interval} ({rule}){used}"
 
 
-def verdict_matrix(document: Mapping[str, Any], checks: Sequence[CheckRecord]) -> str:
+def verdict_matrix(document: Mapping[str, Any], checks: Sequence[CheckRecord], catalogue: MetricCatalogue) -> str:
     """Models as rows, instruments as columns: verdict, composite and the deciding reason in each cell."""
     entries: dict[str, dict[str, Mapping[str, Any]]] = {}
     titles: dict[str, str] = {}
@@ -99,7 +100,7 @@ def verdict_matrix(document: Mapping[str, Any], checks: Sequence[CheckRecord]) -
                     figure += f" [{low:.2f}, {high:.2f}]"
             if entry.get("tied_with"):
                 figure += " (tied)"
-            reason = text(reason_text(verdict, deciding_check(verdict, by_key[(model, instrument)])))
+            reason = text(reason_text(verdict, deciding_check(verdict, by_key[(model, instrument)]), catalogue))
             # The figure stays on one line (beside the badge, or below it where it does not fit); the reason
             # wraps within the cell and shows two lines, the whole of it on hovering (and in the checks' table).
             shown = f' <span class="snap-num" title="composite {figure}">{figure}</span>' if figure else ""
@@ -298,7 +299,10 @@ footer{order:2}
 
 
 def first_screen(
-    document: Mapping[str, Any], observations: Sequence[Observation], checks: Sequence[CheckRecord]
+    document: Mapping[str, Any],
+    observations: Sequence[Observation],
+    checks: Sequence[CheckRecord],
+    catalogue: MetricCatalogue,
 ) -> str:
     """The matrix and the headline chart side by side, and a line with the counts of the checks."""
     failed = sum(c.decision == "fail" for c in checks)
@@ -309,4 +313,4 @@ def first_screen(
         else ""
     )
     chart = agreement_chart(temperature_agreement(observations))
-    return f'{STYLE}<div class="snap-first">{verdict_matrix(document, checks)}{chart}</div>{line}'
+    return f'{STYLE}<div class="snap-first">{verdict_matrix(document, checks, catalogue)}{chart}</div>{line}'

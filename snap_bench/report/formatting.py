@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from snap_bench.analysis.metric_specs import metric_spec
+from snap_bench.analysis.metric_specs import MetricCatalogue
 from snap_bench.judging.verdicts import Threshold
 from snap_bench.observations.parsing import ANSWER_CODE_LABELS
 
@@ -47,13 +47,13 @@ def text(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def metric_label(name: str) -> str:
+def metric_label(name: str, catalogue: MetricCatalogue) -> str:
     """The metric's label from its spec; a family member ``name[level]`` fills the family label's {level}."""
-    spec = metric_spec(name)
+    spec = catalogue.spec(name)
     if spec is not None:
         return spec.label
     family, _, level = name.partition("[")
-    spec = metric_spec(family) if level.endswith("]") else None
+    spec = catalogue.spec(family) if level.endswith("]") else None
     if spec is None:
         return name
     if "{level}" in spec.label:
@@ -76,11 +76,11 @@ def number(value: object) -> float | None:
     return result if math.isfinite(result) else None
 
 
-def format_value(name: str, value: object, digits: int = 3) -> str:
+def format_value(name: str, value: object, catalogue: MetricCatalogue, digits: int = 3) -> str:
     figure = number(value)
     if figure is None:
         return "—"
-    spec = metric_spec(name.partition("[")[0])
+    spec = catalogue.spec(name.partition("[")[0])
     unit = spec.unit if spec is not None else "share" if name.endswith("_rate") else "coefficient"
     if unit == "share" and (spec is None or spec.better == "lower"):
         # a rate: one decimal whatever the digits, so that a 0.2 % refusal rate does not read as 0 %
@@ -90,10 +90,10 @@ def format_value(name: str, value: object, digits: int = 3) -> str:
     return f"{figure:.{digits}f}"
 
 
-def format_interval(name: str, low: object, high: object, digits: int = 3) -> str:
+def format_interval(name: str, low: object, high: object, catalogue: MetricCatalogue, digits: int = 3) -> str:
     if number(low) is None or number(high) is None:
         return ""
-    return f"[{format_value(name, low, digits)}, {format_value(name, high, digits)}]"
+    return f"[{format_value(name, low, catalogue, digits)}, {format_value(name, high, catalogue, digits)}]"
 
 
 def threshold_of(name: str, thresholds: ThresholdTable) -> Threshold | None:
@@ -109,17 +109,17 @@ def threshold_of(name: str, thresholds: ThresholdTable) -> Threshold | None:
     return Threshold(better=better, minimum=minimum, target=target, excellent=number(entry.get("excellent")))
 
 
-def describe_threshold(name: str, thresholds: ThresholdTable) -> str:
+def describe_threshold(name: str, thresholds: ThresholdTable, catalogue: MetricCatalogue) -> str:
     threshold = threshold_of(name, thresholds)
     if threshold is None:
         return ""
     sign = "≥" if threshold.better == "higher" else "≤"
     parts = [
-        f"min {sign} {format_value(name, threshold.minimum, 2)}",
-        f"target {sign} {format_value(name, threshold.target, 2)}",
+        f"min {sign} {format_value(name, threshold.minimum, catalogue, 2)}",
+        f"target {sign} {format_value(name, threshold.target, catalogue, 2)}",
     ]
     if threshold.excellent is not None:
-        parts.append(f"excellent {sign} {format_value(name, threshold.excellent, 2)}")
+        parts.append(f"excellent {sign} {format_value(name, threshold.excellent, catalogue, 2)}")
     return ", ".join(parts)
 
 

@@ -77,7 +77,7 @@ def glossary_html(thresholds: Mapping[str, Mapping[str, Mapping[str, Any]]], kin
     rows = []
     for name, where, spec in glossary_rows(kinds):
         rules = "; ".join(
-            f"{instrument}: {_rule(table[name])}" for instrument, table in thresholds.items() if name in table
+            f"{instrument}: {_rule(table[name])}" for instrument, table in sorted(thresholds.items()) if name in table
         )
         rows.append(
             f"<tr><th scope=row><code>{text(name)}</code></th><td>{text(where)}</td><td>{text(spec.description)}</td>"

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import snap_bench.report.charts as charts
 import snap_bench.report.tables as tables
 from snap_bench.analysis.coverage import incomplete_models
+from snap_bench.analysis.metric_specs import MetricCatalogue, MetricSpec
 from snap_bench.judging.checks import CheckRecord, checks_table
 from snap_bench.observations.observation import Observation
 from snap_bench.report.analysis_document import Titled
@@ -75,7 +76,10 @@ details.snap-model>summary{cursor:pointer;font-weight:600;font-size:15px;padding
 
 
 class Sectioned(Titled, Protocol):
-    """What the report asks of an instrument: its title and its own section."""
+    """What the report asks of an instrument: its title, what its metrics are, and its own section."""
+
+    @property
+    def metrics(self) -> Mapping[str, MetricSpec]: ...
 
     def report_section(self, context: ReportContext) -> str: ...
 
@@ -104,9 +108,10 @@ def summary_html(
     entries = [(str(name), mapping(entry)) for name, entry in mapping(document.get("instruments")).items()]
     comparisons = [mapping(c) for c in document.get("baseline") or [] if isinstance(c, Mapping)]
     register_models([str(model) for _, entry in entries for model in mapping(entry.get("models"))])
+    catalogue = MetricCatalogue({name: instrument.metrics for name, instrument in instruments.items()})
     sections = [
         STYLE,
-        first_screen(document, observations, checks),
+        first_screen(document, observations, checks, catalogue),
         '<h2 id="snap-summary">snap-bench: how consistently the models answer</h2>',
         _run_facts(session, entries, observations),
     ]
@@ -124,12 +129,13 @@ def summary_html(
                 thresholds.get(name, {}),
                 [c for c in comparisons if c.get("instrument") == name],
                 instruments.get(name),
+                catalogue,
             )
         )
     if comparisons:
-        sections += ['<h3 id="snap-baseline">Comparison with the baseline</h3>', _baseline(comparisons)]
+        sections += ['<h3 id="snap-baseline">Comparison with the baseline</h3>', _baseline(comparisons, catalogue)]
     if trend is not None:
-        sections.append(trend_section(trend, report_models(entries)))
+        sections.append(trend_section(trend, report_models(entries), catalogue))
     conditions, conditions_script = conditions_section(observations, changed)
     sections += [conditions, _prompts(observations), glossary_html(thresholds, instruments)]
     sections += [
@@ -195,6 +201,7 @@ def _instrument_section(
     thresholds: ThresholdTable,
     comparisons: Sequence[Mapping[str, Any]],
     instrument: Sectioned | None,
+    catalogue: MetricCatalogue,
 ) -> str:
     """One instrument: the shared verdict and metric tables, then what the instrument draws itself."""
     models = _ranked(entry)
@@ -203,14 +210,14 @@ def _instrument_section(
     title = str(entry.get("title") or (instrument.title if instrument is not None else name))
     parts = [
         f'<h3 id="snap-instrument-{text(name)}">{text(title[:1].upper() + title[1:])}</h3>',
-        tables.verdicts_table(models, thresholds),
+        tables.verdicts_table(models, thresholds, catalogue),
         f'<h4 id="snap-metrics-{text(name)}">Metrics against their thresholds</h4>',
         "<p>Each cell: the estimate and its 95% interval, coloured by its status. Hover for n.</p>",
         tables.legend_html(),
-        tables.metric_matrix(models, thresholds),
+        tables.metric_matrix(models, thresholds, catalogue),
     ]
     if instrument is not None:
-        context = ReportContext(dict(models), observations, thresholds, comparisons)
+        context = ReportContext(dict(models), observations, thresholds, comparisons, catalogue)
         try:
             parts.append(instrument.report_section(context))
         except Exception as error:  # the report is written at session end: one bad section must not lose the rest
@@ -269,7 +276,7 @@ def _run_facts(
     return f'<dl class="snap-facts">{rows}</dl>'
 
 
-def _baseline(comparisons: Sequence[Mapping[str, Any]]) -> str:
+def _baseline(comparisons: Sequence[Mapping[str, Any]], catalogue: MetricCatalogue) -> str:
     rows = []
     for comparison in comparisons:
         difference = number(comparison.get("difference"))
@@ -277,7 +284,7 @@ def _baseline(comparisons: Sequence[Mapping[str, Any]]) -> str:
         if difference is None or margin is None:
             continue
         better = comparison.get("better") if comparison.get("better") in ("higher", "lower") else "higher"
-        metric = metric_label(str(comparison.get("metric", "")))
+        metric = metric_label(str(comparison.get("metric", "")), catalogue)
         label = f"{metric}: {comparison.get('model', '')} vs {comparison.get('baseline', '')}"
         rows.append(
             charts.BaselineRow(
@@ -299,4 +306,4 @@ def _baseline(comparisons: Sequence[Mapping[str, Any]]) -> str:
         if rows
         else "<p>No comparison has a difference to draw.</p>"
     )
-    return chart + tables.baseline_table(comparisons)
+    return chart + tables.baseline_table(comparisons, catalogue)

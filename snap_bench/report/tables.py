@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from snap_bench.analysis.coverage import Coverage
+from snap_bench.analysis.metric_specs import MetricCatalogue
 from snap_bench.report.formatting import (
     STATUS_MEANING,
     STATUSES,
@@ -55,7 +56,9 @@ def legend_html() -> str:
     return f'<ul class="snap-legend">{items}</ul>'
 
 
-def verdicts_table(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: ThresholdTable) -> str:
+def verdicts_table(
+    models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: ThresholdTable, catalogue: MetricCatalogue
+) -> str:
     rows = []
     for name, entry in models:
         n_observations = number(entry.get("n_observations"))
@@ -63,7 +66,7 @@ def verdicts_table(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: 
         valid = f"{n_valid / n_observations:.1%}" if n_observations and n_valid is not None else "—"
         metrics = mapping(entry.get("metrics"))
         short_of = [
-            f"{metric_label(metric)} ({metric_status(metric, mapping(metrics[metric]), thresholds)})"
+            f"{metric_label(metric, catalogue)} ({metric_status(metric, mapping(metrics[metric]), thresholds)})"
             for metric in ordered_metrics(list(metrics), thresholds)
             if metric_status(metric, mapping(metrics[metric]), thresholds) in ("below", "acceptable")
         ]
@@ -76,7 +79,7 @@ def verdicts_table(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: 
             f"<td>{text(rank) if rank is not None else '—'}</td>"
             f'<th scope="row">{text(name)}</th>'
             f"<td>{verdict_badge(entry)}</td>"
-            f'<td class="snap-num">{format_value("composite", entry.get("composite"))}</td>'
+            f'<td class="snap-num">{format_value("composite", entry.get("composite"), catalogue)}</td>'
             f'<td class="snap-num">{text(entry.get("n_observations", "—"))}</td>'
             f'<td class="snap-num">{valid}</td>'
             f"<td>{text(', '.join(short_of)) or 'every judged metric meets its target'}</td>"
@@ -89,25 +92,29 @@ def verdicts_table(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: 
     )
 
 
-def metric_cell(name: str, metric: Mapping[str, Any], thresholds: ThresholdTable, digits: int = 2) -> str:
+def metric_cell(
+    name: str, metric: Mapping[str, Any], thresholds: ThresholdTable, catalogue: MetricCatalogue, digits: int = 2
+) -> str:
     status = metric_status(name, metric, thresholds)
     if status == "undefined":
         reason = metric.get("undefined") or "no value"
         return (
             f'<td class="{status_class(status)}" title="{text(reason)}">undefined<br><small>{text(reason)}</small></td>'
         )
-    interval = format_interval(name, metric.get("ci_low"), metric.get("ci_high"), digits)
+    interval = format_interval(name, metric.get("ci_low"), metric.get("ci_high"), catalogue, digits)
     tooltip = f"{status}; n={metric.get('n', '?')}, left out {metric.get('n_left_out', 0)}"
     if is_thin(metric):
         tooltip += "; rests on under half of its design: not a clear result"
     return (
         f'<td class="snap-num {cell_class(status_class(status), metric)}" title="{text(tooltip)}">'
-        f"{format_value(name, metric.get('value'), digits)}<br><small>{text(interval)}</small>"
+        f"{format_value(name, metric.get('value'), catalogue, digits)}<br><small>{text(interval)}</small>"
         f"<br><small>{text(coverage_text(metric))}</small></td>"
     )
 
 
-def metric_matrix(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: ThresholdTable) -> str:
+def metric_matrix(
+    models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: ThresholdTable, catalogue: MetricCatalogue
+) -> str:
     """Metrics as rows, models as columns: the across-model comparison at one glance."""
     names: set[str] = set()
     for _, entry in models:
@@ -116,14 +123,14 @@ def metric_matrix(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: T
     rows = []
     for metric in ordered_metrics(names, thresholds):
         cells = "".join(
-            metric_cell(metric, mapping(mapping(entry.get("metrics")).get(metric)), thresholds)
+            metric_cell(metric, mapping(mapping(entry.get("metrics")).get(metric)), thresholds, catalogue)
             if metric in mapping(entry.get("metrics"))
             else "<td>—</td>"
             for _, entry in models
         )
         rows.append(
-            f'<tr><th scope="row">{text(metric_label(metric))}<br><small>{text(metric)}</small></th>'
-            f"<td><small>{text(describe_threshold(metric, thresholds))}</small></td>{cells}</tr>"
+            f'<tr><th scope="row">{text(metric_label(metric, catalogue))}<br><small>{text(metric)}</small></th>'
+            f"<td><small>{text(describe_threshold(metric, thresholds, catalogue))}</small></td>{cells}</tr>"
         )
     return (
         '<table class="snap-table snap-metrics"><thead><tr><th>metric</th><th>thresholds</th>'
@@ -131,7 +138,7 @@ def metric_matrix(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: T
     )
 
 
-def model_metric_table(entry: Mapping[str, Any], thresholds: ThresholdTable) -> str:
+def model_metric_table(entry: Mapping[str, Any], thresholds: ThresholdTable, catalogue: MetricCatalogue) -> str:
     """Every metric of one model with its interval, the data it rests on and why it is undefined."""
     metrics = mapping(entry.get("metrics"))
     rows = []
@@ -140,15 +147,17 @@ def model_metric_table(entry: Mapping[str, Any], thresholds: ThresholdTable) -> 
         status = metric_status(name, metric, thresholds)
         reason = metric.get("undefined") or ""
         note = "; ".join(str(part) for part in (reason, metric.get("note")) if part)
+        value = format_value(name, metric.get("value"), catalogue)
+        interval = format_interval(name, metric.get("ci_low"), metric.get("ci_high"), catalogue)
         rows.append(
-            f'<tr><th scope="row">{text(metric_label(name))}<br><small>{text(name)}</small></th>'
-            f'<td class="snap-num {cell_class(status_class(status), metric)}">{format_value(name, metric.get("value"))}'
+            f'<tr><th scope="row">{text(metric_label(name, catalogue))}<br><small>{text(name)}</small></th>'
+            f'<td class="snap-num {cell_class(status_class(status), metric)}">{value}'
             f"<br><small>{text(coverage_text(metric))}</small></td>"
-            f'<td class="snap-num">{text(format_interval(name, metric.get("ci_low"), metric.get("ci_high")))}</td>'
+            f'<td class="snap-num">{text(interval)}</td>'
             f'<td class="snap-num">{text(metric.get("n", "—"))}</td>'
             f'<td class="snap-num">{text(metric.get("n_left_out", "—"))}</td>'
             f'<td class="{status_class(status)}">{text(status)}</td>'
-            f"<td><small>{text(describe_threshold(name, thresholds))}</small></td>"
+            f"<td><small>{text(describe_threshold(name, thresholds, catalogue))}</small></td>"
             f"<td>{text(note)}</td></tr>"
         )
     return (
@@ -158,17 +167,17 @@ def model_metric_table(entry: Mapping[str, Any], thresholds: ThresholdTable) -> 
     )
 
 
-def breakdown_tables(entry: Mapping[str, Any], thresholds: ThresholdTable) -> str:
+def breakdown_tables(entry: Mapping[str, Any], thresholds: ThresholdTable, catalogue: MetricCatalogue) -> str:
     """Point values within each level of a factor (no intervals), coloured as the whole-model figures are."""
     tables = []
     for factor, levels in mapping(entry.get("breakdowns")).items():
-        header = "".join(f"<th>{text(metric_label(column))}</th>" for column in BREAKDOWN_COLUMNS)
+        header = "".join(f"<th>{text(metric_label(column, catalogue))}</th>" for column in BREAKDOWN_COLUMNS)
         rows = []
         for level, figures in mapping(levels).items():
             values = mapping(figures)
             cells = "".join(
                 f'<td class="snap-num {status_class(value_status(column, values.get(column), thresholds))}">'
-                f"{format_value(column, values.get(column))}</td>"
+                f"{format_value(column, values.get(column), catalogue)}</td>"
                 for column in BREAKDOWN_COLUMNS
             )
             rows.append(f'<tr><th scope="row">{text(level)}</th>{cells}</tr>')
@@ -182,13 +191,13 @@ def breakdown_tables(entry: Mapping[str, Any], thresholds: ThresholdTable) -> st
     return f'<div class="snap-row">{"".join(tables)}</div>'
 
 
-def construct_means_table(entry: Mapping[str, Any]) -> str:
+def construct_means_table(entry: Mapping[str, Any], catalogue: MetricCatalogue) -> str:
     means = mapping(entry.get("construct_means"))
     if not means:
         return ""
     cells = "".join(
         f'<tr><th scope="row">{text(construct)}</th>'
-        f'<td class="snap-num">{format_value("mean_score", value, 2)}</td></tr>'
+        f'<td class="snap-num">{format_value("mean_score", value, catalogue, 2)}</td></tr>'
         for construct, value in means.items()
     )
     return (
@@ -202,7 +211,7 @@ DECISION_STATUS = {"REGRESSION": "below", "inconclusive": "below", "not compared
 DECISION_ORDER = {"REGRESSION": 0, "inconclusive": 1, "not compared": 2}
 
 
-def baseline_table(comparisons: Sequence[Mapping[str, Any]]) -> str:
+def baseline_table(comparisons: Sequence[Mapping[str, Any]], catalogue: MetricCatalogue) -> str:
     """Per instrument and metric: the decision with its reason first, old, new, the difference with its
     interval, the margin, the coverage (compared / designed) and the method; failed checks first."""
     rows = []
@@ -213,8 +222,8 @@ def baseline_table(comparisons: Sequence[Mapping[str, Any]]) -> str:
     for comparison in sorted(comparisons, key=order):
         metric = str(comparison.get("metric", ""))
         outcome = _outcome(comparison)
-        difference = format_value(metric, comparison.get("difference"))
-        interval = format_interval(metric, comparison.get("ci_low"), comparison.get("ci_high"))
+        difference = format_value(metric, comparison.get("difference"), catalogue)
+        interval = format_interval(metric, comparison.get("ci_low"), comparison.get("ci_high"), catalogue)
         reason = str(comparison.get("reason") or "")
         decision = "not shown non-inferior" if outcome == "inconclusive" else outcome
         coverage = f"{comparison.get('compared', '—')}/{comparison.get('designed', '—')} {comparison.get('unit', '')}"
@@ -224,12 +233,12 @@ def baseline_table(comparisons: Sequence[Mapping[str, Any]]) -> str:
             + (f"<br>{text(reason)}" if reason else "")
             + f"<br><small>{text(comparison.get('message', ''))}</small></td>"
             f"<td>{text(comparison.get('instrument', ''))}</td>"
-            f'<th scope="row">{text(metric_label(metric))}</th>'
+            f'<th scope="row">{text(metric_label(metric, catalogue))}</th>'
             f"<td>{text(comparison.get('model', ''))} vs {text(comparison.get('baseline', ''))}</td>"
-            f'<td class="snap-num">{format_value(metric, comparison.get("baseline_value"))}</td>'
-            f'<td class="snap-num">{format_value(metric, comparison.get("new_value"))}</td>'
+            f'<td class="snap-num">{format_value(metric, comparison.get("baseline_value"), catalogue)}</td>'
+            f'<td class="snap-num">{format_value(metric, comparison.get("new_value"), catalogue)}</td>'
             f'<td class="snap-num">{text(difference)} <small>{text(interval)}</small></td>'
-            f'<td class="snap-num">{format_value(metric, comparison.get("margin"))}</td>'
+            f'<td class="snap-num">{format_value(metric, comparison.get("margin"), catalogue)}</td>'
             f'<td class="snap-num">{text(coverage)}</td>'
             f"<td>{text(comparison.get('method') or ('paired' if comparison.get('paired') else 'unpaired'))}"
             f"<br><small>n = {text(comparison.get('n', '—'))}</small></td>"

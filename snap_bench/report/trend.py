@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.analysis.coverage import THIN_COVERAGE
+from snap_bench.analysis.metric_specs import MetricCatalogue
 from snap_bench.history.session_coverage import StoredCoverage
 from snap_bench.history.store import Headline
 from snap_bench.report.charts import RC_PARAMS, new_figure, short, to_svg
@@ -106,7 +107,7 @@ def series(
     return {model: [own[i] for i in sorted(own)] for model, own in sorted(points.items()) if own}
 
 
-def trend_figure(rows: Sequence[Headline]) -> Figure:
+def trend_figure(rows: Sequence[Headline], catalogue: MetricCatalogue) -> Figure:
     """The chart as a matplotlib figure (not pyplot's: nothing global is touched)."""
     import matplotlib
     from matplotlib.lines import Line2D
@@ -129,7 +130,7 @@ def trend_figure(rows: Sequence[Headline]) -> Figure:
                     continue
                 instrument, name = line[index]
                 _panel(axes, series(rows, sessions, instrument, name), name, len(sessions))
-                axes.set_title(_title(instrument, name), fontsize=8)
+                axes.set_title(_title(instrument, name, catalogue), fontsize=8)
                 set_session_axis(axes, sessions)
         models = sorted({r.model for r in rows})
         handles: list[Any] = [Line2D([], [], color=model_colour(m), marker="o", label=short(m)) for m in models]
@@ -169,9 +170,11 @@ def _legend_columns(handles: Sequence[Any], columns: int) -> int:
     return max(1, min(5, len(handles), int(PANEL_WIDTH * columns // entry)))
 
 
-def _title(instrument: str, name: str) -> str:
+def _title(instrument: str, name: str, catalogue: MetricCatalogue) -> str:
     """Two lines at most: a panel is narrow, and the level (``t0.5``) ends the label."""
-    return "\n".join(textwrap.wrap(f"{instrument} · {metric_label(name)}", 30, max_lines=2, placeholder=" …"))
+    return "\n".join(
+        textwrap.wrap(f"{instrument} · {metric_label(name, catalogue)}", 30, max_lines=2, placeholder=" …")
+    )
 
 
 def _panel(axes: Axes, by_model: dict[str, list[TrendPoint]], name: str, sessions: int) -> None:
@@ -226,12 +229,12 @@ def _incomplete_point(axes: Axes, point: TrendPoint, *, right_half: bool) -> Non
     )
 
 
-def trend_svg(chart_id: str, rows: Sequence[Headline]) -> str:
+def trend_svg(chart_id: str, rows: Sequence[Headline], catalogue: MetricCatalogue) -> str:
     """The chart as inline SVG for the report."""
-    return to_svg(trend_figure(rows), chart_id)
+    return to_svg(trend_figure(rows, catalogue), chart_id)
 
 
-def write_trend_chart(rows: Sequence[Headline], path: Path) -> None:
+def write_trend_chart(rows: Sequence[Headline], path: Path, catalogue: MetricCatalogue) -> None:
     """The chart as a file, its format from the suffix (.svg, .png, .pdf).
 
     Outside a report nothing has fixed the models' colours yet: fixed here from every model drawn, so a
@@ -241,4 +244,4 @@ def write_trend_chart(rows: Sequence[Headline], path: Path) -> None:
 
     register_models({r.model for r in rows})
     with matplotlib.rc_context(RC_PARAMS):
-        trend_figure(rows).savefig(path)
+        trend_figure(rows, catalogue).savefig(path)

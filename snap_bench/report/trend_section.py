@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from snap_bench.analysis.metric_specs import MetricCatalogue
 from snap_bench.history.database import StoreError, StoreLike
 from snap_bench.history.store import Headline, read_headlines
 from snap_bench.report.figures import figure_html
@@ -41,7 +42,7 @@ def stored_trend(store: StoreLike, models: Sequence[str], instruments: Sequence[
         return StoredTrend(str(store), problem=f"The results store could not be read: {error}")
 
 
-def trend_section(trend: StoredTrend, models: Sequence[str]) -> str:
+def trend_section(trend: StoredTrend, models: Sequence[str], catalogue: MetricCatalogue) -> str:
     """A chart of the models with two or more stored sessions, and one line for each model with fewer."""
     parts = ['<h3 id="snap-history">History across runs</h3>']
     if trend.problem:
@@ -59,7 +60,7 @@ def trend_section(trend: StoredTrend, models: Sequence[str]) -> str:
         )
         parts.append(
             figure_html(
-                lambda: trend_svg("snap-trend-chart", drawn),
+                lambda: trend_svg("snap-trend-chart", drawn, catalogue),
                 f"Each model's judged figures in every session kept in the results store ({trend.store}), oldest "
                 "first, one step per stored session (a replay that repeats a model's latest result adds none): the "
                 "composite per instrument, then each checked figure with its 95% interval; a hollow grey hatched "

@@ -10,6 +10,7 @@ from typing import Any
 
 import snap_bench.report.charts as charts
 import snap_bench.report.tables as tables
+from snap_bench.analysis.metric_specs import MetricCatalogue
 from snap_bench.observations.observation import Observation
 from snap_bench.report.aggregates import by_model, level_means, score_counts
 from snap_bench.report.context import ReportContext
@@ -50,22 +51,22 @@ def questionnaire_section(context: ReportContext, anchor: str = "snap") -> str:
 def _section(context: ReportContext) -> str:
     models = list(context.models.items())
     grouped = by_model(context.observations)
-    thresholds = context.thresholds
+    thresholds, catalogue = context.thresholds, context.catalogue
     sections = [
         _contents(models),
         '<h4 id="snap-charts">Stability per temperature (judged)</h4>',
-        temperature_table(models, thresholds),
+        temperature_table(models, thresholds, catalogue),
         _components(models),
         norms_table(models),
         "<h4>The original design's figures (reported, not judged)</h4>",
         '<div class="snap-row">',
-        _radar(models, thresholds),
+        _radar(models, thresholds, catalogue),
         _effects(models),
         "</div>",
         '<h4 id="snap-models">Per model</h4>',
     ]
     for index, (name, entry) in enumerate(models, start=1):
-        sections.append(_model_section(index, name, entry, grouped.get(name, []), thresholds, len(models)))
+        sections.append(_model_section(index, name, entry, grouped.get(name, []), thresholds, catalogue, len(models)))
     return "".join(sections)
 
 
@@ -76,7 +77,9 @@ def _contents(models: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     return "<p>Jump to: " + " · ".join(f'<a href="#{anchor}">{text(label)}</a>' for anchor, label in links) + "</p>"
 
 
-def _radar(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: ThresholdTable) -> str:
+def _radar(
+    models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: ThresholdTable, catalogue: MetricCatalogue
+) -> str:
     present = [m for m in RADAR_METRICS if any(m in mapping(entry.get("metrics")) for _, entry in models)]
     if not present:
         return "<p>No stability metrics to draw.</p>"
@@ -87,7 +90,7 @@ def _radar(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: Threshol
             return None
         return 1 - figure / 100 if metric == "cv_mean" else figure
 
-    spokes = ["1 \N{MINUS SIGN} CV/100" if m == "cv_mean" else metric_label(m) for m in present]
+    spokes = ["1 \N{MINUS SIGN} CV/100" if m == "cv_mean" else metric_label(m, catalogue) for m in present]
 
     def drawn(entry: Mapping[str, Any], metric: str) -> float | None:
         figure = mapping(mapping(entry.get("metrics")).get(metric))
@@ -121,7 +124,9 @@ def _temperature(level: str) -> float:
         return math.inf
 
 
-def temperature_table(models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: ThresholdTable) -> str:
+def temperature_table(
+    models: Sequence[tuple[str, Mapping[str, Any]]], thresholds: ThresholdTable, catalogue: MetricCatalogue
+) -> str:
     """Per model and temperature: the judged dependability of one answer, the run-to-run SD and the coverage."""
     levels = levels_of(models, "dependability")
     if not levels:
@@ -134,7 +139,7 @@ def temperature_table(models: Sequence[tuple[str, Mapping[str, Any]]], threshold
         cells = []
         for level in levels:
             key = f"dependability[{level}]"
-            cells.append(tables.metric_cell(key, mapping(metrics.get(key)), thresholds))
+            cells.append(tables.metric_cell(key, mapping(metrics.get(key)), thresholds, catalogue))
             sd = number(mapping(metrics.get(f"run_sd[{level}]")).get("value"))
             coverage = number(mapping(metrics.get(key)).get("coverage"))
             cells.append(f'<td class="snap-num">{"—" if sd is None else f"{sd:.2f}"}</td>')
@@ -197,6 +202,7 @@ def _model_section(
     entry: Mapping[str, Any],
     observations: Sequence[Observation],
     thresholds: ThresholdTable,
+    catalogue: MetricCatalogue,
     n_models: int,
 ) -> str:
     composite = number(entry.get("composite"))
@@ -210,7 +216,7 @@ def _model_section(
         f"<summary>{heading}</summary>",
     ]
     if entry.get("metrics"):
-        parts += ["<h4>Metrics</h4>", tables.model_metric_table(entry, thresholds)]
+        parts += ["<h4>Metrics</h4>", tables.model_metric_table(entry, thresholds, catalogue)]
     parts.append(planner_table(entry))
     if observations:
         parts += [
@@ -226,8 +232,8 @@ def _model_section(
         parts += [
             "<h4>Breakdowns</h4>",
             '<div class="snap-row">',
-            tables.breakdown_tables(entry, thresholds),
-            tables.construct_means_table(entry),
+            tables.breakdown_tables(entry, thresholds, catalogue),
+            tables.construct_means_table(entry, catalogue),
             "</div>",
         ]
     parts.append("</details>")

@@ -273,7 +273,7 @@ class TaskInstrument(Instrument):
     def report_section(self, context: ReportContext) -> str:
         from snap_bench.instruments.task.report import perturbation_section
 
-        return perturbation_section(context.models, context.observations)
+        return perturbation_section(context.models, context.observations, context.catalogue)
 
 
 def best_variant_from_recordings(

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from snap_bench.analysis.metric_specs import MetricCatalogue
 from snap_bench.observations.observation import Observation
 from snap_bench.report.charts import RC_PARAMS, new_figure, short, to_svg
 from snap_bench.report.formatting import format_value, number, text
@@ -21,7 +22,9 @@ logger = logging.getLogger(__name__)
 NO_LABEL_COLOUR = "#bdbdbd"
 
 
-def perturbation_section(models: Mapping[str, Mapping[str, Any]], observations: Sequence[Observation]) -> str:
+def perturbation_section(
+    models: Mapping[str, Mapping[str, Any]], observations: Sequence[Observation], catalogue: MetricCatalogue
+) -> str:
     """The section's HTML: comparison charts across models, then one collapsible part per model."""
     entries = [(str(name), mapping(entry.get("details"))) for name, entry in models.items()]
     entries = [(name, details) for name, details in entries if details.get("variants")]
@@ -49,8 +52,8 @@ def perturbation_section(models: Mapping[str, Mapping[str, Any]], observations: 
             f'<details class="snap-model" id="snap-perturbation-model-{index}"{" open" if len(entries) <= 2 else ""}>'
             f"<summary>{text(name)}</summary>"
         )
-        parts.append(variant_table(details))
-        parts.append(phase2_table(details))
+        parts.append(variant_table(details, catalogue))
+        parts.append(phase2_table(details, catalogue))
         parts.append(
             _figure(
                 partial(label_heatmap, f"snap-perturbation-heatmap-{index}", details),
@@ -71,7 +74,7 @@ def _figure(draw: Callable[[], str], caption: str) -> str:
     return f'<figure class="snap-chart">{svg}<figcaption>{text(caption)}</figcaption></figure>'
 
 
-def variant_table(details: Mapping[str, Any]) -> str:
+def variant_table(details: Mapping[str, Any], catalogue: MetricCatalogue) -> str:
     best, worst = details.get("best_variant"), details.get("worst_variant")
     factors = list(mapping(details.get("factors"))) or ["formality", "phrasing", "order", "synonyms"]
     head = "".join(f"<th>{text(f)}</th>" for f in factors)
@@ -83,11 +86,11 @@ def variant_table(details: Mapping[str, Any]) -> str:
         cells = "".join(f"<td>{text(levels.get(f, ''))}</td>" for f in factors)
         rows.append(
             f"<tr><td>{text(entry.get('id'))}{text(mark)}</td>{cells}"
-            f"<td>{format_value('accuracy', entry.get('custom_accuracy'))}</td>"
-            f"<td>{format_value('accuracy', entry.get('answered_accuracy'))}</td>"
-            f"<td>{format_value('accuracy', entry.get('polarity_accuracy'))}</td>"
-            f"<td>{format_value('index', entry.get('weighted_index'))}</td>"
-            f"<td>{format_value('unscored_rate', entry.get('unscored_rate'))}</td>"
+            f"<td>{format_value('accuracy', entry.get('custom_accuracy'), catalogue)}</td>"
+            f"<td>{format_value('accuracy', entry.get('answered_accuracy'), catalogue)}</td>"
+            f"<td>{format_value('accuracy', entry.get('polarity_accuracy'), catalogue)}</td>"
+            f"<td>{format_value('index', entry.get('weighted_index'), catalogue)}</td>"
+            f"<td>{format_value('unscored_rate', entry.get('unscored_rate'), catalogue)}</td>"
             f"<td>{text(entry.get('n', ''))}</td></tr>"
         )
     gold = "five-class" if details.get("gold_kind") == "five_class" else "polarity (binary)"
@@ -101,13 +104,14 @@ def variant_table(details: Mapping[str, Any]) -> str:
     )
 
 
-def phase2_table(details: Mapping[str, Any]) -> str:
+def phase2_table(details: Mapping[str, Any], catalogue: MetricCatalogue) -> str:
     phase2 = mapping(details.get("phase2"))
     if not phase2:
         return ""
     rows = [
         f"<tr><td>baseline ({text(phase2.get('variant'))})</td>"
-        f"<td>{format_value('accuracy', phase2.get('baseline_custom_accuracy'))}</td><td></td><td></td><td></td>"
+        f"<td>{format_value('accuracy', phase2.get('baseline_custom_accuracy'), catalogue)}</td>"
+        "<td></td><td></td><td></td>"
         "<td></td></tr>"
     ]
     names = {"pre": "examples before the prompt", "suf": "examples after the prompt"}
@@ -115,9 +119,9 @@ def phase2_table(details: Mapping[str, Any]) -> str:
         entry = mapping(values)
         rows.append(
             f"<tr><td>{text(names.get(position, position))}</td>"
-            f"<td>{format_value('accuracy', entry.get('custom_accuracy'))}</td>"
-            f"<td>{format_value('gain', entry.get('gain'))}</td>"
-            f"<td>{format_value('unscored_rate', entry.get('unscored_rate'))}</td>"
+            f"<td>{format_value('accuracy', entry.get('custom_accuracy'), catalogue)}</td>"
+            f"<td>{format_value('gain', entry.get('gain'), catalogue)}</td>"
+            f"<td>{format_value('unscored_rate', entry.get('unscored_rate'), catalogue)}</td>"
             f"<td>{text(entry.get('n', ''))}</td><td>{text(entry.get('n_paired', ''))}</td></tr>"
         )
     return (

@@ -7,11 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.design.config import MODELS_FILE, PACKAGED, ConfigError, ConfigFiles
 from snap_bench.design.models import OPENROUTER_URL, load_models
-from snap_bench.instruments import load_instrument
+from snap_bench.instruments import ProfileInstrument, load_instrument
 from snap_bench.judging.verdicts import load_thresholds
 from tests.conftest import SHIPPED, own_copy, perturbation_task
+
+PROFILE_SPECS = {**SHARED_METRICS, **ProfileInstrument.metrics}
 
 
 def write(path: Path, text: str) -> Path:
@@ -101,11 +104,11 @@ def test_a_projects_thresholds_replace_the_packaged_ones_and_errors_name_that_fi
     folder = tmp_path / "config"
     thresholds = own_copy(folder, "thresholds.yaml")
     thresholds.write_text(thresholds.read_text(encoding="utf-8").replace("judge: point", "judge: ci", 1), "utf-8")
-    assert load_thresholds(ConfigFiles(folder), "profile", {}, None).judge == "ci"
-    assert load_thresholds(SHIPPED, "profile", {}, None).judge == "point"
+    assert load_thresholds(ConfigFiles(folder), "profile", {}, None, PROFILE_SPECS).judge == "ci"
+    assert load_thresholds(SHIPPED, "profile", {}, None, PROFILE_SPECS).judge == "point"
     thresholds.write_text("profile:\n  judge: maybe\n  metrics: {}\n", encoding="utf-8")
     with pytest.raises(ConfigError) as raised:
-        load_thresholds(ConfigFiles(folder), "profile", {}, None)
+        load_thresholds(ConfigFiles(folder), "profile", {}, None, PROFILE_SPECS)
     assert str(raised.value).startswith(f"{thresholds}: profile.judge: 'maybe' is not one of the known values")
 
 

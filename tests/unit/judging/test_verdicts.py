@@ -6,10 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.analysis.metric_tables import Metric, ModelAnalysis
 from snap_bench.design.config import ConfigFiles
+from snap_bench.instruments import ProfileInstrument
 from snap_bench.judging.verdicts import INSUFFICIENT, Threshold, judge, load_thresholds, rank, to_json
 from tests.conftest import SHIPPED
+
+PROFILE_SPECS = {**SHARED_METRICS, **ProfileInstrument.metrics}
 
 CONFIG = SHIPPED
 
@@ -56,12 +60,12 @@ def test_threshold_status_in_both_directions() -> None:
     ],
 )
 def test_verdict_is_the_worst_temperature(changes: dict[str, float | None], verdict: str) -> None:
-    config = load_thresholds(CONFIG, "profile", {}, None)
+    config = load_thresholds(CONFIG, "profile", {}, None, PROFILE_SPECS)
     assert judge(analysis("m", **{**GOOD, **changes}), config).verdict == verdict
 
 
 def test_every_temperature_is_a_check_of_its_own_and_the_original_figures_are_not_judged() -> None:
-    config = load_thresholds(CONFIG, "profile", {}, None)
+    config = load_thresholds(CONFIG, "profile", {}, None, PROFILE_SPECS)
     checks = {check.metric for check in judge(analysis("m", **GOOD), config).checks}
     assert checks == {"dependability[t0]", "dependability[t0.5]", "dependability[t1]", "unscored_rate"}
 
@@ -71,7 +75,7 @@ def test_the_judged_temperatures_come_from_the_config(tmp_path: Path) -> None:
     config_dir.mkdir()
     text = (CONFIG.packaged / "thresholds.yaml").read_text(encoding="utf-8")
     (config_dir / "thresholds.yaml").write_text(text.replace("temperatures: all", "temperatures: [0.0, 2.0]", 1))
-    config = load_thresholds(ConfigFiles(config_dir), "profile", {}, None)
+    config = load_thresholds(ConfigFiles(config_dir), "profile", {}, None, PROFILE_SPECS)
     result = judge(analysis("m", **{**GOOD, "dependability[t1]": 0.1}), config)
     statuses = {check.metric: check.status for check in result.checks}
     # t1 is not judged; t2 was asked for but never answered: insufficient data, never a PASS
@@ -80,7 +84,7 @@ def test_the_judged_temperatures_come_from_the_config(tmp_path: Path) -> None:
 
 
 def test_a_figure_resting_on_a_minority_of_its_data_is_insufficient_never_pass() -> None:
-    config = load_thresholds(CONFIG, "profile", {}, None)
+    config = load_thresholds(CONFIG, "profile", {}, None, PROFILE_SPECS)
     result = analysis("m", **GOOD)
     result.metrics["dependability[t0]"] = Metric(0.95, 0.9, 0.99, n=47, n_left_out=493)
     verdict = judge(result, config)
@@ -93,7 +97,7 @@ def test_a_figure_resting_on_a_minority_of_its_data_is_insufficient_never_pass()
 
 
 def test_composite_is_scaled_by_the_share_of_scored_answers_and_ranks_models() -> None:
-    config = load_thresholds(CONFIG, "profile", {}, None)
+    config = load_thresholds(CONFIG, "profile", {}, None, PROFILE_SPECS)
     answers_everything = judge(analysis("steady", **{**GOOD, "dependability[t0]": 0.7}), config)
     answers_a_quarter = judge(analysis("mute", n_valid=25, **GOOD), config)
     assert answers_a_quarter.composite == pytest.approx(0.25 * judge(analysis("x", **GOOD), config).composite)
@@ -102,7 +106,7 @@ def test_composite_is_scaled_by_the_share_of_scored_answers_and_ranks_models() -
 
 
 def test_ranks_whose_composite_intervals_overlap_are_ties() -> None:
-    config = load_thresholds(CONFIG, "profile", {}, None)
+    config = load_thresholds(CONFIG, "profile", {}, None, PROFILE_SPECS)
     models = []
     for name, value, half_width in (("a", 0.90, 0.05), ("b", 0.86, 0.05), ("c", 0.60, 0.02)):
         result = analysis(name, **GOOD)
@@ -117,7 +121,7 @@ def test_ranks_whose_composite_intervals_overlap_are_ties() -> None:
 
 
 def test_ci_rule_judges_the_pessimistic_bound() -> None:
-    config = load_thresholds(CONFIG, "profile", {}, "ci")
+    config = load_thresholds(CONFIG, "profile", {}, "ci", PROFILE_SPECS)
     result = analysis("m", **GOOD)
     result.metrics["dependability[t0]"] = Metric(0.8, ci_low=0.55, ci_high=0.9, n=540)
     checks = {check.metric: check for check in judge(result, config).checks}
@@ -134,6 +138,8 @@ def test_a_model_asked_at_its_providers_default_is_judged_at_that_level(tmp_path
         config_dir.mkdir()
         text = (CONFIG.packaged / "thresholds.yaml").read_text(encoding="utf-8")
         (config_dir / "thresholds.yaml").write_text(text.replace("temperatures: all", f"temperatures: {listed}", 1))
-        result = judge(analysis("m", **default_only), load_thresholds(ConfigFiles(config_dir), "profile", {}, None))
+        result = judge(
+            analysis("m", **default_only), load_thresholds(ConfigFiles(config_dir), "profile", {}, None, PROFILE_SPECS)
+        )
         assert {check.metric for check in result.checks} == {"dependability[tdefault]", "unscored_rate"}
         assert result.verdict == "PASS"

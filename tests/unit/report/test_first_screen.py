@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from snap_bench.analysis.metric_tables import Metric
+from snap_bench.instruments import metric_catalogue
 from snap_bench.judging.checks import CheckRecord, checks_table, threshold_record
 from snap_bench.judging.verdicts import Check, Threshold
 from snap_bench.observations.observation import Observation
@@ -106,7 +107,7 @@ def matrix_document() -> dict[str, Any]:
 
 def test_the_matrix_has_a_verdict_per_model_and_instrument_and_escapes_names() -> None:
     checks = [dataclasses.replace(record("unscored_rate", 0.7, LOWER), model=XSS_PAYLOADS[0], instrument="first")]
-    matrix = verdict_matrix(matrix_document(), checks)
+    matrix = verdict_matrix(matrix_document(), checks, metric_catalogue())
     assert "<script>" not in matrix
     assert "&lt;script&gt;" in matrix
     assert re.findall(r'<th title="[^"]*">(\w+)</th>', matrix) == ["first", "second"]

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from snap_bench.instruments import metric_catalogue
 from snap_bench.judging.checks import CheckRecord
 from snap_bench.observations.observation import Observation
 from snap_bench.report import summary_html
@@ -341,7 +342,8 @@ def ten_model_fragment() -> tuple[str, list[Observation]]:
         sorted({o.model for o in observations}), sorted({o.instrument for o in observations})
     )
     markup, script = conditions_section(observations)
-    fragment = f'{STYLE}<section class="snap-report" id="snap-report">{first_screen(document, observations, checks)}'
+    screen = first_screen(document, observations, checks, metric_catalogue())
+    fragment = f'{STYLE}<section class="snap-report" id="snap-report">{screen}'
     # a tall section between the first screen and the table, as the report's sections are
     fragment += f'<div style="height:3000px"></div>{markup}</section>{script}'
     return fragment, observations

@@ -11,6 +11,7 @@ from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.colors import to_hex
 
 from snap_bench.history.store import Headline
+from snap_bench.instruments import metric_catalogue
 from snap_bench.report.palette import model_colour, register_models
 from snap_bench.report.trend import on_line, panels, series, trend_figure, trend_svg, write_trend_chart
 
@@ -46,7 +47,7 @@ def test_each_model_is_a_line_in_its_colour_with_intervals_and_a_thin_point_hatc
         headline(ONE, "model-b", "icc2_1", 0.40, n=30),  # on 30 of 100: under half of its design
         headline(TWO, "model-b", "icc2_1", 0.45),
     ]
-    figure = trend_figure(rows)
+    figure = trend_figure(rows, metric_catalogue())
     composite, icc = (axes for axes in figure.axes if axes.get_visible())
     assert icc.get_title().startswith("profile")
     lines = {to_hex(line.get_color()): list(line.get_xdata()) for line in icc.get_lines() if len(line.get_xdata()) > 1}
@@ -62,7 +63,7 @@ def test_each_model_is_a_line_in_its_colour_with_intervals_and_a_thin_point_hatc
 
 
 def test_one_stored_session_spans_one_step_not_years() -> None:
-    figure = trend_figure([headline(ONE, "model-a", "icc2_1", 0.7)])
+    figure = trend_figure([headline(ONE, "model-a", "icc2_1", 0.7)], metric_catalogue())
     for axes in figure.axes:
         assert axes.get_xlim() == (-0.5, 0.5)
         assert [label.get_text() for label in axes.get_xticklabels()] == ["2026-11-20"]
@@ -71,7 +72,7 @@ def test_one_stored_session_spans_one_step_not_years() -> None:
 def test_the_history_command_writes_the_same_chart(tmp_path: Path) -> None:
     rows = [headline(ONE, "model-b", "icc2_1", 0.7), headline(TWO, "model-a", "icc2_1", 0.6, instrument="compass")]
     path = tmp_path / "trend.svg"
-    write_trend_chart(rows, path)
+    write_trend_chart(rows, path, metric_catalogue())
     chart = path.read_text(encoding="utf-8")
     for title in ("compass · composite", "profile · composite", "model-a", "model-b", "2026-11-20", "10:04"):
         assert title in chart
@@ -108,7 +109,7 @@ def test_an_incomplete_session_is_a_point_off_the_line_labelled_with_its_coverag
     assert [p.session for p in series(rows, [ONE, TWO, THREE], "profile", "composite")["model-a"]] == [0, 2]
 
     register_models(["model-a"])
-    figure = trend_figure(rows)
+    figure = trend_figure(rows, metric_catalogue())
     _, rate = (axes for axes in figure.axes if axes.get_visible())
     drawn = [list(line.get_xdata()) for line in rate.get_lines() if line.get_linestyle() == "-"]
     assert drawn == [[0, 2]]  # (an interval's caps are lines too, without a line style)
@@ -124,17 +125,17 @@ def test_an_incomplete_session_is_a_point_off_the_line_labelled_with_its_coverag
 
 
 def test_the_rendered_chart_carries_the_incomplete_label_and_legend() -> None:
-    chart = trend_svg("snap-trend-chart", stale_replay())
+    chart = trend_svg("snap-trend-chart", stale_replay(), metric_catalogue())
     assert "648/1620" in chart
     assert "incomplete session (measured/designed)" in chart
-    complete_only = trend_svg("snap-trend-chart", [stale_replay()[0], stale_replay()[2]])
+    complete_only = trend_svg("snap-trend-chart", [stale_replay()[0], stale_replay()[2]], metric_catalogue())
     assert "incomplete" not in complete_only
 
 
 def test_a_row_stored_before_coverage_was_kept_is_drawn_as_before() -> None:
     rows = [headline(ONE, "model-a", "icc2_1", 0.7), headline(TWO, "model-a", "icc2_1", 0.6)]
     assert all(r.complete is None for r in rows)
-    figure = trend_figure(rows)
+    figure = trend_figure(rows, metric_catalogue())
     _, icc = (axes for axes in figure.axes if axes.get_visible())
     assert [list(line.get_xdata()) for line in icc.get_lines() if line.get_linestyle() == "-"] == [[0, 1]]
     assert list(icc.texts) == []
@@ -143,7 +144,7 @@ def test_a_row_stored_before_coverage_was_kept_is_drawn_as_before() -> None:
 def test_thirty_sessions_of_one_day_keep_their_date_labels_apart() -> None:
     times = [f"2026-11-20T{9 + minute // 60:02d}:{minute % 60:02d}:00+00:00" for minute in range(0, 30 * 7, 7)]
     rows = [headline(when, "model-a", "icc2_1", 0.7 + index / 100) for index, when in enumerate(times)]
-    figure = trend_figure(rows)
+    figure = trend_figure(rows, metric_catalogue())
     renderer = FigureCanvasAgg(figure).get_renderer()
     figure.draw(renderer)  # laid out as saved: the labels' boxes are where they are drawn
     for axes in (a for a in figure.axes if a.get_visible()):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from snap_bench.history.store import Headline, append_new, read_headlines
+from snap_bench.instruments import metric_catalogue
 from snap_bench.report.trend_section import StoredTrend, stored_trend, trend_section
 from tests.conftest import SLICE, WORKERS, BenchProject
 from tests.unit.report.fake_data import XSS_PAYLOADS
@@ -55,7 +56,7 @@ def test_two_sessions_of_two_models_are_charted_and_a_model_not_in_the_report_is
     trend = stored_trend(store, ["model-a", "model-b"], ["profile"])
     assert {r.model for r in trend.rows} == {"model-a", "model-b"}
     # every stored row handed over: the section itself keeps to the report's models
-    markup = trend_section(StoredTrend(str(store), read_headlines(store)), ["model-a", "model-b"])
+    markup = trend_section(StoredTrend(str(store), read_headlines(store)), ["model-a", "model-b"], metric_catalogue())
     chart = chart_text(markup)
     assert "model-a" in chart
     assert "model-b" in chart
@@ -73,7 +74,7 @@ def test_an_incomplete_session_is_named_beside_the_chart_and_labelled_in_it(tmp_
     partial = {"complete": False, "conditions_answered": 648, "conditions_designed": 1620}
     append_new(store, [dataclasses.replace(row, **partial) for row in headlines(stale, "model-a", 0.1)])
     append_new(store, headlines(LATER, "model-a", 0.6))
-    markup = trend_section(stored_trend(store, ["model-a"], ["profile"]), ["model-a"])
+    markup = trend_section(stored_trend(store, ["model-a"], ["profile"]), ["model-a"], metric_catalogue())
     assert (
         "model-a: 3 stored sessions, 2026-11-20 to 2026-11-23 (charted above; 1 incomplete (648/1620 conditions), "
         "drawn off the line)." in markup
@@ -88,11 +89,13 @@ def test_a_model_with_only_this_session_is_one_line_not_an_empty_chart(tmp_path:
     append_new(store, headlines(EARLIER, "model-a", 0.6))
     append_new(store, headlines(LATER, "model-a", 0.7))
     append_new(store, headlines(LATER, "model-new", 0.5))
-    markup = trend_section(stored_trend(store, ["model-a", "model-new"], ["profile"]), ["model-a", "model-new"])
+    markup = trend_section(
+        stored_trend(store, ["model-a", "model-new"], ["profile"]), ["model-a", "model-new"], metric_catalogue()
+    )
     assert "model-new" not in chart_text(markup)
     assert "model-new: the store holds one session of this model (2026-11-23" in markup
 
-    alone = trend_section(stored_trend(store, ["model-new"], ["profile"]), ["model-new"])
+    alone = trend_section(stored_trend(store, ["model-new"], ["profile"]), ["model-new"], metric_catalogue())
     assert svg_elements(alone) == {}
     assert alone.count("<li>") == 1
     assert "model-new: the store holds one session" in alone
@@ -101,7 +104,7 @@ def test_a_model_with_only_this_session_is_one_line_not_an_empty_chart(tmp_path:
 def test_an_unreadable_store_is_said_and_loses_no_report(tmp_path: Path) -> None:
     store = tmp_path / "history.sqlite"
     store.write_text("not a database", encoding="utf-8")
-    markup = trend_section(stored_trend(store, ["model-a"], ["profile"]), ["model-a"])
+    markup = trend_section(stored_trend(store, ["model-a"], ["profile"]), ["model-a"], metric_catalogue())
     assert "could not be read" in markup
     assert svg_elements(markup) == {}
 
@@ -111,7 +114,7 @@ def test_stored_model_names_stay_text(tmp_path: Path) -> None:
     for payload in XSS_PAYLOADS:
         append_new(store, headlines(EARLIER, payload, 0.6))
         append_new(store, headlines(LATER, payload, 0.7))
-    markup = trend_section(stored_trend(store, XSS_PAYLOADS, ["profile"]), XSS_PAYLOADS)
+    markup = trend_section(stored_trend(store, XSS_PAYLOADS, ["profile"]), XSS_PAYLOADS, metric_catalogue())
     elements = Elements(markup)
     assert not elements.named("script")
     assert not elements.named("img")

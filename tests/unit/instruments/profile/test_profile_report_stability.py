@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from snap_bench.instruments import metric_catalogue
 from snap_bench.instruments.questionnaire.report import levels_of, planner_table, temperature_table
 
 THRESHOLDS = {"dependability": {"better": "higher", "minimum": 0.6, "target": 0.7, "excellent": 0.8}}
@@ -36,7 +37,7 @@ def test_every_temperature_in_order_with_its_status_and_coverage() -> None:
     mute = entry(**{"dependability[t0]": {"value": 0.95, "coverage": 47 / 540, "status": "insufficient data", "n": 47}})
     models = [("steady", steady), ("mute", mute)]
     assert levels_of(models, "dependability") == ["t0", "t1"]
-    html = temperature_table(models, THRESHOLDS)
+    html = temperature_table(models, THRESHOLDS, metric_catalogue())
     assert html.index(">t0<") < html.index(">t1<")
     assert "snap-status-excellent" in html
     assert "snap-status-acceptable" in html

@@ -7,7 +7,9 @@ from itertools import product
 
 import pytest
 
+from snap_bench.analysis.metric_specs import SHARED_METRICS, MetricCatalogue
 from snap_bench.analysis.metric_tables import AnalysisSettings, analyse
+from snap_bench.instruments.task import TaskInstrument
 from snap_bench.instruments.task.report import perturbation_section
 from snap_bench.observations.observation import Observation
 from tests.conftest import shipped_instruments
@@ -194,7 +196,7 @@ def test_report_section_escapes_names_and_draws_the_charts() -> None:
     rows = polarity_table("<b>evil</b>")
     analysis = analyse(rows, shipped_instruments(), SETTINGS)[("<b>evil</b>", "perturbation")]
     entry = to_json(ModelVerdict("<b>evil</b>", "PASS", 0.9), analysis)
-    html = perturbation_section({"<b>evil</b>": entry}, rows)
+    html = perturbation_section({"<b>evil</b>": entry}, rows, MetricCatalogue({"perturbation": TaskInstrument.metrics}))
     assert "<b>evil</b>" not in html
     assert "&lt;b&gt;evil&lt;/b&gt;" in html
     assert html.count("<svg") == 3
@@ -220,7 +222,7 @@ def test_unscored_few_shot_answers_do_not_move_the_composite() -> None:
     from snap_bench.judging.verdicts import judge, load_thresholds
     from tests.conftest import SHIPPED
 
-    config = load_thresholds(SHIPPED, "perturbation", {}, None)
+    config = load_thresholds(SHIPPED, "perturbation", {}, None, {**SHARED_METRICS, **TaskInstrument.metrics})
     baseline = analyse(polarity_table(), shipped_instruments(), SETTINGS)[("m", "perturbation")]
     rows = polarity_table()
     best = VARIANTS[0]
