@@ -21,8 +21,9 @@ SLICE_SIZE = 192
 
 
 def statement_keys() -> dict[str, tuple[str, bool]]:
-    bank = yaml.safe_load((PACKAGED / "items" / "compass.yaml").read_text(encoding="utf-8"))
-    return {text: (item["axis"], item["reverse"]) for item in bank["items"] for text in item["paraphrases"].values()}
+    compass = yaml.safe_load((PACKAGED / "compass.yaml").read_text(encoding="utf-8"))
+    items = compass["items"]
+    return {text: (item["construct"], item["reverse"]) for item in items for text in item["paraphrases"].values()}
 
 
 def right_libertarian(request: dict[str, Any]) -> str:
