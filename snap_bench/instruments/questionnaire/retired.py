@@ -34,8 +34,9 @@ def refuse_retired_files(config: ConfigFiles, name: str, banks: Sequence[str]) -
     new_file = f"{name}.yaml"
     packaged = config.packaged / new_file
     experiment = config.own(RETIRED_EXPERIMENT)
-    if experiment is not None and load_yaml(experiment).has(name):
-        keys = list(load_yaml(experiment).get(name).mapping())
+    sections = load_yaml(experiment) if experiment is not None else None
+    if experiment is not None and sections is not None and sections.has(name):
+        keys = list(sections.get(name).mapping())
         moves = "; ".join(f"{key} -> {NEW_SPELLINGS.get(key, key)}" for key in keys)
         raise ConfigError(
             experiment,
