@@ -9,8 +9,8 @@ answer more often at higher temperatures, so that runs and temperatures differ a
 The recording pass (``-n 2 --snap-concurrency``, no analysis) runs once into ``.bench-scale/`` (gitignored);
 a later run finds the recordings there and only replays (a pass cut short is resumed: record mode
 ``once`` asks only for the conditions without a cassette). Then, each as one whole pytest session
-(``-n 2``, analysis, report and every output included), the replay of all the models and of the first
-``--compare`` of them, and prints for each:
+(``-n 2``, or ``--workers``: 0 runs one process without xdist; analysis, report and every output included),
+the replay of all the models and of the first ``--compare`` of them, and prints for each:
 
 - the wall time and the cost per condition (wall time / conditions), and their ratio;
 - the peak resident memory of the whole process tree (controller and xdist workers: the RSS of every
@@ -25,7 +25,7 @@ judgement (every instrument's analysis with its bootstrap intervals and the verd
 and of the first ``--compare``, per condition, and their ratio (target at most 1.2x).
 
     .venv/bin/python -m bench.scale [--models 10] [--compare 2] [--folder .bench-scale] [--concurrency 16]
-                                    [--record-only] [--skip-analysis]
+                                    [--record-only] [--skip-analysis] [--floor-only] [--workers 2]
 """
 
 from __future__ import annotations
@@ -182,13 +182,12 @@ class Replay:
         return self.wall_s / self.conditions * 1000
 
 
-def replay(folder: Path, models: list[str]) -> Replay:
-    out = folder / f"out-{len(models)}"
+def replay(folder: Path, models: list[str], workers: int = 2) -> Replay:
+    out = _out(folder, len(models), workers)
     command = [
         *PYTEST,
         "benchmarks",
-        "-n",
-        "2",
+        *_workers(workers),
         "-p",
         "no:cacheprovider",
         "-q",
@@ -239,12 +238,22 @@ def replay(folder: Path, models: list[str]) -> Replay:
     )
 
 
+def _out(folder: Path, models: int, workers: int) -> Path:
+    return folder / (f"out-{models}" if workers == 2 else f"out-{models}-n{workers}")
+
+
+def _workers(workers: int) -> list[str]:
+    """pytest's arguments for ``workers`` xdist workers (0: one process, xdist not loaded, snap-bench's own
+    concurrency alone)."""
+    return ["-p", "no:xdist"] if workers == 0 else ["-n", str(workers)]
+
+
 # -- pytest's own floor ------------------------------------------------------------------------------
 
 LISTED = re.compile(r"^benchmarks/([\w.]+)::(\w+)\[(.+)\]$")
 
 
-def floor(folder: Path, models: list[str]) -> tuple[int, float, float]:
+def floor(folder: Path, models: list[str], workers: int = 2) -> tuple[int, float, float]:
     """(tests, peak MB of the tree, peak MB with pytest-html's report) of a bare project holding the replay's test
     ids, each test passing at once, run as the replay is (``-n 2``, pytest and xdist alone; then with pytest-html
     writing its report, which keeps every test's reports to the end): what any session of that many tests holds
@@ -274,7 +283,7 @@ def floor(folder: Path, models: list[str]) -> tuple[int, float, float]:
             "    pass",
         ]
         (bare / f"test_floor_{number}.py").write_text("\n".join(module) + "\n", encoding="utf-8")
-    command = [*PYTEST, "-n", "2", "-p", "no:cacheprovider", "-q", "-p", "no:snap_bench"]
+    command = [*PYTEST, *_workers(workers), "-p", "no:cacheprovider", "-q", "-p", "no:snap_bench"]
     alone = timed(command, bare)[1]
     with_html = timed([*command, f"--html={bare / 'report.html'}"], bare)[1]
     return sum(len(ids) for ids in tests.values()), alone, with_html
@@ -320,6 +329,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--record-only", action="store_true", help="record what is missing, then stop")
     parser.add_argument("--skip-analysis", action="store_true", help="leave out the in-process analysis timing")
     parser.add_argument("--floor-only", action="store_true", help="only pytest's own floor at the full study's ids")
+    parser.add_argument(
+        "--workers", type=int, default=2, help="xdist workers of the replays and the floor (0: one process; default 2)"
+    )
     args = parser.parse_args(argv)
     models = model_names(args.models)
     folder: Path = args.folder.resolve()
@@ -332,9 +344,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.record_only:
         return
     if args.floor_only:
-        _print_floor(folder, models)
+        _print_floor(folder, models, args.workers)
         return
-    runs = [replay(folder, models[: args.compare]), replay(folder, models)]
+    runs = [replay(folder, models[: args.compare], args.workers), replay(folder, models, args.workers)]
     small, large = runs
     print("  models | conditions | wall | per condition | tree peak (target) | controller peak | report | jsonl | csv")
     for run in runs:
@@ -351,9 +363,9 @@ def main(argv: list[str] | None = None) -> None:
         f"{large.tree_peak_mb:.0f} MB: {'met' if large.tree_peak_mb < MEMORY_TARGET_MB else 'NOT met'} "
         f"(target < {MEMORY_TARGET_MB:.0f} MB)"
     )
-    _print_floor(folder, models)
+    _print_floor(folder, models, args.workers)
     if not args.skip_analysis:
-        jsonl = folder / f"out-{args.models}" / "observations.jsonl"
+        jsonl = _out(folder, args.models, args.workers) / "observations.jsonl"
         timed = [analysis_seconds(jsonl, models[:count], folder / "project") for count in (args.compare, args.models)]
         per = [seconds / count * 1000 for count, seconds in timed]
         for (count, seconds), each, n in zip(timed, per, (args.compare, args.models), strict=True):
@@ -366,10 +378,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
-def _print_floor(folder: Path, models: list[str]) -> None:
-    tests, alone, with_html = floor(folder, models)
+def _print_floor(folder: Path, models: list[str], workers: int) -> None:
+    tests, alone, with_html = floor(folder, models, workers)
     print(
-        f"pytest's floor: a bare project with the {tests:,} test ids (-n 2, every test passing at once): whole tree "
+        f"pytest's floor: a bare project with the {tests:,} test ids ({' '.join(_workers(workers))}, every test "
+        "passing at once): whole tree "
         f"{alone:.0f} MB; with pytest-html's report {with_html:.0f} MB "
         f"(target for snap-bench < {MEMORY_TARGET_MB:.0f} MB)",
         flush=True,

@@ -249,7 +249,7 @@ def pace_summary(state_dir: Path, models: list[str]) -> list[str]:
     """One line per model that sent requests this session: the pace found and the requests refused."""
     lines = []
     for model in models:
-        state = SharedState(pace_file(state_dir, model)).peek()
+        state = SharedState(pace_file(state_dir, model), durable=False).read()
         if not state.get("sent"):
             continue
         refused = int(state.get("refused", 0))

@@ -99,7 +99,9 @@ def pacers(options: AskingSettings, models: list[ModelSpec]) -> dict[str, Pacer]
             fixed_per_minute=options.rate_limit_per_minute or model.rate_limit_per_minute or None,
             adaptive=options.adaptive_pace,
         )
-        paces[model.name] = Pacer(SharedState(pace_file(state_folder(options.out_dir), model.name)), settings)
+        paces[model.name] = Pacer(
+            SharedState(pace_file(state_folder(options.out_dir), model.name), durable=False), settings
+        )
     return paces
 
 

@@ -8,51 +8,71 @@ so eight workers together keep one pace per model, and together stop asking once
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
+from snap_bench.asking.process_lock import ProcessLock
 from snap_bench.wire.atomic import write_atomically
-
-# How often a process waiting for another's lock looks again. The lock is held for one read and one
-# write, and a waiter may be the asking-ahead event loop (which blocks meanwhile): filelock's default
-# of 50 ms would stall every request in flight in that process.
-LOCK_POLL_S = 0.001
 
 
 class SharedState:
     """A JSON document that processes read and update under one lock.
 
-    Every write replaces the file whole (:func:`snap_bench.wire.atomic.write_atomically`), so a reader that
-    takes no lock (:meth:`peek`) sees one complete state, the one before or after an update.
+    ``durable`` (the budget, the stops): every write replaces the file whole
+    (:func:`snap_bench.wire.atomic.write_atomically`), so a reader that takes no lock (:meth:`peek`) sees one
+    complete state, the one before or after an update, and a process killed at any moment leaves one.
+
+    Not ``durable`` (a model's pace, updated twice per request and forgotten at the next session): the file is
+    rewritten in place through a descriptor the process keeps, 9 us against 0.4 ms for a new file renamed
+    over the old on ext4 (where the rename also starts the new file's writeback), and read only under the lock
+    (:meth:`read`; :meth:`peek` takes it too). A process killed between writing and truncating leaves a
+    document that does not parse, which the next reader takes as empty: the pace starts over, never wrong.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, durable: bool = True) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._lock = FileLock(str(path) + ".lock", poll_interval=LOCK_POLL_S)
+        self.durable = durable
+        self._lock = ProcessLock(Path(str(path) + ".lock"))
+        self._descriptor: int | None = None
+        self._descriptor_pid = 0
 
     def update(self, change: Any) -> Any:
         """Apply ``change(state) -> (new_state, result)`` atomically across processes; return result."""
         with self._lock:
-            new_state, result = change(self.peek())
-            write_atomically(self.path, json.dumps(new_state).encode("utf-8"))
+            new_state, result = change(self._unlocked_read())
+            data = json.dumps(new_state).encode("utf-8")
+            if self.durable:
+                write_atomically(self.path, data)
+            else:
+                descriptor = self._open()
+                os.pwrite(descriptor, data, 0)
+                os.ftruncate(descriptor, len(data))
             return result
 
     def read(self) -> dict[str, Any]:
         with self._lock:
-            return self.peek()
+            return self._unlocked_read()
 
     def peek(self) -> dict[str, Any]:
-        """The state as last written, without waiting for the lock (a decision taken under the lock
-        may land just after)."""
+        """The state as last written, without waiting for the lock where the state is durable (a decision taken
+        under the lock may land just after)."""
+        return self._unlocked_read() if self.durable else self.read()
+
+    def _unlocked_read(self) -> dict[str, Any]:
         try:
             value = json.loads(self.path.read_bytes())
         except (FileNotFoundError, ValueError):
             return {}
         return value if isinstance(value, dict) else {}
+
+    def _open(self) -> int:
+        if self._descriptor is None or self._descriptor_pid != os.getpid():  # a forked child opens its own
+            self._descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._descriptor_pid = os.getpid()
+        return self._descriptor
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,7 @@ def test_processes_share_one_pace_through_the_state_file(tmp_path: Path) -> None
 
     path = pace_file(tmp_path, "m")
     settings = PaceSettings(margin=1.0)
-    first, second = (Pacer(SharedState(path), settings, clock=lambda: T0, sleep=sleep) for _ in range(2))
+    first, second = (Pacer(SharedState(path, durable=False), settings, clock=lambda: T0, sleep=sleep) for _ in range(2))
     first.hear_response(200, {"x-ratelimit-limit-requests": "120"})
 
     async def starts() -> None:
