@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.throughput import REPO, _tree_rss_kb, timed
+from bench.throughput import REPO, _tree_rss_kb, as_installed, timed
 
 PYTEST = [sys.executable, "-m", "pytest"]
 SHIPPED_FILES = ("test_profile.py", "test_compass.py", "bfi25.yaml", "perturbation.yaml")
@@ -197,7 +197,12 @@ def replay(folder: Path, models: list[str], workers: int = 2) -> Replay:
     ]
     started = time.perf_counter()
     process = subprocess.Popen(
-        command, cwd=folder / "project", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command,
+        cwd=folder / "project",
+        env=as_installed(None),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     tree_peak = controller_peak = 0
     done = threading.Event()

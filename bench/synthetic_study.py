@@ -21,11 +21,11 @@ from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.analysis.metric_tables import AnalysisSettings
 from snap_bench.design.config import ConfigFiles
 from snap_bench.instruments import Selection, load_instruments
-from snap_bench.instruments.base import Instrument, Scored
+from snap_bench.instruments.base import Instrument
 from snap_bench.judging.checks import CheckRecord
 from snap_bench.judging.judgement import judge_session
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
-from snap_bench.observations.observation import Condition, Observation
+from snap_bench.observations.observation import Condition, Observation, Scored
 from snap_bench.observations.parsing import AnswerCode
 from snap_bench.report.analysis_document import analysis_document
 

@@ -86,7 +86,7 @@ MODELS = {
     # single-answer dependability 1 / 2.25 = 0.44
     "noisy": [1.0, 0.10, 0.05, 0.05, 0.20, 0.20, 0.65],
 }
-PLANS = {
+PLANS: dict[str, dict[str, float]] = {
     "dependability, 3 runs": {"paraphrase": 1, "system_prompt": 1, "context": 1, "run": 3},
     "dependability, 3 paraphrases x 3 runs": {"paraphrase": 3, "system_prompt": 1, "context": 1, "run": 3},
 }
@@ -211,9 +211,9 @@ def _spread_replication(rng: np.random.Generator) -> dict[str, Any]:
     }
 
 
-def verdicts(seed: int) -> dict[str, Any]:
+def verdicts(seed: int) -> dict[tuple[str, str], Any]:
     """Every answerer through the real scoring, analysis and verdicts of both instruments."""
-    out: dict[str, Any] = {}
+    out: dict[tuple[str, str], Any] = {}
     settings = AnalysisSettings(n_resamples=20, seed=seed)  # the bootstrapped figures are not judged
     for name in ("profile", "compass"):
         instrument = registered()[name](CONFIG)
@@ -265,7 +265,7 @@ def _report(results: list[dict[str, Any]], spread: list[dict[str, Any]]) -> None
     print()
 
 
-def _report_verdicts(results: list[dict[str, Any]]) -> None:
+def _report_verdicts(results: list[dict[tuple[str, str], Any]]) -> None:
     print(f"verdicts through the real scoring, analysis and thresholds ({len(results)} replications each)")
     print(f"  {'instrument':11s} {'answerer':16s} {'PASS':>6s} {'not FAIL':>9s}  pass rate per judged check")
     for name, answerer in results[0]:
