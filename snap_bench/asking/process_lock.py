@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from pathlib import Path
 from types import TracebackType
 
@@ -68,13 +69,13 @@ class ProcessLock:
         # its parent's would hold the parent's lock. Each process opens its own.
         if self._descriptor is None or self._owner_pid != os.getpid():
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._descriptor = kept_descriptor(self, self.path)
             self._owner_pid = os.getpid()
         return self._descriptor
 
-    def close(self) -> None:
-        """Let the descriptor go (a lock that is not held)."""
-        with self._threads:
-            if self._descriptor is not None and self._owner_pid == os.getpid():
-                os.close(self._descriptor)
-            self._descriptor = None
+
+def kept_descriptor(owner: object, path: Path) -> int:
+    """``path`` opened for reading and writing (made if missing), closed when ``owner`` is collected."""
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    weakref.finalize(owner, os.close, descriptor)
+    return descriptor

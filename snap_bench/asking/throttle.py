@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from snap_bench.asking.process_lock import ProcessLock
+from snap_bench.asking.process_lock import ProcessLock, kept_descriptor
 from snap_bench.wire.atomic import write_atomically
 
 
@@ -70,7 +70,7 @@ class SharedState:
 
     def _open(self) -> int:
         if self._descriptor is None or self._descriptor_pid != os.getpid():  # a forked child opens its own
-            self._descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._descriptor = kept_descriptor(self, self.path)
             self._descriptor_pid = os.getpid()
         return self._descriptor
 

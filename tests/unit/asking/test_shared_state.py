@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -56,3 +58,17 @@ def test_a_torn_in_place_state_reads_as_empty(tmp_path: Path) -> None:
     path = tmp_path / "pace.json"
     path.write_bytes(b'{"sent": 1}' + b"0, 1, 2, 3]}")
     assert SharedState(path, durable=False).read() == {}
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors through Linux's /proc")
+def test_a_state_let_go_closes_its_descriptors(tmp_path: Path) -> None:
+    """Each state keeps its files open while it lives (a session builds some for one read): none outlives it."""
+
+    def open_descriptors() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    before = open_descriptors()
+    for number in range(20):
+        SharedState(tmp_path / f"state-{number}.json", durable=False).update(_count)
+    gc.collect()
+    assert open_descriptors() == before
