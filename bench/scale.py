@@ -260,7 +260,7 @@ LISTED = re.compile(r"^benchmarks/([\w.]+)::(\w+)\[(.+)\]$")
 
 def floor(folder: Path, models: list[str], workers: int = 2) -> tuple[int, float, float]:
     """(tests, peak MB of the tree, peak MB with pytest-html's report) of a bare project holding the replay's test
-    ids, each test passing at once, run as the replay is (``-n 2``, pytest and xdist alone; then with pytest-html
+    ids, each test passing at once, run as the replay is (``workers``, pytest and xdist alone; then with pytest-html
     writing its report, which keeps every test's reports to the end): what any session of that many tests holds
     before snap-bench keeps anything."""
     listing = subprocess.run(

@@ -18,6 +18,8 @@ import weakref
 from pathlib import Path
 from types import TracebackType
 
+from filelock import FileLock
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not a POSIX system
@@ -27,27 +29,41 @@ except ImportError:  # pragma: no cover - not a POSIX system
 FALLBACK_POLL_S = 0.001
 
 
+class KeptFile:
+    """A file each process opens once for reading and writing (made if missing) and keeps open until this object
+    is collected. A forked child opens its own: flock locks belong to the open file, so a child using its
+    parent's descriptor would hold the parent's lock."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._descriptor: int | None = None
+        self._owner_pid = 0
+
+    def descriptor(self) -> int:
+        if self._descriptor is None or self._owner_pid != os.getpid():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            weakref.finalize(self, os.close, self._descriptor)
+            self._owner_pid = os.getpid()
+        return self._descriptor
+
+
 class ProcessLock:
     """``with ProcessLock(path):`` holds ``path`` locked against every other process and thread."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._threads = threading.Lock()
-        self._descriptor: int | None = None
-        self._owner_pid = 0
-        self._fallback: object | None = None
-        if fcntl is None:  # pragma: no cover - not a POSIX system
-            from filelock import FileLock
-
-            self._fallback = FileLock(str(path), poll_interval=FALLBACK_POLL_S)
+        self._file = KeptFile(path)
+        self._fallback = FileLock(str(path), poll_interval=FALLBACK_POLL_S) if fcntl is None else None
 
     def __enter__(self) -> ProcessLock:
         self._threads.acquire()
         try:
             if self._fallback is not None:  # pragma: no cover - not a POSIX system
-                self._fallback.acquire()  # type: ignore[attr-defined]
+                self._fallback.acquire()
             else:
-                fcntl.flock(self._open(), fcntl.LOCK_EX)
+                fcntl.flock(self._file.descriptor(), fcntl.LOCK_EX)
         except BaseException:
             self._threads.release()
             raise
@@ -58,24 +74,8 @@ class ProcessLock:
     ) -> None:
         try:
             if self._fallback is not None:  # pragma: no cover - not a POSIX system
-                self._fallback.release()  # type: ignore[attr-defined]
-            elif self._descriptor is not None:
-                fcntl.flock(self._descriptor, fcntl.LOCK_UN)
+                self._fallback.release()
+            else:
+                fcntl.flock(self._file.descriptor(), fcntl.LOCK_UN)
         finally:
             self._threads.release()
-
-    def _open(self) -> int:
-        # A descriptor is not shared with a forked child: flock locks belong to the open file, so a child using
-        # its parent's would hold the parent's lock. Each process opens its own.
-        if self._descriptor is None or self._owner_pid != os.getpid():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._descriptor = kept_descriptor(self, self.path)
-            self._owner_pid = os.getpid()
-        return self._descriptor
-
-
-def kept_descriptor(owner: object, path: Path) -> int:
-    """``path`` opened for reading and writing (made if missing), closed when ``owner`` is collected."""
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    weakref.finalize(owner, os.close, descriptor)
-    return descriptor

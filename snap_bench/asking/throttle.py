@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from snap_bench.asking.process_lock import ProcessLock, kept_descriptor
+from snap_bench.asking.process_lock import KeptFile, ProcessLock
 from snap_bench.wire.atomic import write_atomically
 
 
@@ -36,8 +36,7 @@ class SharedState:
         self.path = path
         self.durable = durable
         self._lock = ProcessLock(Path(str(path) + ".lock"))
-        self._descriptor: int | None = None
-        self._descriptor_pid = 0
+        self._file = KeptFile(path)  # written in place where not durable
 
     def update(self, change: Any) -> Any:
         """Apply ``change(state) -> (new_state, result)`` atomically across processes; return result."""
@@ -47,7 +46,7 @@ class SharedState:
             if self.durable:
                 write_atomically(self.path, data)
             else:
-                descriptor = self._open()
+                descriptor = self._file.descriptor()
                 os.pwrite(descriptor, data, 0)
                 os.ftruncate(descriptor, len(data))
             return result
@@ -67,12 +66,6 @@ class SharedState:
         except (FileNotFoundError, ValueError):
             return {}
         return value if isinstance(value, dict) else {}
-
-    def _open(self) -> int:
-        if self._descriptor is None or self._descriptor_pid != os.getpid():  # a forked child opens its own
-            self._descriptor = kept_descriptor(self, self.path)
-            self._descriptor_pid = os.getpid()
-        return self._descriptor
 
 
 @dataclass(frozen=True)
