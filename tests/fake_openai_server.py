@@ -140,9 +140,18 @@ class FakeOpenAIServer:
                     script.requests.append(request)
                     script.authorizations.append(self.headers.get("authorization"))
                 script.arrive()
+                self._left = False
                 try:
                     self._answer(request)
                 finally:
+                    self._leave()
+
+            def _leave(self) -> None:
+                # A request leaves before its reply (or the dropped connection) reaches the client: the client can
+                # send its next request the moment it has this one's answer, and counting it in flight until the
+                # handler's thread next runs would count two of the client's requests where it had one.
+                if not self._left:
+                    self._left = True
                     script.leave()
 
             def _answer(self, request: dict[str, Any]) -> None:
@@ -154,6 +163,7 @@ class FakeOpenAIServer:
                 if failure is not None:
                     time.sleep(failure.delay_s)
                     if failure.drop_connection:
+                        self._leave()
                         self.close_connection = True
                         self.connection.shutdown(2)
                         return
@@ -222,6 +232,7 @@ class FakeOpenAIServer:
                 self._send_raw(status, json.dumps(payload).encode(), headers)
 
             def _send_raw(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+                self._leave()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))

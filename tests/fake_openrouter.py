@@ -572,13 +572,14 @@ class FakeOpenRouter:
                 try:
                     reply = fake.answer(exchange)
                     exchange.status = reply.status
-                    self._send(reply)
+                    time.sleep(reply.delay_s)
                 finally:
+                    # Out of flight before the reply reaches the client, which may send its next request at once.
                     with script.lock:
                         script.in_flight -= 1
+                self._send(reply)
 
             def _send(self, reply: Reply) -> None:
-                time.sleep(reply.delay_s)
                 if reply.drop_connection:
                     self.close_connection = True
                     self.connection.shutdown(2)
