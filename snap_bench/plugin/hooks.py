@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -33,6 +33,9 @@ from snap_bench.plugin.session import SnapSession
 from snap_bench.plugin.session_options import SessionOptions, check_out_dir
 from snap_bench.report.dry_run import dry_run_lines
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TracebackEntry
 
 SESSION_KEY = pytest.StashKey[SnapSession]()
 OBSERVATION_KEY = pytest.StashKey[Observation]()
@@ -81,6 +84,23 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(SESSION_KEY, None)
     if session is not None and session.active and session.runs_tests():
         freeze_session_heap()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> Generator[None, None, None]:
+    """Ctrl-C ends the session interrupted (exit status 2) even where it landed in a frame with no line number.
+
+    CPython sometimes runs a signal's handler at an instruction it gives no line (3.11 shows it as "line -1"),
+    and pytest's terminal reporter, rendering the interrupt's traceback, fails on that frame (TypeError on
+    ``None - 1``) inside its interrupt handling: the session ended with an uncaught error (status 1; a worker's,
+    xdist's internal error 3) instead of as interrupted, about one Ctrl-C in fifty on a busy machine. Such frames
+    have no source line to show and are left out of the traceback pytest shows."""
+    excinfo.traceback = excinfo.traceback.filter(_has_line_number)
+    return (yield)
+
+
+def _has_line_number(entry: TracebackEntry) -> bool:
+    return entry._rawentry.tb_lineno is not None
 
 
 def snap_session(config: pytest.Config) -> SnapSession:

@@ -110,3 +110,40 @@ def test_ctrl_c_stops_every_process_from_asking(
     assert asked < DESIGN_SIZE
     # Nothing is sent once the interrupt is known; a process that saw it late may have one round of slots out.
     assert interrupter.late <= CONCURRENCY, f"{interrupter.late} requests after the grace, {asked} in all"
+
+
+# A conftest that interrupts a process's third test from a frame CPython gives no line number, as a real
+# Ctrl-C sometimes finds (on 3.11 its traceback shows "line -1"): every entry of the function's location table
+# says "no location". pytest's rendering of the interrupt fails on such a frame (TypeError on None - 1).
+NO_LINE_INTERRUPT = """
+import pytest
+
+def interrupt():
+    raise KeyboardInterrupt
+
+units = len(interrupt.__code__.co_code) // 2
+NO_LOCATION = 0x80 | (15 << 3)
+table = bytes([NO_LOCATION | 7]) * (units // 8) + (bytes([NO_LOCATION | (units % 8 - 1)]) if units % 8 else b"")
+interrupt.__code__ = interrupt.__code__.replace(co_linetable=table)
+ran = []
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    ran.append(item.nodeid)
+    if len(ran) == 3:
+        interrupt()
+    return (yield)
+"""
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["plain", "xdist"])
+def test_an_interrupt_pytest_cannot_render_still_ends_the_session_interrupted(
+    bench: BenchProject, workers: tuple[str, ...]
+) -> None:
+    (bench.root / "conftest.py").write_text(NO_LINE_INTERRUPT, encoding="utf-8")
+    result = bench.run("--model=fake-model", *DESIGN, *workers)
+    assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["exit status 2: interrupted*"])
+    assert "TypeError" not in result.stdout.str() + result.stderr.str()
+    if not workers:  # the controller's own interrupt, shown where it landed (under xdist: which worker had it)
+        result.stdout.fnmatch_lines(["*conftest.py:*: KeyboardInterrupt"])
