@@ -29,6 +29,7 @@ import dataclasses
 import datetime as dt
 import sys
 from collections.abc import Generator
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
@@ -226,6 +227,11 @@ class ReportSlimmer:
                     slim([*waiting, report])
 
 
+# What a slimmed report's keywords become: one empty mapping for them all (a dict each was 2 MB at 52,000
+# conditions), read-only so that no plugin's write to one report's keywords reaches another's.
+NO_KEYWORDS: MappingProxyType[str, Any] = MappingProxyType({})
+
+
 def slim(reports: list[pytest.TestReport]) -> None:
     """A benchmark condition's reports once every plugin has read them: of the call report's observation only
     its answer code is kept and the row's question dropped; a passed report's keywords (the item's marker and
@@ -237,7 +243,7 @@ def slim(reports: list[pytest.TestReport]) -> None:
         if hasattr(report, QUESTION_ATTRIBUTE):
             delattr(report, QUESTION_ATTRIBUTE)
         if report.passed:
-            report.keywords = {}
+            report.keywords = NO_KEYWORDS
 
 
 def register_controller_plugins(plugins: pytest.PytestPluginManager) -> None:

@@ -45,6 +45,7 @@ def test_the_observation_stays_whole_until_the_teardown_then_only_its_code_is_ke
     assert not hasattr(call, QUESTION_ATTRIBUTE)
     # keywords are read afterwards only of a skipped test (the terminal's folded skips)
     assert [report.keywords for report in (setup, call, teardown)] == [{}, {}, {}]
+    assert len({id(report.keywords) for report in (setup, call, teardown)}) == 1  # one mapping, not one each
     # what is asked of the report afterwards still reads the same
     assert is_unscored(call)
     assert in_conditions_table(call)
