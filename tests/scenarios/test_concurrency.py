@@ -201,7 +201,10 @@ def test_ctrl_c_stops_asking_keeps_whole_recordings_and_resumes(
     first_run = len(fake_server.script.requests)
     fake_server.script.on_request = None
     bench.run("--model=fake-model", *SLICE, "--snap-concurrency=4").assert_outcomes(passed=SLICE_SIZE)
-    assert len(fake_server.script.requests) - first_run == SLICE_SIZE - len(recorded)
+    # Each missing condition asked once. A request the interrupted run had sent may reach the server only after it
+    # ended (it sat in the listen queue), counted here with the new run: at most one per slot in flight.
+    asked, missing = len(fake_server.script.requests) - first_run, SLICE_SIZE - len(recorded)
+    assert missing <= asked <= missing + 4
 
 
 def test_concurrency_option_value_is_checked(bench: BenchProject) -> None:

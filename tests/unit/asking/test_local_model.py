@@ -251,8 +251,11 @@ def test_corrupted_join_is_rebuilt_from_the_parts(make_parts: PartFactory, tmp_p
     names = make_parts([b"one", b"two"])
     weights = _split(names, _sha(b"onetwo"))
     path = resolve_weights(weights, tmp_path)
-    # Same size, new content and new mtime: only a re-hash can tell.
+    # Same size, new content and new mtime: only a re-hash can tell. The mtime set apart explicitly: a kernel with
+    # coarse timestamps may give two writes a tick apart the same one.
+    vouched_mtime = path.stat().st_mtime_ns
     path.write_bytes(b"XXXXXX")
+    os.utime(path, ns=(vouched_mtime + 1_000_000_000, vouched_mtime + 1_000_000_000))
 
     assert resolve_weights(weights, tmp_path).read_bytes() == b"onetwo"
 
@@ -386,10 +389,12 @@ def test_server_that_exits_early_is_reported_with_its_log(
 
 
 def test_server_that_never_answers_times_out_and_is_stopped(model_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _use_command(monkeypatch, lambda port: [sys.executable, "-c", "import time; print('loading'); time.sleep(60)"])
-    server = LlamaServer(model_file, "fake", startup_timeout=1.0)
+    # flush: the log is a file, block-buffered wherever PYTHONUNBUFFERED is not set; 3 s: a busy machine's start-up
+    command = "import time; print('loading', flush=True); time.sleep(60)"
+    _use_command(monkeypatch, lambda port: [sys.executable, "-c", command])
+    server = LlamaServer(model_file, "fake", startup_timeout=3.0)
 
-    with pytest.raises(LocalModelUnavailable, match=r"(?s)within 1 s.*loading") as info:
+    with pytest.raises(LocalModelUnavailable, match=r"(?s)within 3 s.*loading") as info:
         server.start()
 
     assert server._process is None
