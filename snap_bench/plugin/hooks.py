@@ -100,7 +100,10 @@ def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> G
 
 
 def _has_line_number(entry: TracebackEntry) -> bool:
-    return entry._rawentry.tb_lineno is not None
+    # pytest's entry has no public way to ask (its ``lineno`` is the ``None - 1`` that fails). Should a later
+    # pytest rename the raw entry, every frame is kept, as pytest would, rather than Ctrl-C failing here.
+    raw = getattr(entry, "_rawentry", None)
+    return raw is None or raw.tb_lineno is not None
 
 
 def snap_session(config: pytest.Config) -> SnapSession:
