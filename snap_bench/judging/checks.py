@@ -17,14 +17,15 @@ from snap_bench.analysis.coverage import THIN_COVERAGE
 
 # A check's decision: it passed, it failed and the exit status follows it, it failed outside the gate
 # (--snap-gate), or the metric is undefined on these data and nothing was judged, or a baseline comparison
-# could not be made (not compared: never a pass, the gate is incomplete).
-DECISIONS = ("pass", "fail", "ungated", "not judged", "not compared")
+# could not be made (not compared: never a pass, the gate is incomplete), or its interval straddles its
+# margin (undecided: never a pass, and not a shown failure; the exit status follows it only where gated).
+DECISIONS = ("pass", "fail", "ungated", "not judged", "not compared", "undecided")
 
 
 @dataclass(frozen=True)
 class CheckRecord:
     name: str  # the check's test name, e.g. ``qwen2.5-coder-1.5b-compass-icc2_1``
-    kind: str  # "threshold", "baseline" or "drift"
+    kind: str  # "threshold", "baseline", "drift" or "items"
     model: str
     instrument: str
     metric: str
@@ -97,8 +98,17 @@ def comparison_record(name: str, comparison: Any, gated: bool) -> CheckRecord:
         worst = comparison.ci_low if comparison.better == "higher" else -comparison.ci_high
         margin = worst + comparison.margin
     not_compared = getattr(comparison, "not_compared", False)
+    undecided = getattr(comparison, "undecided", False)
     decision = (
-        "not compared" if not_compared else "pass" if not comparison.regressed else "fail" if gated else "ungated"
+        "not compared"
+        if not_compared
+        else "pass"
+        if not comparison.regressed and not undecided
+        else "ungated"
+        if not gated
+        else "undecided"
+        if undecided
+        else "fail"
     )
     within = "no margin" if comparison.margin is None else f"within {comparison.margin:g}"
     return CheckRecord(
@@ -116,7 +126,13 @@ def comparison_record(name: str, comparison: Any, gated: bool) -> CheckRecord:
         margin=margin,
         decision=decision,
         message=comparison.message,
-        status="not compared" if not_compared else "regressed" if comparison.regressed else "non-inferior",
+        status="not compared"
+        if not_compared
+        else "regressed"
+        if comparison.regressed
+        else "undecided"
+        if undecided
+        else "non-inferior",
     )
 
 
@@ -139,9 +155,38 @@ def drift_record(drift: Any, gated: bool) -> CheckRecord:
         n_designed=drift.n_conditions,
         threshold="no margin" if drift.margin is None else f"within +-{drift.margin:g} of {drift.baseline}",
         margin=margin,
-        decision="pass" if not drift.moved else "fail" if gated else "ungated",
+        decision="pass"
+        if not drift.moved and not drift.undecided
+        else "ungated"
+        if not gated
+        else "undecided"
+        if drift.undecided
+        else "fail",
         message=drift.message,
         status=drift.outcome,
+    )
+
+
+def item_record(change: Any, gated: bool) -> CheckRecord:
+    """A :class:`snap_bench.judging.item_changes.ItemChange` (an item's mean shift against the baseline's, its
+    false-discovery-adjusted q) as a record."""
+    decision = "not compared" if change.q is None else "pass" if not change.reliable else "fail" if gated else "ungated"
+    return CheckRecord(
+        name=change.name,
+        kind="items",
+        model=change.model,
+        instrument=change.instrument,
+        metric=f"item[{change.item}]",
+        value=change.shift,
+        ci_low=None,
+        ci_high=None,
+        n=change.conditions,
+        n_designed=change.conditions,
+        threshold=f"no change beyond the run noise of {change.baseline} (q > {change.rate:g})",
+        margin=None if change.q is None else change.q - change.rate,
+        decision=decision,
+        message=change.message,
+        status=change.outcome,
     )
 
 
@@ -153,7 +198,7 @@ def checks_table(records: Sequence[CheckRecord]) -> str:
     """The checks as an HTML table, failures first; every text escaped."""
     if not records:
         return "<p>No checks were judged in this session.</p>"
-    order = {"fail": 0, "ungated": 1, "not compared": 2, "not judged": 3, "pass": 4}
+    order = {"fail": 0, "undecided": 1, "ungated": 2, "not compared": 3, "not judged": 4, "pass": 5}
     rows = []
     for record in sorted(records, key=lambda r: (order.get(r.decision, 9), r.model, r.instrument, r.metric)):
         bounds = (record.ci_low, record.ci_high)

@@ -8,7 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from snap_bench.judging.outcomes import INCONCLUSIVE, NON_INFERIOR, NOT_COMPARED, REGRESSION
+from snap_bench.judging.deciding import runs_to_decide
+from snap_bench.judging.outcomes import NON_INFERIOR, NOT_COMPARED, REGRESSION, UNDECIDED
 from snap_bench.judging.pairing_methods import NotCompared, Result, Sides, against_saved
 from snap_bench.observations.observation import Observation
 
@@ -21,9 +22,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Comparison:
-    """One check of the gate. ``outcome``: non-inferior, inconclusive (the interval reaches past the
-    margin), REGRESSION (it lies wholly past it) or not compared. ``compared``/``designed``: the units
-    the comparison rests on out of the baseline's (``unit``: cells, rows, conditions)."""
+    """One check of the gate. ``outcome``: non-inferior (the interval lies wholly on the safe side of the
+    margin), undecided (it straddles the margin), REGRESSION (it lies wholly past it) or not compared.
+    ``compared``/``designed``: the units the comparison rests on out of the baseline's (``unit``: cells, rows,
+    conditions). ``regressed``: a regression was shown; ``runs_to_decide``: for an undecided check, the runs
+    that would decide it at the observed noise and difference (None where none would show it passed)."""
 
     model: str
     baseline: str
@@ -46,10 +49,16 @@ class Comparison:
     designed: int = 0
     unit: str = "conditions"
     reason: str = ""
+    runs_to_decide: int | None = None
 
     @property
     def not_compared(self) -> bool:
         return self.outcome == NOT_COMPARED
+
+    @property
+    def undecided(self) -> bool:
+        """Non-inferiority was neither shown nor refuted: never a pass, and not a shown regression."""
+        return self.outcome == UNDECIDED
 
     def coverage(self) -> str:
         return f"{self.compared}/{self.designed} {self.unit}"
@@ -97,6 +106,8 @@ def compare_with_baseline(
         sides = Sides(kind, rows, by_model.get((baseline.model, instrument), []))
         saved = None if baseline.saved is None else baseline.saved.get(instrument, {})
         new_analysis = None
+        # The runs each cell was asked: what an undecided check's advice counts from.
+        runs = len({o.run for o in rows})
         for metric in compared_metrics(config):
             threshold = config.metrics.get(metric)
             spec = spec_in(kind.metrics, metric)
@@ -120,7 +131,7 @@ def compare_with_baseline(
                         )
                     else:
                         result = sides.compare(spec.pairing, settings, level)
-                    decided = _decide(question, result, config.min_coverage, paired=saved is None)
+                    decided = _decide(question, result, config.min_coverage, paired=saved is None, runs=runs)
                 except NotCompared as problem:
                     if saved is None and sides.identical:
                         # The same answer to every designed condition: NEW - OLD is 0 whatever the metric,
@@ -155,17 +166,18 @@ def _level_key(level: str) -> tuple[float, str]:
         return math.inf, level
 
 
-def _decide(question: Question, result: Result, min_coverage: float, *, paired: bool) -> Comparison:
+def _decide(question: Question, result: Result, min_coverage: float, *, paired: bool, runs: int = 1) -> Comparison:
     estimate, low, high = result.difference
     margin = question.margin if question.margin is not None else 0.0
     # Non-inferiority must be shown: the whole interval of (new - old) has to stay above -margin
-    # (below +margin where lower is better). An interval reaching past the margin fails the gate:
-    # "inconclusive" when it also reaches the safe side, "REGRESSION" when it lies wholly past it.
+    # (below +margin where lower is better). An interval reaching past the margin never passes: it is
+    # "undecided" when it also reaches the safe side (the design could not tell; more runs would), a
+    # "REGRESSION" when it lies wholly past it (a loss shown).
     if question.better == "higher":
-        regressed, clearly, bound = low <= -margin, high < -margin, f"lower bound {low:+.3f} vs -{margin:g}"
+        reaches, clearly, bound = low <= -margin, high < -margin, f"lower bound {low:+.3f} vs -{margin:g}"
     else:
-        regressed, clearly, bound = high >= margin, low > margin, f"upper bound {high:+.3f} vs +{margin:g}"
-    outcome = REGRESSION if clearly else INCONCLUSIVE if regressed else NON_INFERIOR
+        reaches, clearly, bound = high >= margin, low > margin, f"upper bound {high:+.3f} vs +{margin:g}"
+    outcome = REGRESSION if clearly else UNDECIDED if reaches else NON_INFERIOR
     if outcome == NON_INFERIOR and result.designed and result.compared / result.designed < min_coverage:
         # As for a verdict: a minority of the design cannot show that nothing got worse (two models
         # complete on 62 of 756 cells agree there, whatever the rest would say). A regression found on
@@ -179,12 +191,16 @@ def _decide(question: Question, result: Result, min_coverage: float, *, paired: 
             result.unit,
         )
     reason = ""
-    if regressed:
-        reason = (
-            f"worse than the baseline by more than the margin ({bound})"
-            if clearly
-            else f"non-inferiority not shown: the interval reaches past the margin ({bound})"
+    needed = None
+    if clearly:
+        reason = f"worse than the baseline by more than the margin ({bound})"
+    elif reaches:
+        unit = "runs" if result.noise == "runs" else "items"
+        deciding = runs_to_decide(
+            estimate, low, high, margin, runs=runs if unit == "runs" else result.n, better=question.better, unit=unit
         )
+        needed = deciding.runs
+        reason = f"the interval straddles the margin ({bound}); {deciding.advice}"
     head = f"{outcome}: {reason}; " if reason else f"{outcome}: "
     message = (
         f"{head}{question.model} vs {question.baseline} {question.instrument} {question.metric}: "
@@ -201,7 +217,7 @@ def _decide(question: Question, result: Result, min_coverage: float, *, paired: 
         ci_high=high,
         paired=paired,
         n=result.n,
-        regressed=regressed,
+        regressed=clearly,
         message=message,
         outcome=outcome,
         method=result.method,
@@ -209,6 +225,7 @@ def _decide(question: Question, result: Result, min_coverage: float, *, paired: 
         designed=result.designed,
         unit=result.unit,
         reason=reason,
+        runs_to_decide=needed,
     )
 
 

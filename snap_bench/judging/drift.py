@@ -12,7 +12,8 @@ temperature stand in for repetitions (then a true effect of prompt counts as noi
 narrower). It is judged against an equivalence margin (thresholds.yaml ``drift_margin``, scale points):
 ``no drift`` when the whole 90 % interval lies within +-margin (two one-sided tests at 5 % each:
 Schuirmann's equivalence test, so "no drift" is wrongly claimed of a construct moved by the margin at most
-5 % of the time), ``drift`` when it lies wholly outside, ``inconclusive`` otherwise. The gate's 95 % interval
+5 % of the time), ``drift`` when it lies wholly outside, ``undecided`` otherwise (never a pass, and not a
+shown drift: it says how many runs would decide it, snap_bench.judging.deciding). The gate's 95 % interval
 failed 7 % of unchanged models on a 12-item questionnaire at the shipped models' noise (bench.drift_items);
 the 90 % one fails 2.5 %.
 
@@ -25,7 +26,7 @@ only when ``--snap-gate`` names it.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from statistics import fmean
@@ -35,7 +36,7 @@ from snap_bench.observations.observation import Observation
 
 NO_DRIFT = "no drift"
 DRIFT = "drift"
-INCONCLUSIVE = "inconclusive"
+UNDECIDED = "undecided"
 # Two one-sided tests at 5 % each (the equivalence test) read off one 90 % interval.
 CONFIDENCE = 0.90
 
@@ -56,11 +57,18 @@ class Drift:
     n_conditions: int
     n_items: int
     message: str
+    # For an undecided construct: the runs that would decide it at the observed noise and difference.
+    runs_to_decide: int | None = None
 
     @property
     def moved(self) -> bool:
-        """Equivalence to the baseline's position was not shown (drift, or inconclusive)."""
-        return self.outcome != NO_DRIFT
+        """The position was shown to have moved past the margin."""
+        return self.outcome == DRIFT
+
+    @property
+    def undecided(self) -> bool:
+        """Neither equivalence nor a move past the margin was shown: never a pass."""
+        return self.outcome == UNDECIDED
 
     @property
     def name(self) -> str:
@@ -122,13 +130,25 @@ def _drift(
     difference = fmean(row.new - row.old for row in rows)
     low, high = _interval(rows, bound)
     outcome = _outcome(low, high, margin)
+    advice, needed = "", None
+    if outcome == UNDECIDED:
+        if low is None or high is None:
+            advice = "; no interval: no cell was asked twice (--snap-runs=2 or more decides it)"
+        elif margin is None:
+            advice = "; add drift_margin to thresholds.yaml to decide it"
+        else:
+            from snap_bench.judging.deciding import runs_to_decide
+
+            runs = max(1, max(Counter(row.cell for row in rows).values()))
+            deciding = runs_to_decide(difference, low, high, margin, runs=runs, equivalence=True)
+            advice, needed = f"; {deciding.advice}", deciding.runs
     new_mean, old_mean = fmean(row.new for row in rows), fmean(row.old for row in rows)
     n_items = len({row.item for row in rows})
     interval = "no interval" if low is None or high is None else f"[{low:+.3f}, {high:+.3f}]"
     margin_text = "no margin: add drift_margin to thresholds.yaml" if margin is None else f"margin +-{margin:g}"
     message = (
         f"{outcome}: {model} vs {baseline} {instrument} {construct}: mean {new_mean:.3f} vs {old_mean:.3f}, "
-        f"difference {difference:+.3f} {interval}, {margin_text}; {len(rows)} conditions on {n_items} items"
+        f"difference {difference:+.3f} {interval}, {margin_text}; {len(rows)} conditions on {n_items} items{advice}"
     )
     return Drift(
         model=model,
@@ -145,6 +165,7 @@ def _drift(
         n_conditions=len(rows),
         n_items=n_items,
         message=message,
+        runs_to_decide=needed,
     )
 
 
@@ -191,9 +212,9 @@ def _span(scale: tuple[float, float] | None) -> float | None:
 
 def _outcome(low: float | None, high: float | None, margin: float | None) -> str:
     if low is None or high is None or margin is None:
-        return INCONCLUSIVE
+        return UNDECIDED
     if -margin < low and high < margin:
         return NO_DRIFT
     if low > margin or high < -margin:
         return DRIFT
-    return INCONCLUSIVE
+    return UNDECIDED

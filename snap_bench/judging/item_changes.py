@@ -22,6 +22,11 @@ from typing import Any
 from snap_bench.observations.observation import Observation
 
 FALSE_DISCOVERY_RATE = 0.05
+# An item's outcome: its answers moved beyond the run noise (q <= the rate), no such move was found, or it
+# could not be tested (no condition both scored): never a pass where the gate follows the items.
+CHANGED = "changed"
+NOT_SHOWN = "no change found"
+NOT_TESTED = "not tested"
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,34 @@ class ItemChange:
     p: float | None
     q: float | None
     reliable: bool
+
+    @property
+    def rate(self) -> float:
+        """The false discovery rate the item's q is judged at."""
+        return FALSE_DISCOVERY_RATE
+
+    @property
+    def outcome(self) -> str:
+        return NOT_TESTED if self.q is None else CHANGED if self.reliable else NOT_SHOWN
+
+    @property
+    def name(self) -> str:
+        """The check's name: ``NEW-vs-OLD-INSTRUMENT-item[ITEM]``."""
+        return f"{self.model}-vs-{self.baseline}-{self.instrument}-item[{self.item}]"
+
+    @property
+    def message(self) -> str:
+        """The check's message: the outcome, then the shift, its q and what it rests on."""
+        if self.q is None or self.shift is None:
+            return (
+                f"{NOT_TESTED}: {self.model} vs {self.baseline} {self.instrument} item {self.item}: no condition both "
+                f"models scored ({self.conditions} asked of both); an item not tested is never a pass"
+            )
+        return (
+            f"{self.outcome}: {self.model} vs {self.baseline} {self.instrument} item {self.item}: shift "
+            f"{self.shift:+.2f} keyed points, q = {self.q:.4f} (false discovery rate {FALSE_DISCOVERY_RATE:g}); "
+            f"{self.changed_conditions} of {self.conditions} conditions answered differently"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from snap_bench.analysis.coverage import Coverage, judge_coverage
 from snap_bench.judging.changes import ChangeSummary, changed_conditions
-from snap_bench.judging.checks import CheckRecord, comparison_record, drift_record, threshold_record
+from snap_bench.judging.checks import CheckRecord, comparison_record, drift_record, item_record, threshold_record
 from snap_bench.judging.drift import Drift, position_drift
 from snap_bench.judging.gate import THRESHOLDS_ONLY, Gate
 from snap_bench.judging.item_changes import ItemChange, item_changes
@@ -65,8 +65,15 @@ class Judgement:
     # Per item, whether its answers changed beyond the run-to-run noise (false discovery rate 5 %).
     item_changes: list[ItemChange] = field(default_factory=list)
     drift: list[Drift] = field(default_factory=list)
-    # Drift checks whose equivalence was not shown (they fail the run only where --snap-gate names drift).
+    # Drift checks that showed the position moved past the margin (they fail the run only where --snap-gate names
+    # drift), and those that could show neither that nor equivalence (undecided: never a pass).
     moved: list[str] = field(default_factory=list)
+    drift_undecided: list[str] = field(default_factory=list)
+    # Comparisons whose interval straddles the margin: non-inferiority neither shown nor refuted.
+    undecided: list[str] = field(default_factory=list)
+    # Items whose answers moved beyond the run noise (false discovery rate 5 %), and items not tested.
+    changed_items: list[str] = field(default_factory=list)
+    untested_items: list[str] = field(default_factory=list)
 
 
 def check_name(model: str, instrument: str, metric: str) -> str:
@@ -161,7 +168,17 @@ def _record_checks(result: Judgement, gate: Gate) -> None:
             result.not_compared.append(name)
         elif comparison.regressed:
             result.failed_comparisons.append(name)
+        elif comparison.undecided:
+            result.undecided.append(name)
     for drift in result.drift:
         result.checks.append(drift_record(drift, gate.drift))
         if drift.moved:
             result.moved.append(drift.name)
+        elif drift.undecided:
+            result.drift_undecided.append(drift.name)
+    for change in result.item_changes:
+        result.checks.append(item_record(change, gate.items))
+        if change.q is None:
+            result.untested_items.append(change.name)
+        elif change.reliable:
+            result.changed_items.append(change.name)

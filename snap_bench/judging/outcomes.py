@@ -12,7 +12,10 @@ from typing import Any
 # failing an unchanged model, is held down by the margins, chosen from the noise of a replayed model and
 # measured over all checks together by ``python -m bench.gate``.
 NON_INFERIOR = "non-inferior"
-INCONCLUSIVE = "inconclusive"
+# The interval straddles the margin: non-inferiority neither shown nor refuted. Never a pass, and not a shown
+# regression either: it has an exit status of its own and says how many runs would decide it
+# (snap_bench.judging.deciding).
+UNDECIDED = "undecided"
 REGRESSION = "REGRESSION"
 # A metric that cannot be compared (no margin, no pairing, no shared condition, undefined on one side) is
 # an outcome of its own: it never passes, and the gate is then incomplete.

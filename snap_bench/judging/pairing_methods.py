@@ -35,7 +35,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Result:
-    """What a method found: both values, the difference with its interval, and what it rests on."""
+    """What a method found: both values, the difference with its interval, and what it rests on.
+    ``noise``: what the interval's width comes from, and so what more of would narrow it: ``runs`` (the
+    models' run-to-run noise on the design both answered) or ``items`` (a resampling of the design's units)."""
 
     new_value: float
     old_value: float
@@ -45,6 +47,7 @@ class Result:
     compared: int
     designed: int
     unit: str
+    noise: str = "items"
 
 
 class NotCompared(Exception):

@@ -312,10 +312,10 @@ def _judging_options(group: pytest.OptionGroup) -> None:
         type=_gate,
         default=None,
         metavar="WHAT",
-        help="what the exit status follows: thresholds (thresholds.yaml), baseline (the comparison with "
-        "--baseline) or both, and with ',drift' (e.g. baseline,drift) also whether a construct's position "
-        f"moved from the baseline's; checks outside it are reported as 'ungated'. One of: {', '.join(GATE_VALUES)}. "
-        "Default: thresholds, both when --baseline is given.",
+        help="what the exit status follows, a comma list of: thresholds (thresholds.yaml), baseline (the "
+        "comparison with --baseline), both, drift (whether a construct's position moved from the baseline's) and "
+        "items (whether an item's answers moved beyond the run-to-run noise); checks outside it are reported as "
+        f"'ungated'. E.g. {', '.join(GATE_VALUES)}. Default: thresholds, both when --baseline is given.",
     )
     group.addoption(
         "--snap-save-baseline",

@@ -56,6 +56,8 @@ NOT_GATED = "ungated"
 NOT_COMPARED = "not compared"
 # A threshold check whose figure could not be computed (undefined, too little of the design): never a pass.
 NOT_JUDGED = "not judged"
+# A comparison whose interval straddles its margin: never a pass, not a shown change (exit status 7).
+UNDECIDED = "undecided"
 # The report attributes that say why a test produced no observation, and a check's category.
 NOT_MEASURED_ATTRIBUTE = "snap_not_measured"
 CHECK_CATEGORY_ATTRIBUTE = "snap_check_category"
@@ -91,6 +93,8 @@ def teststatus(report: Any) -> tuple[str, str, tuple[str, dict[str, bool]]] | No
         return NOT_COMPARED, "c", ("NOT COMPARED", {"yellow": True})
     if getattr(report, CHECK_CATEGORY_ATTRIBUTE, None) == NOT_JUDGED and getattr(report, "when", None) == "call":
         return NOT_JUDGED, "j", ("NOT JUDGED", {"yellow": True})
+    if getattr(report, CHECK_CATEGORY_ATTRIBUTE, None) == UNDECIDED and getattr(report, "when", None) == "call":
+        return UNDECIDED, "d", ("UNDECIDED", {"yellow": True})
     return None
 
 

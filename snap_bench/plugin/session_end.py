@@ -27,7 +27,7 @@ from snap_bench.judging.judgement import Judgement, judge_session
 from snap_bench.judging.outcomes import is_computed
 from snap_bench.observations.observation import Observation
 from snap_bench.plugin.ledger import CHECKS_LOCATION
-from snap_bench.plugin.reporting import CHECK_CATEGORY_ATTRIBUTE, NOT_COMPARED, NOT_GATED, NOT_JUDGED
+from snap_bench.plugin.reporting import CHECK_CATEGORY_ATTRIBUTE, NOT_COMPARED, NOT_GATED, NOT_JUDGED, UNDECIDED
 from snap_bench.report.analysis_document import analysis_document, write_analysis_document
 from snap_bench.report.changes_file import CHANGES_FILE, write_changes
 from snap_bench.report.item_changes_file import ITEM_CHANGES_FILE, write_item_changes
@@ -138,16 +138,12 @@ def _emit_checks(config: pytest.Config, result: Judgement, gate: Gate, session: 
                 _emit(config, record.name, True, check.message, gate.thresholds, record, category=NOT_JUDGED)
             else:
                 _emit(config, record.name, check.passed, check.message, gate.thresholds, record)
-    for comparison in result.baseline:
-        record = next(records)
-        if comparison.not_compared:
-            # Never a pass: an outcome of its own, and the comparison is incomplete.
-            _emit(config, record.name, True, comparison.message, gate.baseline, record, category=NOT_COMPARED)
-        else:
-            _emit(config, record.name, not comparison.regressed, comparison.message, gate.baseline, record)
-    for drift in result.drift:
-        record = next(records)
-        _emit(config, record.name, not drift.moved, drift.message, record.decision != "ungated", record)
+    for record in records:
+        # A comparison, a drift or an item check: its record's decision says it all. Not compared and
+        # undecided are never a pass: outcomes of their own (the gate is incomplete, or could not tell).
+        category = {"not compared": NOT_COMPARED, "undecided": UNDECIDED}.get(record.decision)
+        passed = record.decision in ("pass", "not compared", "undecided")
+        _emit(config, record.name, passed, record.message, record.decision != "ungated", record, category=category)
 
 
 def _emit(

@@ -1,8 +1,9 @@
 """What a CI run shows where its users look: a Markdown summary (GitHub Actions' job summary, or
-reports/summary.md for a pull-request comment) and one workflow command per failed or inconclusive check.
+reports/summary.md for a pull-request comment) and one workflow command per failed or undecided check.
 
-The summary: per model and instrument the verdict; then the gate's regressions and inconclusive
-comparisons and the drifts (value, interval, margin); then the conditions that changed most.
+The summary: per model and instrument the verdict; then the gate's regressions and undecided comparisons
+(with the runs that would decide them), the drifts (value, interval, margin) and the items that changed
+beyond the run noise; then the conditions that changed most.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from snap_bench.judging.item_changes import reliable_items
 from snap_bench.judging.judgement import Judgement
-from snap_bench.judging.outcomes import INCONCLUSIVE, REGRESSION
+from snap_bench.judging.outcomes import REGRESSION, UNDECIDED
 
 SUMMARY_FILE = "summary.md"
 TOP_CHANGED = 10
@@ -31,8 +32,8 @@ def summary_markdown(judgement: Judgement, exit_line: str = "", changes_file: st
             lines.append(f"| {_cell(model)} | {instrument} | **{verdict.verdict}** | {composite} | {failed} |")
         lines.append("")
     regressions = worst_first([c for c in judgement.baseline if c.outcome == REGRESSION])
-    inconclusive = worst_first([c for c in judgement.baseline if c.outcome == INCONCLUSIVE])
-    for title, comparisons in (("Regressions", regressions), ("Inconclusive", inconclusive)):
+    undecided = worst_first([c for c in judgement.baseline if c.outcome == UNDECIDED])
+    for title, comparisons in (("Regressions", regressions), ("Undecided: never a pass", undecided)):
         if comparisons:
             lines += [f"### {title} ({len(comparisons)})", "", *_comparison_table(comparisons), ""]
     not_computed = [c for c in judgement.checks if c.decision in ("not judged", "not compared")]
@@ -41,21 +42,34 @@ def summary_markdown(judgement: Judgement, exit_line: str = "", changes_file: st
         lines += [f"### Not computed ({len(not_computed)}): never a pass", "", "| check | why |", "|---|---|"]
         lines += [f"| {_cell(record.name)} | {_cell(record.message)} |" for record in not_computed]
         lines.append("")
-    moved = [d for d in judgement.drift if d.moved]
+    moved = [d for d in judgement.drift if d.moved or d.undecided]
     if moved:
         lines += [
-            f"### Drift ({len(moved)})",
+            f"### Drift ({sum(d.moved for d in moved)} moved, {sum(d.undecided for d in moved)} undecided)",
             "",
-            "| model | instrument | construct | new - baseline | 90% interval | margin |",
+            "| model | instrument | construct | outcome | new - baseline | 90% interval | margin |",
         ]
-        lines.append("|---|---|---|---|---|---|")
+        lines.append("|---|---|---|---|---|---|---|")
         for drift in moved:
             interval = _interval(drift.ci_low, drift.ci_high)
             margin = "none" if drift.margin is None else f"±{drift.margin:g}"
             lines.append(
-                f"| {_cell(drift.model)} | {drift.instrument} | {_cell(drift.construct)} | {drift.difference:+.3f} | "
-                f"{interval} | {margin} |"
+                f"| {_cell(drift.model)} | {drift.instrument} | {_cell(drift.construct)} | {drift.outcome} | "
+                f"{drift.difference:+.3f} | {interval} | {margin} |"
             )
+        lines.append("")
+    changed = [c for c in judgement.item_changes if c.reliable]
+    if changed:
+        lines += [
+            f"### Items changed beyond the run noise ({len(changed)})",
+            "",
+            "| model | instrument | item | shift (keyed points) | q |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {_cell(c.model)} | {c.instrument} | {_cell(c.item)} | {c.shift or 0.0:+.2f} | {c.q or 0.0:.4f} |"
+            for c in sorted(changed, key=lambda c: (c.q or 0.0, c.item))
+        ]
         lines.append("")
     for summary in judgement.changes:
         lines += [
@@ -80,8 +94,8 @@ def summary_markdown(judgement: Judgement, exit_line: str = "", changes_file: st
 
 def workflow_commands(judgement: Judgement) -> list[str]:
     """GitHub Actions annotations: ``::error`` per regression and per failed threshold check the exit status
-    follows, ``::warning`` per inconclusive comparison, ungated failure and drift (an error where drift is
-    gated)."""
+    follows, ``::warning`` per undecided comparison, ungated failure, drift and changed item (an error where the
+    gate follows drift or items)."""
     commands = []
     for record in judgement.checks:
         if record.kind == "threshold" and record.decision in ("fail", "ungated"):
@@ -93,14 +107,14 @@ def workflow_commands(judgement: Judgement) -> list[str]:
             commands.append(
                 _command("error", f"regression: {comparison.model} {comparison.metric}", comparison.message)
             )
-        elif comparison.outcome == INCONCLUSIVE:
+        elif comparison.outcome == UNDECIDED:
             commands.append(
-                _command("warning", f"inconclusive: {comparison.model} {comparison.metric}", comparison.message)
+                _command("warning", f"undecided: {comparison.model} {comparison.metric}", comparison.message)
             )
     for record in judgement.checks:
-        if record.kind == "drift" and record.decision in ("fail", "ungated"):
+        if record.kind in ("drift", "items") and record.decision in ("fail", "ungated", "undecided"):
             level = "error" if record.decision == "fail" else "warning"
-            commands.append(_command(level, f"drift: {record.model} {record.metric}", record.message))
+            commands.append(_command(level, f"{record.kind}: {record.model} {record.metric}", record.message))
     return commands
 
 

@@ -206,9 +206,16 @@ def construct_means_table(entry: Mapping[str, Any], catalogue: MetricCatalogue) 
     )
 
 
-# The gate's decisions: red for a failed check, grey for one not compared (never a pass), green otherwise.
-DECISION_STATUS = {"REGRESSION": "below", "inconclusive": "below", "not compared": "undefined"}
-DECISION_ORDER = {"REGRESSION": 0, "inconclusive": 1, "not compared": 2}
+# The gate's decisions: red for a regression shown, amber for one undecided, grey for one not compared (never a
+# pass), green otherwise. "inconclusive" is how documents written before undecided had its name said it.
+DECISION_STATUS = {
+    "REGRESSION": "below",
+    "undecided": "acceptable",
+    "inconclusive": "below",
+    "not compared": "undefined",
+}
+DECISION_WORDS = {"inconclusive": "not shown non-inferior", "undecided": "undecided (never a pass)"}
+DECISION_ORDER = {"REGRESSION": 0, "undecided": 1, "inconclusive": 1, "not compared": 2}
 
 
 def baseline_table(comparisons: Sequence[Mapping[str, Any]], catalogue: MetricCatalogue) -> str:
@@ -225,7 +232,7 @@ def baseline_table(comparisons: Sequence[Mapping[str, Any]], catalogue: MetricCa
         difference = format_value(metric, comparison.get("difference"), catalogue)
         interval = format_interval(metric, comparison.get("ci_low"), comparison.get("ci_high"), catalogue)
         reason = str(comparison.get("reason") or "")
-        decision = "not shown non-inferior" if outcome == "inconclusive" else outcome
+        decision = DECISION_WORDS.get(outcome, outcome)
         coverage = f"{comparison.get('compared', '—')}/{comparison.get('designed', '—')} {comparison.get('unit', '')}"
         rows.append(
             "<tr>"

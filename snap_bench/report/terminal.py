@@ -7,9 +7,8 @@ from collections import Counter, defaultdict
 from statistics import fmean
 from typing import TYPE_CHECKING, Any, Protocol
 
-from snap_bench.judging.drift import DRIFT, Drift
-from snap_bench.judging.item_changes import reliable_items
-from snap_bench.judging.outcomes import INCONCLUSIVE, MEASURED, NON_INFERIOR, NOT_COMPARED, REGRESSION, is_computed
+from snap_bench.judging.drift import Drift
+from snap_bench.judging.outcomes import MEASURED, NON_INFERIOR, NOT_COMPARED, REGRESSION, UNDECIDED, is_computed
 from snap_bench.observations.logprobs import logprob_summaries
 from snap_bench.observations.parsing import AnswerCode
 from snap_bench.observations.spend import spend_by_model, with_batch_spend
@@ -258,8 +257,8 @@ def verdict_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
 
 def comparison_lines(gate: Judgement, verbosity: int, changes_file: str) -> list[tuple[str, dict[str, Any]]]:
     """The baseline gate, to fit on a screen: one line per instrument with the counts, then the regressions
-    (worst first), the inconclusive comparisons and the drifts; non-inferior and not-compared lines with -v;
-    then the items whose answers changed most."""
+    (worst first), the undecided comparisons and the drifts; non-inferior and not-compared lines with -v;
+    then the items whose answers changed beyond the run noise."""
     comparisons = gate.baseline
     lines: list[tuple[str, dict[str, Any]]] = [
         ("baseline comparison (new - baseline, 95% paired interval, margin; -v lists every check):", {"bold": True})
@@ -267,21 +266,24 @@ def comparison_lines(gate: Judgement, verbosity: int, changes_file: str) -> list
     for instrument in sorted({c.instrument for c in comparisons}):
         own = [c for c in comparisons if c.instrument == instrument]
         counts = Counter(c.outcome for c in own)
-        moved = sum(d.moved for d in gate.drift if d.instrument == instrument)
+        drifts = [d for d in gate.drift if d.instrument == instrument]
         state = ", ".join(
             f"{counts[o]} {name}"
             for o, name in (
                 (REGRESSION, "regression(s)"),
-                (INCONCLUSIVE, "inconclusive"),
+                (UNDECIDED, "undecided"),
                 (NON_INFERIOR, "non-inferior"),
                 (NOT_COMPARED, "not compared"),
             )
         )
-        constructs = sum(d.instrument == instrument for d in gate.drift)
-        position = f"drift: {moved} of {constructs} construct(s) not shown still"
+        moved, undecided = sum(d.moved for d in drifts), sum(d.undecided for d in drifts)
+        position = (
+            f"drift: {moved} construct(s) moved, {undecided} undecided, "
+            f"{len(drifts) - moved - undecided} shown unchanged"
+        )
         lines.append((f" {instrument}: {state}; {position}", {"bold": True}))
-    shown = [REGRESSION, INCONCLUSIVE, *([NON_INFERIOR, NOT_COMPARED] if verbosity > 0 else [])]
-    colours = {REGRESSION: "red", INCONCLUSIVE: "yellow", NON_INFERIOR: "green", NOT_COMPARED: "yellow"}
+    shown = [REGRESSION, UNDECIDED, *([NON_INFERIOR, NOT_COMPARED] if verbosity > 0 else [])]
+    colours = {REGRESSION: "red", UNDECIDED: "yellow", NON_INFERIOR: "green", NOT_COMPARED: "yellow"}
     for gap in (c for c in comparisons if c.metric == MEASURED):
         # What the baseline holds and the run did not measure (or the reverse) is named whatever -v says.
         lines.append((f"  not compared {gap.model} {gap.instrument}: {gap.reason}", {"yellow": True}))
@@ -289,15 +291,19 @@ def comparison_lines(gate: Judgement, verbosity: int, changes_file: str) -> list
         for c in _worst_first([c for c in comparisons if c.outcome == outcome and c.metric != MEASURED]):
             lines.append((f"  {_short_comparison(c)}", {colours[outcome]: True}))
     for drift in gate.drift:
-        if drift.outcome == DRIFT or verbosity > 0:
-            lines.append((f"  {_short_drift(drift)}", {"yellow": True} if drift.moved else {}))
+        if drift.moved or drift.undecided or verbosity > 0:
+            lines.append((f"  {_short_drift(drift)}", {"yellow": True} if drift.moved or drift.undecided else {}))
     for summary in gate.changes:
-        top = ", ".join(f"{i} {n}" for _, i, n in reliable_items(gate.item_changes, summary.model)[:TOP_CHANGED])
+        changed = sorted(
+            (c for c in gate.item_changes if c.model == summary.model and c.reliable), key=lambda c: (c.q, c.item)
+        )
+        top = ", ".join(f"{c.item} {c.shift or 0.0:+.2f} (q {c.q or 0.0:.4f})" for c in changed[:TOP_CHANGED])
+        more = f" and {len(changed) - TOP_CHANGED} more" if len(changed) > TOP_CHANGED else ""
         lines.append(
             (
                 f" {summary.model}: {len(summary.changes):,} of {summary.shared:,} conditions changed their answer "
-                f"({changes_file}); most changed items: {top or 'none'}",
-                {},
+                f"({changes_file}); items changed beyond the run noise: {top or 'none'}{more}",
+                {"yellow": True} if changed else {},
             )
         )
     return lines
@@ -317,7 +323,8 @@ def _short_comparison(c: Any) -> str:
         return f"{c.outcome} {c.model} {c.instrument} {c.metric}: {c.reason or c.message}"
     margin = "no margin" if c.margin is None else f"margin {c.margin:g}"
     values = "" if c.new_value is None else f"{c.new_value:.3f} vs {c.baseline_value:.3f}, "
+    advice = f"; {c.reason.partition('; ')[2]}" if c.outcome == UNDECIDED and "; " in c.reason else ""
     return (
         f"{c.outcome} {c.model} {c.instrument} {c.metric}: {values}{c.difference:+.3f} "
-        f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}], {margin}, {c.coverage()}"
+        f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}], {margin}, {c.coverage()}{advice}"
     )

@@ -7,7 +7,7 @@ import pytest
 
 from snap_bench.judging.changes import changed_conditions
 from snap_bench.judging.checks import CheckRecord
-from snap_bench.judging.drift import DRIFT, INCONCLUSIVE, NO_DRIFT, position_drift
+from snap_bench.judging.drift import DRIFT, NO_DRIFT, UNDECIDED, position_drift
 from snap_bench.judging.judgement import Judgement
 from snap_bench.observations.observation import Observation
 from snap_bench.report.ci_summary import workflow_commands
@@ -69,7 +69,10 @@ def test_items_that_moved_apart_leave_the_constructs_position_and_no_margin_is_n
     (drift,) = position_drift([*old, *new], "old", {"profile": 0.5})
     assert (drift.outcome, drift.difference) == (NO_DRIFT, 0.0)
     (without_margin,) = position_drift([*old, *design("new", 0)], "old", {})
-    assert without_margin.outcome == INCONCLUSIVE  # no margin in thresholds.yaml: never "no drift"
+    assert without_margin.outcome == UNDECIDED  # no margin in thresholds.yaml: never "no drift"
+    assert without_margin.undecided
+    assert not without_margin.moved
+    assert "add drift_margin to thresholds.yaml" in without_margin.message
 
 
 def test_workflow_commands_escape_what_would_end_them() -> None:

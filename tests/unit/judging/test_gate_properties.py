@@ -29,7 +29,10 @@ from tests.conftest import REPO, SHIPPED, shipped_instruments
 BASELINE_FILE = REPO / "baselines" / "qwen2.5-coder-1.5b.json"
 # Two instruments of different kinds keep an example quick: a questionnaire (G study refits) and a task.
 INSTRUMENTS = ("bfi25", "perturbation")
-GATES = [Gate.parse(value) for value in ("thresholds", "baseline", "both", "baseline,drift", "both,drift")]
+GATES = [
+    Gate.parse(value)
+    for value in ("thresholds", "baseline", "both", "baseline,drift", "both,drift", "baseline,drift,items", "items")
+]
 SETTINGS = AnalysisSettings(n_resamples=20)
 
 
@@ -99,7 +102,7 @@ def test_judging_any_subset_never_raises_and_never_passes_what_it_did_not_comput
     if decision.code != 0:
         return
     # Exit 0: every check of a kind the gate follows was computed and passed ...
-    followed = {"threshold": gate.thresholds, "baseline": gate.baseline, "drift": gate.drift}
+    followed = {"threshold": gate.thresholds, "baseline": gate.baseline, "drift": gate.drift, "items": gate.items}
     assert all(r.decision == "pass" for r in judgement.checks if followed[r.kind]), [
         (r.name, r.decision) for r in judgement.checks if followed[r.kind] and r.decision != "pass"
     ]

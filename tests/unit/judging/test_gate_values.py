@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from snap_bench.judging.exit_status import ExitFindings, decide
-from snap_bench.judging.gate import GATE_VALUES, Gate
+from snap_bench.judging.gate import GATE_VALUES, GATE_WORDS, Gate
 
 
 @pytest.mark.parametrize(
@@ -20,6 +20,8 @@ from snap_bench.judging.gate import GATE_VALUES, Gate
         ("both,drift", Gate(thresholds=True, baseline=True, drift=True)),
         ("thresholds,drift", Gate(thresholds=True, baseline=False, drift=True)),
         ("thresholds,baseline", Gate(thresholds=True, baseline=True, drift=False)),
+        ("baseline,drift,items", Gate(thresholds=False, baseline=True, drift=True, items=True)),
+        ("items", Gate(thresholds=False, baseline=False, drift=False, items=True)),
     ],
 )
 def test_every_documented_value_parses_into_what_it_says(value: str, gate: Gate) -> None:
@@ -31,13 +33,15 @@ def test_every_documented_value_parses_into_what_it_says(value: str, gate: Gate)
     assert ("thresholds" in words) == gate.thresholds
     assert ("baseline comparison" in words) == gate.baseline
     assert ("drift" in words) == gate.drift
+    assert ("items" in words) == gate.items
+    assert gate.needs_baseline == (gate.baseline or gate.drift or gate.items)
 
 
-@pytest.mark.parametrize("value", ["", ",", "drfit", "baseline,baseline", "all"])
+@pytest.mark.parametrize("value", ["", ",", "drfit", "baseline,baseline", "all", "item"])
 def test_anything_else_is_refused_naming_the_legal_values(value: str) -> None:
-    with pytest.raises(ValueError, match="use one of") as error:
+    with pytest.raises(ValueError, match="use a comma list of") as error:
         Gate.parse(value)
-    assert all(legal in str(error.value) for legal in GATE_VALUES)
+    assert all(legal in str(error.value) for legal in GATE_WORDS)
 
 
 def test_every_value_in_the_help_parses() -> None:
