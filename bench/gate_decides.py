@@ -210,14 +210,14 @@ def one_replicate(args: tuple[str, str, int, int, float]) -> dict[str, Any]:
         observations, {kind.name: kind}, settings, lambda _: thresholds_of(design.items), BaselineSpec(OLD), gate=GATE
     )
     decision = decide(findings(judgement, GATE, {}, 0, True))
-    intervals = {}
-    for record in judgement.checks:
-        if record.kind in ("baseline", "drift") and record.ci_low is not None and record.ci_high is not None:
-            intervals[f"{record.kind}:{record.metric.split('[')[0] if record.kind == 'drift' else record.metric}"] = (
-                record.ci_low,
-                record.ci_high,
-                record.decision,
-            )
+    # (check, low, high, decision); drift's constructs pooled under one name (each is exchangeable here)
+    intervals = [
+        (record.metric.partition("[")[0] if record.kind == "drift" else record.metric, low, high, record.decision)
+        for record in judgement.checks
+        if record.kind in ("baseline", "drift")
+        and (low := record.ci_low) is not None
+        and (high := record.ci_high) is not None
+    ]
     items_flagged = [c.item for c in judgement.item_changes if c.reliable]
     return {"exit": decision.code, "reason": decision.reason, "intervals": intervals, "items": items_flagged}
 
@@ -231,7 +231,7 @@ def report(design: str, scenario: str, results: list[dict[str, Any]]) -> list[st
         held: dict[str, list[bool]] = defaultdict(list)
         decisions: dict[str, Counter[str]] = defaultdict(Counter)
         for r in results:
-            for check, (low, high, decision) in r["intervals"].items():
+            for check, low, high, decision in r["intervals"]:
                 held[check].append(low <= 0 <= high)
                 decisions[check][decision] += 1
         for check in sorted(held):
