@@ -5,7 +5,10 @@ each observation's ``construct``), the mean keyed score of the new model against
 over the conditions both answered with a score. The construct's items and the design's cells are fixed,
 so the difference's interval reads its noise off what varies when a model is asked again: the paired
 differences of each cell's runs (snap_bench.stats.stratified_difference: a stratified variance with
-Satterthwaite's degrees of freedom), clipped to the widest difference the answer scale allows. A t interval
+Satterthwaite's degrees of freedom; a cell both scored once borrows the noise of its own temperature's
+cells, never temperature 0's), clipped to the widest difference the answer scale allows. A temperature
+whose few differences all agree (fewer than three) shows nothing of its noise: no interval, so
+inconclusive. A t interval
 over the items' means (three items per construct: two degrees of freedom) was too wide for an unchanged
 model ever to show it had not moved. Where no cell was asked twice, the conditions of an item at one
 temperature stand in for repetitions (then a true effect of prompt counts as noise: wider, never
