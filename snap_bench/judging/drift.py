@@ -5,7 +5,10 @@ each observation's ``construct``), the mean keyed score of the new model against
 over the conditions both answered with a score. The construct's items and the design's cells are fixed,
 so the difference's interval reads its noise off what varies when a model is asked again: the paired
 differences of each cell's runs (snap_bench.stats.stratified_difference: a stratified variance with
-Satterthwaite's degrees of freedom), clipped to the widest difference the answer scale allows. A t interval
+Satterthwaite's degrees of freedom; a cell both scored once borrows the noise of its own temperature's
+cells, never temperature 0's), clipped to the widest difference the answer scale allows. A temperature
+whose few differences all agree (fewer than three) shows nothing of its noise: no interval, so
+undecided. A t interval
 over the items' means (three items per construct: two degrees of freedom) was too wide for an unchanged
 model ever to show it had not moved. Where no cell was asked twice, the conditions of an item at one
 temperature stand in for repetitions (then a true effect of prompt counts as noise: wider, never
@@ -171,15 +174,30 @@ def _drift(
 
 def _interval(rows: list[Pair], bound: float | None) -> tuple[float | None, float | None]:
     """The stratified interval over the cells' runs; where no cell was asked twice, an item's conditions
-    at one temperature are the repetitions, then an item's conditions; with none of those, no interval."""
-    from snap_bench.stats.stratified_difference import stratified_mean_difference_ci  # scipy: session end only
+    at one temperature are the repetitions, then an item's conditions; with none of those, no interval.
+    The strata are the temperatures (a cell asked once borrows the noise of its own temperature's cells),
+    but for an item's conditions, which span them."""
+    from snap_bench.stats.stratified_difference import (  # scipy: session end only
+        NoiseUnreadable,
+        stratified_mean_difference_ci,
+    )
 
-    for key in (_by_cell, _by_item_and_temperature, _by_item):
+    for key, by_temperature in ((_by_cell, True), (_by_item_and_temperature, True), (_by_item, False)):
         groups: dict[tuple[str, ...], list[float]] = defaultdict(list)
+        temperatures: dict[tuple[str, ...], str] = {}
         for row in rows:
             groups[key(row)].append(row.new - row.old)
+            temperatures[key(row)] = row.temperature if by_temperature else ""
         if any(len(values) > 1 for values in groups.values()):
-            interval = stratified_mean_difference_ci(list(groups.values()), confidence=CONFIDENCE, bound=bound)
+            try:
+                interval = stratified_mean_difference_ci(
+                    list(groups.values()),
+                    strata=[temperatures[group] for group in groups],
+                    confidence=CONFIDENCE,
+                    bound=bound,
+                )
+            except NoiseUnreadable:  # a temperature's few answers agree: no sign of how noisy they are
+                return None, None
             return interval.low, interval.high
     if len({row.new - row.old for row in rows}) == 1:  # one difference throughout: nothing varies
         only = rows[0].new - rows[0].old

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.drift_items import observation
 from snap_bench.judging.changes import changed_conditions
 from snap_bench.judging.checks import CheckRecord
 from snap_bench.judging.drift import DRIFT, NO_DRIFT, UNDECIDED, position_drift
@@ -73,6 +74,26 @@ def test_items_that_moved_apart_leave_the_constructs_position_and_no_margin_is_n
     assert without_margin.undecided
     assert not without_margin.moved
     assert "add drift_margin to thresholds.yaml" in without_margin.message
+
+
+def test_answers_at_temperature_1_asked_once_are_not_given_temperature_0s_zero_noise() -> None:
+    """Temperature 0 answered alike twice per cell; at temperature 1 each cell scored once, moving 4 points
+    up or down. Pooling the noise across temperatures read 0 (the interval [0, 0]: no drift); t1's own
+    spread leaves it undecided."""
+    rows = []
+    for i, item in enumerate(("Q04", "Q05", "Q06")):
+        for j, prompt in enumerate(("NEU", "DIR", "PER", "ABS")):
+            for model in ("old", "new"):
+                rows += [observation(model, item, prompt, 0.0, run, 3) for run in (1, 2)]
+            up = (i + j) % 2 == 0
+            rows += [observation("old", item, prompt, 1.0, 1, 1 if up else 5)]
+            rows += [observation("new", item, prompt, 1.0, 1, 5 if up else 1)]
+    (drift,) = position_drift(rows, "old", {"quiz": 0.5}, {"quiz": (1.0, 5.0)})
+    assert drift.difference == 0.0
+    assert drift.outcome == UNDECIDED
+    assert drift.ci_low is not None
+    assert drift.ci_high is not None
+    assert drift.ci_low < -0.5 < 0.5 < drift.ci_high
 
 
 def test_workflow_commands_escape_what_would_end_them() -> None:

@@ -20,7 +20,7 @@ import pytest
 
 from snap_bench.stats.multiple_testing import benjamini_hochberg
 from snap_bench.stats.reliable_change import within_cell_permutation_test
-from snap_bench.stats.stratified_difference import stratified_mean_difference_ci
+from snap_bench.stats.stratified_difference import NoiseUnreadable, stratified_mean_difference_ci
 
 
 @pytest.mark.parametrize(
@@ -133,3 +133,35 @@ def test_a_single_difference_borrows_the_pooled_noise() -> None:
         stratified_mean_difference_ci([[0], [1]])
     with pytest.raises(ValueError, match="bound"):
         stratified_mean_difference_ci([[0, 1]], bound=0.0)
+
+
+def test_single_differences_borrow_their_own_temperatures_noise_counted_once_in_the_degrees_of_freedom() -> None:
+    # t0: (0, 0) and (0); t1: (0, 2), (1, 3), (1) and (1). N = 9, mean 8/9. The only variance estimates are
+    # the two t1 cells' s^2 = 2 (1 df each); t0's is 0. t1's two single differences borrow t1's pooled
+    # s^2 = 2 (never t0's 0), which is those two estimates, so each stands for 2 + 2 x 1/2 = 3 differences:
+    # V = (3 x 2 + 3 x 2) / 81 = 12/81, SE 0.3849, and Satterthwaite's df = (6 + 6)^2 / (6^2 + 6^2) = 2.
+    # (Pooling across temperatures, each single difference an independent term with the pooled df 3, gave
+    # the same V by chance here but df 144 / 33.78 = 4.26.) t(0.975, 2) = 4.302653 (R: qt(0.975, 2)).
+    interval = stratified_mean_difference_ci(
+        [[0, 0], [0], [0, 2], [1, 3], [1], [1]], strata=["t0", "t0", "t1", "t1", "t1", "t1"]
+    )
+    assert interval.estimate == pytest.approx(8 / 9)
+    assert (interval.standard_error, interval.df) == (pytest.approx(12**0.5 / 9), pytest.approx(2.0))
+    assert interval.high - interval.estimate == pytest.approx(4.302653 * 12**0.5 / 9, rel=1e-6)
+
+
+def test_a_temperature_without_a_repeated_cell_reads_its_own_spread_not_temperature_0s_zero() -> None:
+    # t0: (1, 1), (1): no noise; t1: (0), (2), (4), each asked once. Borrowing the only repeated cell's
+    # zero variance would give the point 1.5. t1's spread instead: s^2 = 4 on 2 df standing for its 3
+    # differences; N = 6: V = 3 x 4 / 36 = 1/3, df 2.
+    interval = stratified_mean_difference_ci([[1, 1], [1], [0], [2], [4]], strata=[0, 0, 1, 1, 1])
+    assert interval.estimate == pytest.approx(1.5)
+    assert (interval.standard_error, interval.df) == (pytest.approx(3**-0.5), pytest.approx(2.0))
+
+
+def test_two_equal_differences_do_not_show_a_temperature_has_no_noise() -> None:
+    # Two answers of a 1-5 scale agree by chance about one time in five at the shipped models' t1 noise.
+    with pytest.raises(NoiseUnreadable, match="'t1' holds 2 equal"):
+        stratified_mean_difference_ci([[0, 0], [0, 0], [1], [1]], strata=["t0", "t0", "t1", "t1"])
+    with pytest.raises(ValueError, match="one label per group"):
+        stratified_mean_difference_ci([[0, 0], [1]], strata=["t0"])
