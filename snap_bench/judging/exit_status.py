@@ -51,6 +51,9 @@ class ExitFindings:
     judged: bool = True  # False under --snap-no-analysis: nothing was judged
     # How many checks of the kinds the exit status follows were made (None: not counted); none is no pass
     gated_checks: int | None = None
+    # Whether any benchmark condition was collected and selected: a run at the root of a repository whose
+    # testpaths are its own tests asks nothing, and the fix is to name the benchmarks folder
+    benchmarks_collected: bool = True
     # pytest's own status when it is none of ours (2 interrupted, 3 internal error, 4 usage error, 5 nothing
     # ran), with what pytest or the session said of it
     pytest_status: int = 0
@@ -127,6 +130,12 @@ def decide(findings: ExitFindings) -> ExitDecision:
         return ExitDecision(BenchExit.NOT_MEASURED, incomplete)
     if not findings.judged:
         return ExitDecision(BenchExit.PASSED, "nothing judged (--snap-no-analysis)")
+    if findings.gated_checks == 0 and not findings.benchmarks_collected:
+        return ExitDecision(
+            BenchExit.NOT_MEASURED,
+            "no benchmark test was collected or selected, so nothing was asked or judged (pytest ran only the "
+            "paths it was given, or its testpaths). Fix: name the benchmarks folder, e.g. pytest benchmarks",
+        )
     if findings.gated_checks == 0:
         # A gate with nothing in it has shown nothing: no answer to judge, or no check of the kind it follows.
         return ExitDecision(BenchExit.NOT_MEASURED, "no check the exit status follows was made: nothing was judged")

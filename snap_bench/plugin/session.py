@@ -121,7 +121,9 @@ class SnapSession:
             )
             self.models = [model_facts.with_catalogue_price(model, self.facts.get(model.name)) for model in self.models]
             if self.options.baseline:
-                self.baseline = parse_baseline(self.options.baseline, sorted(self.registry.models))
+                self.baseline = parse_baseline(
+                    self.options.baseline, sorted(self.registry.models), self.recordings.models()
+                )
                 replayed = self.baseline.saved is None and not self.baseline.observations
                 if replayed and self.baseline.model not in [m.name for m in self.models]:
                     # The baseline model is replayed from its recordings like any other model.
@@ -443,4 +445,5 @@ class SnapSession:
         keys = {model.name: model.api_key_env for model in self.models}
         not_measured = self.ledger.not_measured_counts(self.options.out_dir, keys)
         gate, analysed = self.options.gate, self.options.analyse
-        return findings(self.judgement, gate, not_measured, self.ledger.other_failures, analysed, pytest_status)
+        found = findings(self.judgement, gate, not_measured, self.ledger.other_failures, analysed, pytest_status)
+        return dataclasses.replace(found, benchmarks_collected=bool(self.ledger.expected))
