@@ -47,7 +47,7 @@ from snap_bench.plugin.instrument_files import (
     wholly_unrecorded,
 )
 from snap_bench.plugin.ledger import ConditionLedger
-from snap_bench.plugin.outputs import Artefacts, left_out_notices, session_meta, session_notices
+from snap_bench.plugin.outputs import Artefacts, instruments_run, left_out_notices, session_meta, session_notices
 from snap_bench.plugin.reporting import RetryLog, register_controller_plugins
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_options import SessionOptions
@@ -410,7 +410,8 @@ class SnapSession:
         self.artefacts.write_session_end(self)
 
     def session_meta(self) -> dict[str, Any]:
-        versions = {name: instrument.version for name, instrument in self._instruments.items()}
+        built = {name: instrument.version for name, instrument in self._instruments.items()}
+        versions = instruments_run(built, self.observations)
         meta = session_meta(self.options, self.models, versions, self.ledger, self.coverage(), self.facts, self.batch)
         unrecorded = [left.to_json() for left in self.unrecorded]
         return {**meta, "gate": self.options.gate.option_value(), "not_asked": dict(self.not_asked)} | {

@@ -23,7 +23,7 @@ from snap_bench.report.conditions import conditions_section
 from snap_bench.report.context import ReportContext
 from snap_bench.report.downloads import CSV_COMPRESS_OVER, analysis_download, csv_download
 from snap_bench.report.figures import figure_html as _figure
-from snap_bench.report.first_screen import first_screen
+from snap_bench.report.first_screen import ExitLine, first_screen
 from snap_bench.report.formatting import ThresholdTable, metric_label, number, text
 from snap_bench.report.glossary import glossary_html
 from snap_bench.report.palette import register_models
@@ -94,6 +94,7 @@ def summary_html(
     checks: Sequence[CheckRecord] = (),
     trend: StoredTrend | None = None,
     changed: Collection[tuple[str, str, str]] | None = None,
+    exit_line: ExitLine | None = None,
 ) -> str:
     """The report's summary section as an HTML fragment.
 
@@ -102,7 +103,8 @@ def summary_html(
     excellent) and ``instruments`` the session's instruments, which draw their own parts. The
     observation CSV is embedded xz-compressed when larger than ``csv_compress_over`` bytes. ``checks`` are
     the session's judged checks with their figures (the first screen's reasons and the table of checks).
-    ``trend`` is what the results store holds for the report's models (None: no history section).
+    ``trend`` is what the results store holds for the report's models (None: no history section). ``exit_line``
+    is what the exit status said and why, the first screen's first line.
     """
     session = mapping(document.get("session"))
     entries = [(str(name), mapping(entry)) for name, entry in mapping(document.get("instruments")).items()]
@@ -111,7 +113,7 @@ def summary_html(
     catalogue = MetricCatalogue({name: instrument.metrics for name, instrument in instruments.items()})
     sections = [
         STYLE,
-        first_screen(document, observations, checks, catalogue),
+        first_screen(document, observations, checks, catalogue, exit_line),
         '<h2 id="snap-summary">snap-bench: how consistently the models answer</h2>',
         _run_facts(session, entries, observations),
     ]
