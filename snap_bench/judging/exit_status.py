@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
+from snap_bench.asking.batch.ledger import PENDING_IN_A_BATCH
 from snap_bench.judging.gate import Gate
 
 if TYPE_CHECKING:
@@ -103,6 +104,14 @@ def decide(findings: ExitFindings) -> ExitDecision:
     if findings.pytest_status not in (0, 1):
         reason = findings.pytest_reason or PYTEST_STATUS_REASONS.get(findings.pytest_status, "pytest's own status")
         return ExitDecision(findings.pytest_status, reason)
+    if set(findings.not_measured) == {PENDING_IN_A_BATCH}:
+        # --snap-batch=submit, or batches still running: nothing was meant to be answered yet.
+        pending = findings.not_measured[PENDING_IN_A_BATCH]
+        return ExitDecision(
+            BenchExit.NOT_MEASURED,
+            f"the batch is pending: {pending} condition(s) submitted and not ended yet; run again, with or without "
+            "--snap-batch, to collect and judge them",
+        )
     if findings.not_measured:
         parts = ", ".join(f"{count} {reason}" for reason, count in sorted(findings.not_measured.items()))
         return ExitDecision(
