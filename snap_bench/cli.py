@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -95,14 +96,16 @@ A file of the same relative path under DIR/config/ replaces the packaged one (co
 
 def init_project(folder: Path, instruments: str, questionnaire: str | None) -> int:
     """``snap-bench init``: what ``folder`` lacks is written, the .gitignore merged, nothing overwritten."""
-    from snap_bench.scaffold import InitError, chosen_instruments, project_files, write_project
+    from snap_bench.scaffold import WORKFLOW, InitError, Workflow, chosen_instruments, project_files, write_project
 
     try:
-        files = project_files(chosen_instruments(instruments), questionnaire)
+        workflow = Workflow.of(folder)
+        files = project_files(chosen_instruments(instruments), questionnaire, workflow)
     except InitError as error:
         print(f"snap-bench init: {error}", file=sys.stderr)
         return 2
-    done = write_project(folder, files)
+    written_workflow = not (folder / WORKFLOW).exists()
+    done = write_project(folder, files, workflow.install)
     print(f"snap-bench init in {folder.resolve()}:")
     if done.written:
         print(f"wrote {len(done.written)} file(s):")
@@ -114,6 +117,13 @@ def init_project(folder: Path, instruments: str, questionnaire: str | None) -> i
         print("kept as they are (they exist; compare with `snap-bench init` in an empty folder to merge by hand):")
         print("\n".join(f"  {relative}" for relative in done.kept))
     print(NEXT_STEPS)
+    if written_workflow:
+        keys = ", ".join(workflow.keys) or "none"
+        said = (
+            f"CI ({WORKFLOW}) installs {workflow.install.how}. Its recording job takes {keys} from the "
+            "repository's secrets: add those of the providers you ask (Settings > Secrets and variables > Actions)."
+        )
+        print(textwrap.fill(said, 110, break_on_hyphens=False, break_long_words=False))
     return 0
 
 

@@ -430,4 +430,5 @@ def observation_of(
         cost_usd=cost,
         cache_hit=reply.cache_hit,
         reasoning_effort=effort,
+        billed_requests=None if replayed else reply.billed_requests,
     )

@@ -71,6 +71,9 @@ class ChatReply:
     system_fingerprint: str | None = None
     # What the endpoint billed for this ask, every attempt included (usage.cost), where it said.
     cost_usd: float | None = None
+    # The attempts that were answered (HTTP 200), which are what is billed: a refused attempt (429, an outage's
+    # 5xx, a timeout) costs nothing and is no request of the spend.
+    billed_requests: int = 0
     # The reply came from the endpoint's response cache (OpenRouter's X-OpenRouter-Cache-Status: HIT).
     cache_hit: bool = False
     # Refused by the provider's moderation (a 403 with a moderation flag, or finish_reason content_filter):
@@ -160,8 +163,12 @@ class ChatClient:
         waited = 0.0
         failures: list[str] = []  # why each attempt before this one failed, in short
 
+        answered = 0  # attempts answered with a 200: the billed ones
+
         def retried(reply: ChatReply) -> ChatReply:
-            return dataclasses.replace(reply, waited_s=waited, retried_for=", ".join(failures) or None)
+            return dataclasses.replace(
+                reply, waited_s=waited, retried_for=", ".join(failures) or None, billed_requests=answered
+            )
 
         rate_limited = 0  # 429s not counted against max_attempts
         attempt = 0
@@ -191,6 +198,7 @@ class ChatClient:
                     on_response(response)
                 last_status = response.status_code
                 if response.status_code == 200:
+                    answered += 1
                     parsed = self._dialect.parse(response.text)
                     reply = _reply(parsed, started, attempt, response.headers.get(CACHE_STATUS_HEADER))
                     if reply.cost_usd is not None:

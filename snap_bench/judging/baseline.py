@@ -37,9 +37,13 @@ class BaselineSpec:
     source: str = ""
 
 
-def parse_baseline(value: str, known_models: list[str]) -> BaselineSpec:
+def parse_baseline(value: str, known_models: list[str], recorded: list[str] | None = None) -> BaselineSpec:
     """A model name, a baseline file, or the path of a saved analysis.json: its one judged model, or the
-    model named after a ``#`` (``reports/analysis.json#qwen2.5-coder-1.5b``) when it holds several."""
+    model named after a ``#`` (``reports/analysis.json#qwen2.5-coder-1.5b``) when it holds several.
+
+    ``recorded``: the models with recordings, the ones a message offers (a model of models.yaml without any,
+    retired ones included, is no baseline to replay); None offers ``known_models``."""
+    offered = ", ".join(known_models if recorded is None else [m for m in recorded if m in known_models]) or "none"
     path, chosen = Path(value), None
     if not path.is_file() and "#" in value:
         head, _, chosen = value.rpartition("#")
@@ -49,7 +53,7 @@ def parse_baseline(value: str, known_models: list[str]) -> BaselineSpec:
         if not path.is_file():
             raise ValueError(
                 f"--baseline {value}: no such file. Fix: write one with --snap-save-baseline={value}, or name a "
-                f"model with recordings ({', '.join(known_models)})"
+                f"model with recordings ({offered})"
             )
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
@@ -80,7 +84,10 @@ def parse_baseline(value: str, known_models: list[str]) -> BaselineSpec:
         model = models[0]
         return BaselineSpec(model, {instrument: entry for (name, instrument), entry in saved.items() if name == model})
     if value not in known_models:
-        raise ValueError(f"--baseline {value!r} is neither a known model ({', '.join(known_models)}) nor a file")
+        raise ValueError(
+            f"--baseline {value!r} is neither a known model nor a file. Fix: name a model with recordings "
+            f"({offered}), a baseline file (--snap-save-baseline) or a saved analysis.json"
+        )
     return BaselineSpec(value)
 
 

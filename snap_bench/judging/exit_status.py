@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
+from snap_bench.asking.batch.ledger import PENDING_IN_A_BATCH
 from snap_bench.judging.gate import Gate
 
 if TYPE_CHECKING:
@@ -63,6 +64,9 @@ class ExitFindings:
     judged: bool = True  # False under --snap-no-analysis: nothing was judged
     # How many checks of the kinds the exit status follows were made (None: not counted); none is no pass
     gated_checks: int | None = None
+    # Whether any benchmark condition was collected and selected: a run at the root of a repository whose
+    # testpaths are its own tests asks nothing, and the fix is to name the benchmarks folder
+    benchmarks_collected: bool = True
     # pytest's own status when it is none of ours (2 interrupted, 3 internal error, 4 usage error, 5 nothing
     # ran), with what pytest or the session said of it
     pytest_status: int = 0
@@ -142,6 +146,14 @@ def decide(findings: ExitFindings) -> ExitDecision:
     if findings.pytest_status not in (0, 1):
         reason = findings.pytest_reason or PYTEST_STATUS_REASONS.get(findings.pytest_status, "pytest's own status")
         return ExitDecision(findings.pytest_status, reason)
+    if set(findings.not_measured) == {PENDING_IN_A_BATCH}:
+        # --snap-batch=submit, or batches still running: nothing was meant to be answered yet.
+        pending = findings.not_measured[PENDING_IN_A_BATCH]
+        return ExitDecision(
+            BenchExit.NOT_MEASURED,
+            f"the batch is pending: {pending} condition(s) submitted and not ended yet; run again, with or without "
+            "--snap-batch, to collect and judge them",
+        )
     if findings.not_measured:
         parts = ", ".join(f"{count} {reason}" for reason, count in sorted(findings.not_measured.items()))
         return ExitDecision(
@@ -184,6 +196,12 @@ def decide(findings: ExitFindings) -> ExitDecision:
         )
     if not findings.judged:
         return ExitDecision(BenchExit.PASSED, "nothing judged (--snap-no-analysis)")
+    if findings.gated_checks == 0 and not findings.benchmarks_collected:
+        return ExitDecision(
+            BenchExit.NOT_MEASURED,
+            "no benchmark test was collected or selected, so nothing was asked or judged (pytest ran only the "
+            "paths it was given, or its testpaths). Fix: name the benchmarks folder, e.g. pytest benchmarks",
+        )
     if findings.gated_checks == 0:
         # A gate with nothing in it has shown nothing: no answer to judge, or no check of the kind it follows.
         return ExitDecision(BenchExit.NOT_MEASURED, "no check the exit status follows was made: nothing was judged")

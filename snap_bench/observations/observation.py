@@ -114,6 +114,9 @@ class Observation:
     cache_hit: bool = False
     # The reasoning effort asked (models.yaml `reasoning`), None where none was asked.
     reasoning_effort: str | None = None
+    # The attempts answered with a 200, what the endpoint bills (of ``attempts``, refused ones are not);
+    # None where not counted (observations written before it was).
+    billed_requests: int | None = None
 
     @property
     def is_scored(self) -> bool:

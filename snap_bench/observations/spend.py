@@ -26,7 +26,9 @@ def spend_by_model(observations: Sequence[Observation]) -> dict[str, dict[str, A
             {"cost_usd": 0.0, "requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "reasoning_tokens": 0},
         )
         entry["cost_usd"] += observation.cost_usd or 0.0
-        entry["requests"] += observation.attempts
+        # What was billed: the answered attempts, not those refused (a 429 is retried and costs nothing).
+        billed = observation.billed_requests
+        entry["requests"] += observation.attempts if billed is None else billed
         entry["prompt_tokens"] += observation.prompt_tokens or 0
         entry["completion_tokens"] += observation.completion_tokens or 0
         entry["reasoning_tokens"] += observation.reasoning_tokens or 0

@@ -13,6 +13,7 @@ import pytest
 
 from snap_bench.asking.asker import BatchPending, RecordingUnavailable
 from snap_bench.asking.attempts import BudgetReached
+from snap_bench.asking.batch.ledger import PENDING_IN_A_BATCH
 from snap_bench.asking.interruption import Interrupted
 from snap_bench.design.config import ConfigError
 from snap_bench.instruments import instrument_file_key, registered
@@ -186,7 +187,7 @@ def ask(request: pytest.FixtureRequest) -> Ask:
             request.node.stash[NOT_MEASURED_KEY] = "budget spent"
             pytest.skip(str(error))
         except BatchPending as error:
-            request.node.stash[NOT_MEASURED_KEY] = "pending in a batch"
+            request.node.stash[NOT_MEASURED_KEY] = PENDING_IN_A_BATCH
             pytest.skip(str(error))
         except Interrupted as error:
             # Another process of the session saw Ctrl-C: this one ends its session as interrupted too.

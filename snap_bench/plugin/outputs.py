@@ -148,6 +148,14 @@ class Artefacts:
 # -- what the session says of itself ---------------------------------------------------------------------
 
 
+def instruments_run(built: Mapping[str, str], observations: Sequence[Observation]) -> dict[str, str]:
+    """The instruments the session built (name -> item bank version) that ran: answered at least one condition.
+    The session builds others too (an instrument of the run's paths with no recording offline, or whose
+    conditions were all left out), which session.json and the report must not list as run."""
+    ran = {observation.instrument for observation in observations}
+    return {name: version for name, version in built.items() if name in ran}
+
+
 def session_meta(
     options: SessionOptions,
     models: Sequence[ModelSpec],

@@ -45,6 +45,7 @@ from snap_bench.report.terminal import SessionView, ShownSettings, summary_lines
 if TYPE_CHECKING:
     from snap_bench.history.address import StoreAddress
     from snap_bench.instruments.base import Instrument
+    from snap_bench.report.first_screen import ExitLine
 
 
 # -- outcomes --------------------------------------------------------------------------------------------
@@ -110,10 +111,11 @@ def pytest_html_report_title(report: Any) -> None:
     _REPORT_DATA[:] = [report]
     outcomes = report.outcomes
     if UNSCORED not in outcomes:
-        # After "passed", as the terminal lists it; pytest-html renders the dict in its order.
+        # After "passed" and "failed", as the terminal lists them; pytest-html renders the dict in its order.
         ordered = list(outcomes.items())
-        at = next((i + 1 for i, (key, _) in enumerate(ordered) if key == "passed"), len(ordered))
-        ordered.insert(at, (UNSCORED, {"label": "Unscored", "value": 0}))
+        for after, key, label in (("passed", UNSCORED, "Unscored"), ("failed", NOT_GATED, "Failed ungated")):
+            at = next((i + 1 for i, (name, _) in enumerate(ordered) if name == after), len(ordered))
+            ordered.insert(at, (key, {"label": label, "value": 0}))
         outcomes.clear()
         outcomes.update(ordered)
 
@@ -132,6 +134,17 @@ def pytest_html_results_table_row(report: pytest.TestReport, cells: list[str]) -
         cells.clear()
     elif is_unscored(report):
         label_unscored(cells)
+    elif _failed_ungated(report) and _REPORT_DATA:
+        # A check that failed outside the gate passes as a test (it fails no run), and its row stays under
+        # pytest-html's "Passed" filter; the counts say what it is. pytest-html counts the row as passed once
+        # this hook returns: the count moves here.
+        outcomes = _REPORT_DATA[0].outcomes
+        outcomes["passed"]["value"] -= 1
+        outcomes[NOT_GATED]["value"] += 1
+
+
+def _failed_ungated(report: Any) -> bool:
+    return getattr(report, "when", None) == "call" and getattr(report, CHECK_CATEGORY_ATTRIBUTE, None) == NOT_GATED
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -270,6 +283,9 @@ class ReportedSettings(ShownSettings, Protocol):
     @property
     def history(self) -> StoreAddress: ...
 
+    @property
+    def baseline(self) -> str | None: ...
+
 
 class ReportedSession(SessionView, Protocol):
     """What the reporter reads of the session (the plugin's session provides it)."""
@@ -327,8 +343,24 @@ class SessionReporter:
                 checks=self.session.judgement.checks,
                 trend=trend,
                 changed=changed_keys(self.session.judgement.changes) if self.session.judgement.changes else None,
+                exit_line=self.exit_line(),
             )
         )
+
+    def exit_line(self) -> ExitLine | None:
+        """The exit status the session decided (pytest-html writes the report after the session's
+        pytest_sessionfinish, where it is decided), and what it follows."""
+        decision = self.session.exit_decision
+        if decision is None:
+            return None
+        from snap_bench.report.first_screen import ExitLine
+
+        options = self.session.options
+        follows = options.gate.describe() if options.analyse else ""
+        if follows and options.baseline and options.gate.needs_baseline:
+            # Which baseline the gate's outcome is against: the first thing a reviewer of an upgrade asks.
+            follows = f"{follows}, against {options.baseline}"
+        return ExitLine(decision.code, decision.reason, follows)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_report_title(self, report: Any) -> None:

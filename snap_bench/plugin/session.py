@@ -47,7 +47,7 @@ from snap_bench.plugin.instrument_files import (
     wholly_unrecorded,
 )
 from snap_bench.plugin.ledger import ConditionLedger
-from snap_bench.plugin.outputs import Artefacts, left_out_notices, session_meta, session_notices
+from snap_bench.plugin.outputs import Artefacts, instruments_run, left_out_notices, session_meta, session_notices
 from snap_bench.plugin.reporting import RetryLog, register_controller_plugins
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_options import SessionOptions
@@ -121,7 +121,9 @@ class SnapSession:
             )
             self.models = [model_facts.with_catalogue_price(model, self.facts.get(model.name)) for model in self.models]
             if self.options.baseline:
-                self.baseline = parse_baseline(self.options.baseline, sorted(self.registry.models))
+                self.baseline = parse_baseline(
+                    self.options.baseline, sorted(self.registry.models), self.recordings.models()
+                )
                 replayed = self.baseline.saved is None and not self.baseline.observations
                 if replayed and self.baseline.model not in [m.name for m in self.models]:
                     # The baseline model is replayed from its recordings like any other model.
@@ -408,7 +410,8 @@ class SnapSession:
         self.artefacts.write_session_end(self)
 
     def session_meta(self) -> dict[str, Any]:
-        versions = {name: instrument.version for name, instrument in self._instruments.items()}
+        built = {name: instrument.version for name, instrument in self._instruments.items()}
+        versions = instruments_run(built, self.observations)
         meta = session_meta(self.options, self.models, versions, self.ledger, self.coverage(), self.facts, self.batch)
         unrecorded = [left.to_json() for left in self.unrecorded]
         return {**meta, "gate": self.options.gate.option_value(), "not_asked": dict(self.not_asked)} | {
@@ -443,4 +446,5 @@ class SnapSession:
         keys = {model.name: model.api_key_env for model in self.models}
         not_measured = self.ledger.not_measured_counts(self.options.out_dir, keys)
         gate, analysed = self.options.gate, self.options.analyse
-        return findings(self.judgement, gate, not_measured, self.ledger.other_failures, analysed, pytest_status)
+        found = findings(self.judgement, gate, not_measured, self.ledger.other_failures, analysed, pytest_status)
+        return dataclasses.replace(found, benchmarks_collected=bool(self.ledger.expected))

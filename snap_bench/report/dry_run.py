@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from snap_bench.asking.replay import recorded_output_tokens
+from snap_bench.design.models import REASONING_OFF
 
 if TYPE_CHECKING:
     from snap_bench.analysis.planner import Planned
@@ -36,8 +37,9 @@ if TYPE_CHECKING:
 CHARS_PER_TOKEN = 4
 # Output tokens of one answer (reasoning included) assumed for a model without recordings, by reasoning effort:
 # a short answer without reasoning; with it, what the effort typically spends on a one-line question. Capped at
-# the answer's budget. A model without `reasoning` but with its own max_tokens (room to think) is taken as
-# medium, the usual default effort of reasoning models.
+# the answer's budget. An effort is assumed only where the entry sets one: an entry's own max_tokens is no sign
+# of reasoning (Anthropic's Messages API needs one, and thinking there is off unless asked for), and taking it
+# as medium priced a budget model above a flagship that sets none.
 ASSUMED_TOKENS = {"none": 16, "minimal": 64, "low": 256, "medium": 1024, "high": 2048, "xhigh": 4096}
 
 
@@ -81,9 +83,10 @@ class Cost:
 
 
 def effort(model: ModelSpec) -> str:
-    if model.reasoning is not None:
-        return "none" if model.reasoning == "off" else model.reasoning
-    return "medium" if model.max_tokens else "none"
+    """The entry's reasoning effort (``off`` is none); none where it sets no effort."""
+    if model.reasoning is None or model.reasoning == REASONING_OFF:
+        return "none"
+    return model.reasoning
 
 
 def dry_run_lines(session: DryRunView, cases: Sequence[Case]) -> list[str]:

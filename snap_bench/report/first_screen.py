@@ -15,7 +15,7 @@ from typing import Any
 
 from snap_bench.analysis.coverage import THIN_COVERAGE
 from snap_bench.analysis.metric_specs import MetricCatalogue
-from snap_bench.judging.checks import CheckRecord
+from snap_bench.judging.checks import DECISIONS, CheckRecord
 from snap_bench.observations.observation import Observation
 from snap_bench.report.formatting import metric_label, number, text
 from snap_bench.report.palette import model_colour
@@ -289,6 +289,7 @@ line-clamp:2;overflow:hidden;font-size:11px;line-height:1.25;color:#57606a}
 #snap-headline{flex:1 1 380px;max-width:560px;margin:0}
 #snap-headline figcaption{font-size:11px}#snap-headline figcaption>span{margin-right:10px;white-space:nowrap}
 .summary .filters span.unscored{color:#9a6700}
+.snap-exit{font-size:14px;margin:.2em 0 .5em}.snap-exit .snap-badge{margin-right:6px}
 #snap-checks tr.snap-check-fail td{background:#fff0ef}#snap-checks tr.snap-check-ungated td{background:#fff8e5}
 #snap-checks tr.snap-check-not-compared td{background:#e8e8e8;color:#555}
 .snap-thin{background:repeating-linear-gradient(45deg,#f0f0f0 0 4px,#dcdcdc 4px 8px)!important;color:#555!important}
@@ -298,19 +299,59 @@ footer{order:2}
 </style>"""
 
 
+@dataclass(frozen=True)
+class ExitLine:
+    """What the session's exit status said and why (snap_bench.judging.exit_status.ExitDecision), and what it
+    follows (``--snap-gate`` in words): the first line of the report, as it is the last line of the terminal."""
+
+    code: int
+    reason: str
+    follows: str = ""
+
+    def html(self) -> str:
+        # The colour follows the status, not a verdict: a red FAIL badge in the matrix may sit outside the gate.
+        badge = EXIT_BADGES.get(self.code, "none")
+        rule = f" (the exit status follows {self.follows}; --snap-gate)" if self.follows else ""
+        return (
+            f'<p class="snap-exit" id="snap-exit"><span class="snap-badge snap-badge-{badge}">exit status '
+            f"{self.code}</span> {text(self.reason)}{text(rule)}</p>"
+        )
+
+
+# 0 passed, 1 a gated check failed, 6 not measured or the gate incomplete, 7 undecided (never a pass, not a
+# shown change); pytest's own statuses are grey.
+EXIT_BADGES = {0: "pass", 1: "fail", 6: "incomplete", 7: "incomplete"}
+
+
+def checks_line(checks: Sequence[CheckRecord]) -> str:
+    """The counts of the checks by what was decided, those that failed outside the gate apart."""
+    counts = {decision: sum(c.decision == decision for c in checks) for decision in DECISIONS}
+    parts = [f"{counts['fail']} failed"]
+    if counts["ungated"]:
+        parts.append(f"{counts['ungated']} failed outside the gate (ungated)")
+    if counts["undecided"]:
+        parts.append(f"{counts['undecided']} undecided (never a pass)")
+    not_computed = counts["not judged"] + counts["not compared"]
+    if not_computed:
+        parts.append(f"{not_computed} not computed")
+    return f"{len(checks)} checks: {', '.join(parts)}"
+
+
 def first_screen(
     document: Mapping[str, Any],
     observations: Sequence[Observation],
     checks: Sequence[CheckRecord],
     catalogue: MetricCatalogue,
+    exit_line: ExitLine | None = None,
 ) -> str:
-    """The matrix and the headline chart side by side, and a line with the counts of the checks."""
-    failed = sum(c.decision == "fail" for c in checks)
+    """What the exit status said and why, the matrix and the headline chart side by side, and a line with the
+    counts of the checks."""
     line = (
-        f'<p>{len(checks)} checks, {failed} failed: <a href="#snap-checks">the table of checks</a> · '
+        f'<p>{text(checks_line(checks))}: <a href="#snap-checks">the table of checks</a> · '
         '<a href="#snap-conditions-title">every condition</a> · <a href="#snap-glossary">what the metrics mean</a></p>'
         if checks
         else ""
     )
     chart = agreement_chart(temperature_agreement(observations))
-    return f'{STYLE}<div class="snap-first">{verdict_matrix(document, checks, catalogue)}{chart}</div>{line}'
+    status = exit_line.html() if exit_line is not None else ""
+    return f'{STYLE}{status}<div class="snap-first">{verdict_matrix(document, checks, catalogue)}{chart}</div>{line}'

@@ -23,7 +23,7 @@ from snap_bench.report.conditions import conditions_section
 from snap_bench.report.context import ReportContext
 from snap_bench.report.downloads import CSV_COMPRESS_OVER, analysis_download, csv_download
 from snap_bench.report.figures import figure_html as _figure
-from snap_bench.report.first_screen import first_screen
+from snap_bench.report.first_screen import ExitLine, first_screen
 from snap_bench.report.formatting import ThresholdTable, metric_label, number, text
 from snap_bench.report.glossary import glossary_html
 from snap_bench.report.palette import register_models
@@ -94,6 +94,7 @@ def summary_html(
     checks: Sequence[CheckRecord] = (),
     trend: StoredTrend | None = None,
     changed: Collection[tuple[str, str, str]] | None = None,
+    exit_line: ExitLine | None = None,
 ) -> str:
     """The report's summary section as an HTML fragment.
 
@@ -102,7 +103,8 @@ def summary_html(
     excellent) and ``instruments`` the session's instruments, which draw their own parts. The
     observation CSV is embedded xz-compressed when larger than ``csv_compress_over`` bytes. ``checks`` are
     the session's judged checks with their figures (the first screen's reasons and the table of checks).
-    ``trend`` is what the results store holds for the report's models (None: no history section).
+    ``trend`` is what the results store holds for the report's models (None: no history section). ``exit_line``
+    is what the exit status said and why, the first screen's first line.
     """
     session = mapping(document.get("session"))
     entries = [(str(name), mapping(entry)) for name, entry in mapping(document.get("instruments")).items()]
@@ -111,7 +113,7 @@ def summary_html(
     catalogue = MetricCatalogue({name: instrument.metrics for name, instrument in instruments.items()})
     sections = [
         STYLE,
-        first_screen(document, observations, checks, catalogue),
+        first_screen(document, observations, checks, catalogue, exit_line),
         '<h2 id="snap-summary">snap-bench: how consistently the models answer</h2>',
         _run_facts(session, entries, observations),
     ]
@@ -134,6 +136,9 @@ def summary_html(
         )
     if comparisons:
         sections += ['<h3 id="snap-baseline">Comparison with the baseline</h3>', _baseline(comparisons, catalogue)]
+    changed_items = changed_items_table(document)
+    if changed_items:
+        sections += ['<h3 id="snap-changed-items">Items changed beyond the run noise</h3>', changed_items]
     if trend is not None:
         sections.append(trend_section(trend, report_models(entries), catalogue))
     conditions, conditions_script = conditions_section(observations, changed)
@@ -146,6 +151,31 @@ def summary_html(
     ]
     # The conditions' data and script sit after the section: nothing inside it is a script.
     return f'<section class="snap-report" id="snap-report">{"".join(sections)}</section>{conditions_script}'
+
+
+def changed_items_table(document: Mapping[str, Any]) -> str:
+    """The items whose answers moved beyond the run-to-run noise (analysis.json ``changes.items``, reliable:
+    q at most the false discovery rate), smallest q first; '' where none did."""
+    rows = [mapping(c) for c in mapping(document.get("changes")).get("items") or [] if isinstance(c, Mapping)]
+    reliable = sorted(
+        (c for c in rows if c.get("reliable")), key=lambda c: (float(c.get("q") or 0.0), str(c.get("item")))
+    )
+    if not reliable:
+        return ""
+    body = "".join(
+        f"<tr><td>{text(c.get('model', ''))} vs {text(c.get('baseline', ''))}</td><td>{text(c.get('instrument', ''))}"
+        f'</td><th scope="row">{text(c.get("item", ""))}</th><td class="snap-num">{float(c.get("shift") or 0.0):+.2f}'
+        f'</td><td class="snap-num">{float(c.get("q") or 0.0):.4f}</td><td class="snap-num">'
+        f"{text(c.get('changed_conditions', ''))} / {text(c.get('conditions', ''))}</td></tr>"
+        for c in reliable
+    )
+    return (
+        '<table class="snap-table" id="snap-changed-items-table"><caption>Each item whose answers moved beyond the '
+        "run-to-run noise (exact within-cell permutation test, false discovery rate 5 %): its mean shift in keyed "
+        "points, its q, and the conditions answered differently. With --snap-gate=...,items each fails the run."
+        "</caption><thead><tr><th>models</th><th>instrument</th><th>item</th><th>shift</th><th>q</th>"
+        f"<th>changed / asked</th></tr></thead><tbody>{body}</tbody></table>"
+    )
 
 
 # Factors whose levels change the prompt's wording but not the item (listed once in "What was asked").

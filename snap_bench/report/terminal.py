@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from statistics import fmean
 from typing import TYPE_CHECKING, Any, Protocol
 
+from snap_bench.asking.batch.ledger import PENDING_IN_A_BATCH
 from snap_bench.judging.drift import Drift
 from snap_bench.judging.outcomes import MEASURED, NON_INFERIOR, NOT_COMPARED, REGRESSION, UNDECIDED, is_computed
 from snap_bench.observations.logprobs import logprob_summaries
@@ -184,7 +185,9 @@ def verdict_block(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
     for coverage in session.coverage().values():
         if not coverage.complete:
             # Said even when nothing was judged (--snap-no-analysis, no answer at all): the run is partial.
-            lines.append((f"{coverage.model}: INCOMPLETE: {coverage.describe()}", {"yellow": True}))
+            # A model whose missing conditions all wait in a batch is not short of its design: it is not done.
+            state = "batch pending" if set(coverage.missing) == {PENDING_IN_A_BATCH} else "INCOMPLETE"
+            lines.append((f"{coverage.model}: {state}: {coverage.describe()}", {"yellow": True}))
     missing = session.missing_reports()
     if missing:
         shown = ", ".join(sorted(missing)[:5])

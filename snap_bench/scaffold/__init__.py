@@ -16,12 +16,15 @@ In a repository with files of its own nothing is overwritten: a file that exists
 
 from __future__ import annotations
 
+import shutil
+import textwrap
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from snap_bench.design.config import ConfigError
 from snap_bench.design.project import PROJECT_FILE, PROJECT_FILE_TEXT
 from snap_bench.instruments import registered
+from snap_bench.scaffold.install import Install, key_variables, team_install
 
 TEMPLATES = Path(__file__).resolve().with_name("templates")
 # The shipped instruments written in YAML (this repository's benchmarks/*.yaml; a test keeps them one).
@@ -34,8 +37,14 @@ PLACES = {
     ".github/workflows/snap-bench.yml": "snap-bench.yml",
 }
 GITIGNORE = ".gitignore"
-# The workflow installs exactly the snap-bench that wrote it; the questionnaire skeleton carries its name.
+# The workflow installs the snap-bench that wrote it, from where it was installed (snap_bench.scaffold.install),
+# and passes the key variable of every provider the project's models.yaml names; the questionnaire skeleton
+# carries its name.
+WORKFLOW = ".github/workflows/snap-bench.yml"
+MODELS = "config/models.yaml"
 REQUIREMENT_MARK = "@REQUIREMENT@"
+INSTALL_MARK = "@INSTALL@"
+KEYS_MARK = "@KEYS@"
 NAME_MARK = "@NAME@"
 
 
@@ -65,9 +74,39 @@ def chosen_instruments(value: str) -> list[str]:
     return [name for name in shipped if name in names]
 
 
-def project_files(instruments: list[str] | None = None, questionnaire: str | None = None) -> dict[str, str]:
+@dataclass(frozen=True)
+class Workflow:
+    """What the workflow installs (snap_bench.scaffold.install) and the key variables it passes."""
+
+    install: Install
+    keys: tuple[str, ...]
+
+    @classmethod
+    def of(cls, folder: Path) -> Workflow:
+        """For ``folder``: the snap-bench installed here, and the keys of its models.yaml (the one it has, else
+        the one init writes)."""
+        try:
+            keys = key_variables(folder / "config", _template(PLACES[MODELS]))
+        except ConfigError as error:
+            raise InitError(f"{error} (the workflow passes the key of every provider it names)") from None
+        return cls(team_install(folder), tuple(keys))
+
+    def render(self, template: str) -> str:
+        how = textwrap.wrap(f"SNAP_BENCH installs {self.install.how}.", 106)
+        keys = [f"      {key}: ${{{{ secrets.{key} }}}}" for key in self.keys]
+        return (
+            template.replace(REQUIREMENT_MARK, self.install.requirement)
+            .replace(f"  # {INSTALL_MARK}", "\n".join(f"  # {line}" for line in how))
+            .replace(f"      {KEYS_MARK}", "\n".join(keys))
+        )
+
+
+def project_files(
+    instruments: list[str] | None = None, questionnaire: str | None = None, workflow: Workflow | None = None
+) -> dict[str, str]:
     """Relative path -> text of every file ``init`` writes, in the order it lists them; ``instruments`` the
-    shipped ones taken (None: all), ``questionnaire`` the name of a skeleton of the team's own."""
+    shipped ones taken (None: all), ``questionnaire`` the name of a skeleton of the team's own, ``workflow``
+    what the CI workflow installs and passes (None: as for the current folder)."""
     taken = shipped_instruments() if instruments is None else instruments
     files = {
         f"benchmarks/test_{name}.py": kind.benchmark_module() for name, kind in registered().items() if name in taken
@@ -84,6 +123,7 @@ def project_files(instruments: list[str] | None = None, questionnaire: str | Non
         files[f"benchmarks/{questionnaire}.yaml"] = _template("questionnaire.yaml").replace(NAME_MARK, questionnaire)
     files[PROJECT_FILE] = PROJECT_FILE_TEXT
     files.update({place: _template(template) for place, template in PLACES.items()})
+    files[WORKFLOW] = (workflow or Workflow.of(Path())).render(files[WORKFLOW])
     return files
 
 
@@ -96,9 +136,18 @@ class Written:
     kept: list[str] = field(default_factory=list)
 
 
-def write_project(folder: Path, files: dict[str, str]) -> Written:
-    """Write every file of ``files`` that ``folder`` lacks; add to an existing .gitignore the lines it lacks."""
+def write_project(folder: Path, files: dict[str, str], wheel: Install | None = None) -> Written:
+    """Write every file of ``files`` that ``folder`` lacks; add to an existing .gitignore the lines it lacks;
+    copy the wheel the workflow installs into the project when it lies outside (``wheel``)."""
     done = Written()
+    if wheel is not None and wheel.wheel is not None and wheel.place is not None and not (folder / WORKFLOW).exists():
+        target = folder / wheel.place
+        if target.exists():
+            done.kept.append(wheel.place)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(wheel.wheel, target)
+            done.written.append(wheel.place)
     for relative, text in files.items():
         path = folder / relative
         if relative == GITIGNORE and path.is_file():
@@ -129,11 +178,4 @@ def _merge_ignore(path: Path, template: str) -> list[str]:
 
 
 def _template(name: str) -> str:
-    return (TEMPLATES / name).read_text(encoding="utf-8").replace(REQUIREMENT_MARK, _requirement())
-
-
-def _requirement() -> str:
-    try:
-        return f"snap-bench=={version('snap-bench')}"
-    except PackageNotFoundError:  # a checkout on sys.path, not installed: no version to pin
-        return "snap-bench"
+    return (TEMPLATES / name).read_text(encoding="utf-8")

@@ -120,7 +120,8 @@ def pending_run_then_collect(bench: BenchProject, provider: FakeBatchApis, first
     result.stdout.fnmatch_lines(
         [
             f"*fake-model: batch {batch_id} pending (0/18 done)*",
-            "*could not measure: 18 pending in a batch*",
+            "*fake-model: batch pending: 0/18 conditions answered (18 pending in a batch)*",
+            "*exit status 6: the batch is pending: 18 condition(s) submitted and not ended yet*",
         ]
     )
     result.assert_outcomes(skipped=SLICE_SIZE)

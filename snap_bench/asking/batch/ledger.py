@@ -19,6 +19,8 @@ from snap_bench.wire.atomic import write_atomically
 
 BATCHES_FOLDER = ".batches"
 PENDING, COLLECTED = "pending", "collected"
+# Why a condition of a pending batch has no observation yet (the exit status and the coverage count it so).
+PENDING_IN_A_BATCH = "pending in a batch"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 

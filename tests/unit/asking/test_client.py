@@ -202,3 +202,21 @@ async def test_without_an_allowance_a_refusal_is_an_attempt_as_any(fake_server: 
     reply = await complete(fake_server, RetryPolicy(max_attempts=2, max_rate_limited=0), RecordedWaits())
     assert reply.error is not None
     assert reply.error.startswith("gave up after 2 attempts: HTTP 429")
+
+
+@pytest.mark.asyncio
+async def test_the_spend_counts_the_billed_requests_not_the_refused(fake_server: FakeOpenAIServer) -> None:
+    """Three refusals (429) and an answer: four attempts, one request billed, and the session's spend line
+    (snap_bench.observations.spend) counts that one."""
+    from snap_bench.observations.observation import Observation
+    from snap_bench.observations.spend import spend_by_model
+
+    fake_server.script.failures = deque([Failure(429, retry_after="0")] * 3)
+    reply = await complete(fake_server, RetryPolicy(max_attempts=2, max_rate_limited=4), RecordedWaits())
+    assert (reply.text, reply.attempts, reply.billed_requests) == ("4", 4, 1)
+    observation = Observation(
+        model="m", instrument="i", condition_id="c", cell="c", item="x", factors={}, temperature=0.0, run=1,
+        messages=[], raw_answer=reply.text, score=4, keyed_score=4.0, code=None, reason="",
+        attempts=reply.attempts, billed_requests=reply.billed_requests,
+    )  # fmt: skip
+    assert spend_by_model([observation])["m"]["requests"] == 1

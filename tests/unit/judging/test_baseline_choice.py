@@ -46,3 +46,16 @@ def test_a_model_the_file_does_not_hold_is_named_with_those_it_does(tmp_path: Pa
 
 def test_one_model_needs_no_choice(tmp_path: Path) -> None:
     assert parse_baseline(str(saved(tmp_path, ["alpha"])), []).model == "alpha"
+
+
+def test_a_baseline_that_is_neither_names_the_models_with_recordings_only(tmp_path: Path) -> None:
+    """models.yaml lists many models, retired ones among them; the ones a baseline can replay are those
+    with recordings, and only those are offered."""
+    known = ["claude-3-opus", "gpt-5.2", "qwen2.5-coder-1.5b", "smollm2-135m"]
+    recorded = ["qwen2.5-coder-1.5b", "smollm2-135m"]
+    for value in ("no-such-model", str(tmp_path / "missing.json")):
+        with pytest.raises(ValueError, match="model with recordings") as raised:
+            parse_baseline(value, known, recorded)
+        assert "qwen2.5-coder-1.5b, smollm2-135m" in str(raised.value)
+        assert "gpt-5.2" not in str(raised.value)
+        assert "claude-3-opus" not in str(raised.value)

@@ -69,3 +69,13 @@ def test_pytest_own_statuses_are_stated_as_they_are(status: int, word: str) -> N
     decision = decide(ExitFindings(pytest_status=status, not_measured={"no recording": 3}))
     assert decision.code == status
     assert word in decision.reason
+
+
+def test_a_run_whose_unanswered_conditions_all_wait_in_a_batch_says_the_batch_is_pending() -> None:
+    """--snap-batch=submit: nothing was meant to be answered yet, so nothing rests on part of the design."""
+    pending = decide(ExitFindings(not_measured={"pending in a batch": 600}))
+    assert pending.code == 6
+    assert pending.reason.startswith("the batch is pending: 600 condition(s)")
+    assert "part of the design" not in pending.reason
+    mixed = decide(ExitFindings(not_measured={"pending in a batch": 10, "no recording": 2}))
+    assert "could not measure" in mixed.reason

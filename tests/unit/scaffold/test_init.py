@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -11,7 +12,8 @@ from snap_bench.cli import main
 from snap_bench.design.config import MODELS_FILE, PACKAGED, ConfigFiles
 from snap_bench.design.models import load_models
 from snap_bench.instruments import Selection, instrument_file_kind, registered
-from snap_bench.scaffold import project_files
+from snap_bench.scaffold import Workflow, project_files, write_project
+from snap_bench.scaffold.install import Install, install_from
 from tests.conftest import REPO, SHIPPED
 
 WRITTEN = [
@@ -138,13 +140,13 @@ def test_the_models_template_extends_the_packaged_list(tmp_path: Path) -> None:
     assert (gemini.base_url, gemini.api_key_env) == ("https://generativelanguage.googleapis.com", "GEMINI_API_KEY")
 
 
-def test_the_workflow_mirrors_this_repositorys_gate_and_recording() -> None:
-    files = project_files()
+def test_the_workflow_mirrors_this_repositorys_gate_and_recording(tmp_path: Path) -> None:
+    files = project_files(workflow=Workflow.of(tmp_path))
     workflow = yaml.safe_load(files[".github/workflows/snap-bench.yml"])
     ours = yaml.safe_load((REPO / ".github" / "workflows" / "snap-bench.yml").read_text(encoding="utf-8"))
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as true
     assert set(triggers) == set(ours[True]) == {"pull_request", "schedule", "workflow_dispatch"}
-    assert workflow["env"]["SNAP_BENCH"].startswith("snap-bench")
+    assert workflow["env"]["SNAP_BENCH"]
     gate = "\n".join(step.get("run", "") for step in workflow["jobs"]["gate"]["steps"])
     assert "--snap-gate=baseline" in gate
     assert "--baseline=" in gate
@@ -155,3 +157,77 @@ def test_the_workflow_mirrors_this_repositorys_gate_and_recording() -> None:
     assert "reports/" in ignored
     assert ".env" in ignored
     assert "OPENROUTER_API_KEY=" in files[".env.example"].splitlines()
+
+
+WHEEL = "snap_bench-1.2.3-py3-none-any.whl"
+
+
+def _workflow_of(install: Install, keys: tuple[str, ...] = ("OPENROUTER_API_KEY",)) -> dict[str, Any]:
+    workflow = yaml.safe_load(project_files(workflow=Workflow(install, keys))[".github/workflows/snap-bench.yml"])
+    assert isinstance(workflow, dict)
+    return workflow
+
+
+def test_the_workflow_installs_what_was_installed_from_where_it_was_installed(tmp_path: Path) -> None:
+    """pip's record of the install (direct_url.json) decides: no record is a package index, which has the version;
+    a git URL is its commit; a remote archive itself; a wheel of this machine is committed with the project."""
+    project, elsewhere = tmp_path / "project", tmp_path / "downloads"
+    (project / "dist").mkdir(parents=True)
+    elsewhere.mkdir()
+    (project / "dist" / WHEEL).write_bytes(b"inside")
+    (elsewhere / WHEEL).write_bytes(b"outside")
+    git = {"url": "https://example.org/team/snap-bench.git", "vcs_info": {"vcs": "git", "commit_id": "abc123"}}
+    archive = {"url": f"https://example.org/{WHEEL}", "archive_info": {}}
+    inside = {"url": (project / "dist" / WHEEL).as_uri(), "archive_info": {}}
+    outside = {"url": (elsewhere / WHEEL).as_uri(), "archive_info": {}}
+    checkout = {"url": (tmp_path / "snap-bench").as_uri(), "dir_info": {"editable": True}}
+    expected = [
+        (None, "snap-bench==1.2.3"),
+        (git, "snap-bench @ git+https://example.org/team/snap-bench.git@abc123"),
+        (archive, f"snap-bench @ https://example.org/{WHEEL}"),
+        (inside, f"./dist/{WHEEL}"),
+        (outside, f"./wheels/{WHEEL}"),
+        (checkout, f"./wheels/{WHEEL}"),
+    ]
+    for direct_url, requirement in expected:
+        install = install_from("1.2.3", direct_url, project)
+        assert install.requirement == requirement, direct_url
+        assert _workflow_of(install)["env"]["SNAP_BENCH"] == requirement
+    assert "pip wheel --no-deps -w wheels" in install_from("1.2.3", checkout, project).how  # how to make it so
+
+    copied = install_from("1.2.3", outside, project)
+    done = write_project(project, {}, copied)
+    assert done.written == [f"wheels/{WHEEL}"]
+    assert (project / "wheels" / WHEEL).read_bytes() == b"outside"
+
+
+def test_the_recording_job_takes_the_key_of_every_provider_the_models_file_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["init", str(tmp_path / "fresh")]) == 0
+    assert "CI (.github/workflows/snap-bench.yml) installs " in capsys.readouterr().out
+    fresh = yaml.safe_load((tmp_path / "fresh" / ".github/workflows/snap-bench.yml").read_text(encoding="utf-8"))
+    keys = {"OPENROUTER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"}  # the template's entries
+    assert {name: value for name, value in fresh["jobs"]["record"]["env"].items() if name != "MODEL"} == {
+        key: f"${{{{ secrets.{key} }}}}" for key in keys
+    }
+
+    team = tmp_path / "team"
+    (team / "config").mkdir(parents=True)
+    (team / "config" / "models.yaml").write_text(
+        "models:\n  ours:\n    id: ours/model\n    base_url: https://llm.example.org/v1\n    api_key_env: TEAM_KEY\n",
+        encoding="utf-8",
+    )
+    assert main(["init", str(team)]) == 0
+    workflow = yaml.safe_load((team / ".github/workflows/snap-bench.yml").read_text(encoding="utf-8"))
+    assert set(workflow["jobs"]["record"]["env"]) == {"TEAM_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY", "MODEL"}
+
+
+def test_a_models_file_init_cannot_read_is_named_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "models.yaml").write_text("models:\n  ours: [not, a, mapping]\n", encoding="utf-8")
+    assert main(["init", str(tmp_path)]) == 2
+    assert "models.yaml" in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["config"]
