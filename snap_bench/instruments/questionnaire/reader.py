@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from snap_bench.design.config import ConfigFiles, Node, load_yaml
+from snap_bench.design.config import ConfigFiles, Node, known_keys, load_yaml
 from snap_bench.design.temperatures import temperatures
-from snap_bench.instruments.design import file_beside, instrument_name, item_id, known_keys, paraphrases
+from snap_bench.instruments.design import file_beside, instrument_name, item_id, paraphrases
 from snap_bench.instruments.questionnaire.design import ItemNorm, LikertItem, Norms, QuestionnaireDesign, TraitNorm
 from snap_bench.observations.parsing import LikertScale
 

@@ -62,9 +62,13 @@ def test_a_label_with_braces_is_text_not_a_placeholder(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "key", "fix"),
     [
-        (("items:", "itmes:"), "itmes", "use one of"),
+        (("items:", "itmes:"), "itmes", "write `items` (the closest known key), or use one of"),
         (("points: 5", "points: 6"), "scale.labels", "one label per point"),
-        (('text: "I stay calm when plans fall apart."', "txt: x"), "items[0].txt", "use one of"),
+        (
+            ('text: "I stay calm when plans fall apart."', "txt: x"),
+            "items[0].txt",
+            "write `text` (the closest known key), or use one of",
+        ),
         (
             ('text: "I stay calm when plans fall apart."', "text: a, paraphrases: {P1: b}"),
             "items[0]",
