@@ -1,5 +1,6 @@
-"""The project root a session reads config/, cassettes/ and reports/ from, for a command line parsed in-process
-(pytester.parseconfig: pytest's own rootdir choice, no subprocess): no option's value moves it."""
+"""The project root a session reads config/, cassettes/, reports/ and baselines from, for a command line parsed
+in-process (pytester.parseconfig: pytest's own rootdir choice, no subprocess): no option's value moves it, and
+no start folder moves a relative baseline path."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from snap_bench.plugin.session_options import project_folder
+from snap_bench.design.project import PROJECT_FILE
+from snap_bench.judging.baseline import parse_baseline
+from snap_bench.observations.observation import Observation
+from snap_bench.plugin.session import SnapSession
+from snap_bench.plugin.session_options import SessionOptions, project_folder
 
 
 @pytest.fixture
@@ -33,3 +38,37 @@ def test_an_existing_folder_after_snap_out_does_not_move_the_project(pytester: p
     (project / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     assert project_folder(pytester.parseconfig("benchmarks", "--snap-out", str(out))) == project
     assert project_folder(pytester.parseconfig("benchmarks", f"--rootdir={out}")) == out
+
+
+def test_baseline_paths_are_the_project_roots_wherever_pytest_starts(
+    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / PROJECT_FILE).write_text("", encoding="utf-8")
+    monkeypatch.chdir(project / "benchmarks")
+    config = pytester.parseconfig(".", "--snap-save-baseline=baselines/{model}.json")
+    session = SnapSession(config, SessionOptions.from_config(config))
+    kept = Observation(
+        model="m",
+        instrument="profile",
+        condition_id="M01-P1-NEU-t0-C0-r1",
+        cell="M01-P1-NEU-t0-C0",
+        item="M01",
+        factors={"system_prompt": "NEU"},
+        temperature=0.0,
+        run=1,
+        messages=[],
+        raw_answer="4",
+        score=4,
+        keyed_score=4.0,
+        code=None,
+        reason="",
+    )
+    session.artefacts.save_baselines(str(config.getoption("snap_save_baseline")), ["m"], [kept], {"profile": "1"})
+    # written where the CI workflow gates the root's baselines, not below benchmarks/
+    assert session.artefacts.saved_baselines == [project / "baselines" / "m.json"]
+    assert not (project / "benchmarks" / "baselines").exists()
+    # and read back from there by --baseline, as config/ and cassettes/ are
+    spec = parse_baseline("baselines/m.json", [], session.options.rootdir)
+    assert (spec.model, len(spec.observations)) == ("m@baseline", 1)
+    with pytest.raises(ValueError, match=r"--baseline baselines/x\.json: no such file \(looked for .*project"):
+        parse_baseline("baselines/x.json", [], session.options.rootdir)
