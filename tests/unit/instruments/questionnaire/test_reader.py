@@ -109,6 +109,19 @@ def test_norms_must_cover_every_construct(tmp_path: Path) -> None:
         read_questionnaire(path, CONFIG)
 
 
+@pytest.mark.parametrize("alpha", ["", ", alpha: null"])
+def test_norms_of_mean_sd_and_n_alone_are_read(tmp_path: Path, alpha: str) -> None:
+    """What published instruments report: no item figures, no alpha (absent or null)."""
+    write(
+        tmp_path,
+        f"source: {{respondents: 10, name: a manual}}\ntraits:\n  composure: {{mean: 3.5, sd: 0.6, n: 10{alpha}}}\n",
+        "norms.yaml",
+    )
+    norms = read_questionnaire(write(tmp_path, MINIMAL + "norms: norms.yaml\n"), CONFIG).norms
+    assert norms is not None
+    assert (norms.traits["composure"].mean, norms.traits["composure"].alpha, norms.items) == (3.5, None, {})
+
+
 def test_own_thresholds_lie_over_the_defaults_for_a_questionnaire(tmp_path: Path) -> None:
     path = write(
         tmp_path, MINIMAL + "thresholds:\n  metrics:\n    unscored_rate: {better: lower, minimum: 0.2, target: 0.2}\n"
