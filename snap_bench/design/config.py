@@ -10,8 +10,9 @@ so that a bad value anywhere produces one :class:`ConfigError` such as::
 
 from __future__ import annotations
 
+import difflib
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,16 @@ class Node:
         if not texts:
             raise self.error("empty list", "list at least one value")
         return texts
+
+
+def known_keys(node: Node, keys: Sequence[str]) -> None:
+    """A key the reader does not know is a typo until shown otherwise: an error naming it, the closest known
+    key (``api_key_evn`` -> ``api_key_env``) and every known one, rather than a key silently left unread."""
+    for key, child in node.items():
+        if key not in keys:
+            close = difflib.get_close_matches(key, list(keys), n=1, cutoff=0.6)
+            guess = f"write `{close[0]}` (the closest known key), or " if close else ""
+            raise child.error("unknown key", f"{guess}use one of: {', '.join(keys)}")
 
 
 def _kind(value: Any) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from snap_bench.design.config import MODELS_FILE, ConfigError, ConfigFiles, Node, load_yaml
+from snap_bench.design.config import MODELS_FILE, ConfigError, ConfigFiles, Node, known_keys, load_yaml
 from snap_bench.design.local_weights import LocalWeights
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
@@ -53,6 +53,47 @@ ROUTING_KEYS = (
     "sort",
     "max_price",
 )
+
+
+# What a models.yaml may hold: a key outside these is a typo, never silently left unread (a misspelt
+# api_key_env would otherwise fall back to the default key variable).
+TOP_KEYS = ("defaults", "pilot", "models")
+DEFAULT_KEYS = ("base_url", "api_key_env", "rate_limit_per_minute", "concurrency")
+ENTRY_KEYS = (
+    "id",
+    "label",
+    "tier",
+    "base_url",
+    "api_key_env",
+    "dialect",
+    "provider",
+    "price",
+    "rate_limit_per_minute",
+    "concurrency",
+    "max_tokens",
+    "reasoning",
+    "logprobs",
+    "takes_temperature",
+    "stands_for",
+    "retired",
+    "local",
+)
+PRICE_KEYS = ("input_per_million", "output_per_million")
+RETIRED_KEYS = ("date", "successor")
+LOCAL_KEYS = ("requirement", "sha256", "module", "file", "parts")
+# Ports a URL without one uses: https://openrouter.ai and https://openrouter.ai:443 are one host.
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+
+
+def host_of(url: str) -> str:
+    """Where a request to ``url`` goes: its host, and its port when not the scheme's own."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:  # a malformed port: compared as written
+        return parts.netloc.rpartition("@")[2].lower()
+    host = (parts.hostname or "").lower()
+    return host if port is None or port == _DEFAULT_PORTS.get(parts.scheme) else f"{host}:{port}"
 
 
 def dialect_of(base_url: str | None) -> str:
@@ -205,8 +246,16 @@ def load_models(config: ConfigFiles) -> ModelRegistry:
     defaults: dict[str, Node] = {}
     entries: dict[str, Node] = {}
     pilot_node: Node | None = None
+    # The base_url in effect where the default key variable was named: the host that key belongs to.
+    key_url: Node | None = None
     for document in documents:
-        defaults.update(_entries(document.get("defaults", None)))
+        known_keys(document, TOP_KEYS)
+        document_defaults = _entries(document.get("defaults", None))
+        if document_defaults:
+            known_keys(document.get("defaults"), DEFAULT_KEYS)
+        defaults.update(document_defaults)
+        if any(name == "api_key_env" for name, _ in document_defaults):
+            key_url = defaults.get("base_url")
         entries.update(_entries(document.get("models", None)))
         if document.has("pilot"):
             pilot_node = document.get("pilot")
@@ -218,10 +267,18 @@ def load_models(config: ConfigFiles) -> ModelRegistry:
     default_key_env = default("api_key_env", OPENROUTER_KEY_ENV).optional_text()
     default_rate = default("rate_limit_per_minute", None)
     default_concurrency = default("concurrency", None)
+    key_host = host_of((key_url or default("base_url", OPENROUTER_URL)).text())
+    if default_key_env is not None and host_of(default_url) != key_host:
+        # A project's defaults moved the endpoint and kept the packaged key variable: every entry would send
+        # that provider's key to the new host.
+        raise default("base_url", OPENROUTER_URL).error(
+            f"{default_key_env}, the key variable of {key_host}, would be sent to {host_of(default_url)}",
+            "name its key variable with api_key_env: under defaults (null for a server that needs no key)",
+        )
 
     models: dict[str, ModelSpec] = {}
     for name, entry in entries.items():
-        models[name] = _model(name, entry, default_url, default_key_env, default_rate, default_concurrency)
+        models[name] = _model(name, entry, default_url, (default_key_env, key_host), default_rate, default_concurrency)
     if not models:
         raise documents[-1].get("models", None).error("no models", "add at least one entry")
 
@@ -260,17 +317,26 @@ def _entries(node: Node) -> list[tuple[str, Node]]:
 
 
 def _model(
-    name: str, entry: Node, default_url: str, default_key_env: str | None, default_rate: Node, default_concurrency: Node
+    name: str,
+    entry: Node,
+    default_url: str,
+    default_key: tuple[str | None, str],
+    default_rate: Node,
+    default_concurrency: Node,
 ) -> ModelSpec:
+    """One entry; ``default_key`` is the default key variable and the host it belongs to."""
     if not name.replace("-", "").replace(".", "").replace("_", "").isalnum():
         raise entry.error(
             f"model name {name!r} has characters unfit for a folder or a test id",
             "use letters, digits, '-', '.' and '_' only",
         )
+    known_keys(entry, ENTRY_KEYS)
+    default_key_env, key_host = default_key
     weights = _weights(entry.get("local")) if entry.has("local") else None
     price = None
     if entry.has("price"):
         price_node = entry.get("price")
+        known_keys(price_node, PRICE_KEYS)
         price = Price(
             input_per_million=price_node.get("input_per_million").number(0, 10_000, "price"),
             output_per_million=price_node.get("output_per_million").number(0, 10_000, "price"),
@@ -278,12 +344,15 @@ def _model(
     # An entry that names a provider's own dialect but no endpoint or key goes to that provider with its key.
     native = NATIVE_PROVIDERS.get(entry.get("dialect").value) if entry.has("dialect") else None
     if native is not None:
-        default_url, default_key_env = native.base_url, native.key_env
+        default_url, default_key_env, key_host = native.base_url, native.key_env, native.host
     base_url = None if weights else entry.get("base_url", default_url).text().rstrip("/")
     if native is None and not entry.has("api_key_env") and base_url is not None:
         # A base_url on a provider's own host (no dialect:) asks with that provider's key, not OpenRouter's.
         by_host = NATIVE_PROVIDERS.get(dialect_of(base_url))
-        default_key_env = by_host.key_env if by_host is not None else default_key_env
+        if by_host is not None:
+            default_key_env, key_host = by_host.key_env, by_host.host
+    if base_url is not None and not entry.has("api_key_env") and default_key_env is not None:
+        _key_stays_home(entry.get("base_url", default_url), base_url, default_key_env, key_host)
     return ModelSpec(
         name=name,
         label=entry.get("label", name).text(),
@@ -308,6 +377,17 @@ def _model(
     )
 
 
+def _key_stays_home(node: Node, base_url: str, key_env: str, key_host: str) -> None:
+    """A key variable the entry does not name is a provider's (or the defaults'): it goes to that host only.
+    Elsewhere the entry names its own, so that no typo or copied base_url sends a provider's key away."""
+    if host_of(base_url) != key_host:
+        raise node.error(
+            f"the entry names no key variable, and the default one ({key_env}) is {key_host}'s key: it would be "
+            f"sent to {host_of(base_url)}",
+            "name its key variable with api_key_env: (null for a server that needs no key)",
+        )
+
+
 def _routing(node: Node) -> dict[str, Any]:
     """models.yaml `provider:`, OpenRouter's routing object: its keys checked (a typo would be ignored by the
     provider, silently routing elsewhere), its values sent as written."""
@@ -322,6 +402,7 @@ def _routing(node: Node) -> dict[str, Any]:
 def _retirement(node: Node) -> Retirement:
     if not isinstance(node.value, dict):
         raise node.error("not a mapping", "write retired: {date: 2026-01-05, successor: MODEL}")
+    known_keys(node, RETIRED_KEYS)
     successor = node.get("successor").text() if node.has("successor") else None
     # `date`, not `on`: YAML 1.1 reads a bare `on` key as true.
     return Retirement(date=str(node.get("date").value), successor=successor)
@@ -366,6 +447,7 @@ def _concurrency(node: Node) -> int | None:
 
 
 def _weights(node: Node) -> LocalWeights:
+    known_keys(node, LOCAL_KEYS)
     sha256 = node.get("sha256").text().lower()
     if len(sha256) != 64 or any(char not in "0123456789abcdef" for char in sha256):
         raise node.get("sha256").error("not a sha256 digest", "give the 64 hex digits of the weights file")

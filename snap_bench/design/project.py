@@ -10,7 +10,8 @@ are then the root's wherever pytest is started. A separate file, not a table in 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 PROJECT_FILE = "snap-bench.toml"
@@ -31,3 +32,22 @@ def project_root(starts: Iterable[Path]) -> Path | None:
             if (candidate / PROJECT_FILE).is_file():
                 return candidate
     return None
+
+
+def root_of_run_paths(invoked: Path, run_paths: Sequence[Path]) -> Path:
+    """The rootdir pytest takes when it finds no ini file, worked out from the paths the run collects: the
+    nearest folder holding ``setup.py`` at or above their common folder, else the common folder of that and the
+    folder pytest was started in (pytest's documented rule, "Finding the rootdir").
+
+    pytest itself applies this rule to every existing path on the command line, and it does so before any
+    plugin is loaded, so a plugin's option is not known yet: in ``--snap-out /some/folder`` the value counts as
+    a run path and moves the rootdir to a parent of both. The run's own paths (``config.args``, parsed once the
+    options are known) are what this reads instead, so no option's value moves it.
+    """
+    folders = [path if path.is_dir() else path.parent for path in run_paths if path.exists()]
+    ancestor = Path(os.path.commonpath(folders)) if folders else invoked
+    for folder in (ancestor, *ancestor.parents):
+        if (folder / "setup.py").is_file():
+            return folder
+    common = Path(os.path.commonpath([invoked, ancestor]))
+    return ancestor if common == Path(common.anchor) else common

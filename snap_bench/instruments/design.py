@@ -61,13 +61,6 @@ def selectable_names(items: Iterable[BankItem]) -> list[str]:
     return sorted(names)
 
 
-def known_keys(node: Node, keys: tuple[str, ...]) -> None:
-    """A key the reader does not know is a typo until shown otherwise."""
-    for key, child in node.items():
-        if key not in keys:
-            raise child.error("unknown key", f"use one of: {', '.join(keys)}")
-
-
 def instrument_name(node: Node) -> str:
     """The name a file gives its instrument: an identifier (it names cassette folders and report sections)."""
     name = node.text()

@@ -37,23 +37,27 @@ class BaselineSpec:
     source: str = ""
 
 
-def parse_baseline(value: str, known_models: list[str], recorded: list[str] | None = None) -> BaselineSpec:
+def parse_baseline(
+    value: str, known_models: list[str], recorded: list[str] | None = None, root: Path = Path()
+) -> BaselineSpec:
     """A model name, a baseline file, or the path of a saved analysis.json: its one judged model, or the
-    model named after a ``#`` (``reports/analysis.json#qwen2.5-coder-1.5b``) when it holds several.
+    model named after a ``#`` (``reports/analysis.json#qwen2.5-coder-1.5b``) when it holds several. A relative
+    path is read below ``root`` (the project root, as --snap-save-baseline writes it), wherever pytest started.
 
     ``recorded``: the models with recordings, the ones a message offers (a model of models.yaml without any,
     retired ones included, is no baseline to replay); None offers ``known_models``."""
     offered = ", ".join(known_models if recorded is None else [m for m in recorded if m in known_models]) or "none"
-    path, chosen = Path(value), None
+    path, chosen = root / value, None
     if not path.is_file() and "#" in value:
         head, _, chosen = value.rpartition("#")
-        path = Path(head)
+        path = root / head
         value = head
     if value.endswith(".json") or path.is_file():
         if not path.is_file():
+            looked = "" if Path(value).is_absolute() else f" (looked for {path})"
             raise ValueError(
-                f"--baseline {value}: no such file. Fix: write one with --snap-save-baseline={value}, or name a "
-                f"model with recordings ({offered})"
+                f"--baseline {value}: no such file{looked}. Fix: write one with --snap-save-baseline={value}, or "
+                f"name a model with recordings ({offered})"
             )
         try:
             document = json.loads(path.read_text(encoding="utf-8"))

@@ -77,9 +77,10 @@ AUDIT_PATTERN = "*-audit.json"
 
 
 class Artefacts:
-    def __init__(self, out_dir: Path, invocation_dir: Path) -> None:
+    def __init__(self, out_dir: Path, root: Path) -> None:
         self.out_dir = out_dir
-        self._invocation_dir = invocation_dir
+        # The project root: a relative --snap-save-baseline path is written below it, as config/ is read.
+        self._root = root
         self.saved_baselines: list[Path] = []
 
     def clear_previous_run(self, analysis_path: Path) -> list[Path]:
@@ -135,12 +136,12 @@ class Artefacts:
     def save_baselines(
         self, template: str, models: list[str], observations: list[Observation], versions: dict[str, str]
     ) -> None:
-        """One baseline file per model (``{model}`` in the template names it), relative to where pytest ran."""
+        """One baseline file per model (``{model}`` in the template names it), relative to the project root."""
         from snap_bench.judging.baseline import baseline_document, baseline_path, write_baseline
 
         for model in models:
             path = baseline_path(template, model)
-            path = path if path.is_absolute() else self._invocation_dir / path
+            path = path if path.is_absolute() else self._root / path
             write_baseline(path, baseline_document(model, observations, versions))
             self.saved_baselines.append(path)
 

@@ -75,7 +75,7 @@ class SnapSession:
         self.exit_decision: ExitDecision | None = None
         self.recordings = Recordings(options.cassette_dir)
         self._endpoints: Endpoints | None = None
-        self.artefacts = Artefacts(options.out_dir, Path(config.invocation_params.dir))
+        self.artefacts = Artefacts(options.out_dir, options.rootdir)
         self._instruments: dict[str, Instrument] = {}
         self.instrument_files = InstrumentFiles(options.config)  # written in YAML under the run's paths
         self._asker: Asker | None = None
@@ -122,7 +122,10 @@ class SnapSession:
             self.models = [model_facts.with_catalogue_price(model, self.facts.get(model.name)) for model in self.models]
             if self.options.baseline:
                 self.baseline = parse_baseline(
-                    self.options.baseline, sorted(self.registry.models), self.recordings.models()
+                    self.options.baseline,
+                    sorted(self.registry.models),
+                    self.recordings.models(),
+                    self.options.rootdir,
                 )
                 replayed = self.baseline.saved is None and not self.baseline.observations
                 if replayed and self.baseline.model not in [m.name for m in self.models]:

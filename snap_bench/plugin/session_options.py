@@ -16,7 +16,7 @@ import pytest
 
 from snap_bench.asking.settings import AskingSettings
 from snap_bench.design.config import ConfigFiles
-from snap_bench.design.project import project_root
+from snap_bench.design.project import project_root, root_of_run_paths
 from snap_bench.design.temperatures import DEFAULT
 from snap_bench.history.address import StoreAddress, StoreAddressError, store_address
 from snap_bench.history.database import INSTALL_DRIVER, postgres_driver_installed
@@ -182,11 +182,23 @@ class SessionOptions(AskingSettings):
 
 def project_folder(config: pytest.Config) -> Path:
     """The folder the relative snap-bench folders are read from: the nearest one holding ``snap-bench.toml``
-    above the run's paths or the folder pytest was started in (snap_bench.design.project), else pytest's rootdir."""
+    above the run's paths or the folder pytest was started in (snap_bench.design.project); else pytest's rootdir
+    where the command line (``--rootdir``, ``-c``) or an ini file at or above the run fixed it; else the rootdir
+    pytest's rule gives for the run's own paths. pytest chooses its rootdir before it loads this plugin, so it
+    reads the value of ``--snap-out /a/folder`` (space form) as a run path; the run's paths (``config.args``)
+    are parsed with the plugin's options known."""
     invoked = Path(config.invocation_params.dir)
     paths = [Path(argument.split("::")[0]) for argument in config.args]
-    found = project_root([*(path if path.is_absolute() else invoked / path for path in paths), invoked])
-    return found if found is not None else Path(config.rootpath)
+    run_paths = [path if path.is_absolute() else invoked / path for path in paths]
+    found = project_root([*run_paths, invoked])
+    if found is not None:
+        return found
+    if config.getoption("rootdir", None) or config.getoption("inifilename", None):
+        return Path(config.rootpath)
+    inipath = config.inipath
+    if inipath is not None and any(start.is_relative_to(inipath.parent) for start in [*run_paths, invoked]):
+        return Path(config.rootpath)
+    return root_of_run_paths(invoked, run_paths)
 
 
 # Which option selects on which factor, for the message that names an instrument's legal values.

@@ -146,9 +146,9 @@ def test_damaged_recordings_are_named_offline_and_re_recorded_live(
 def two_servers(bench: BenchProject, broken_url: str, healthy_url: str) -> None:
     """fake-model at ``broken_url``, other-model at a healthy server."""
     (bench.root / "config" / "models.yaml").write_text(
-        "defaults:\n  api_key_env: FAKE_OPENAI_KEY\nmodels:\n"
-        f"  fake-model:\n    id: fake/model\n    base_url: {broken_url}\n"
-        f"  other-model:\n    id: fake/other\n    base_url: {healthy_url}\n",
+        "models:\n"
+        f"  fake-model:\n    id: fake/model\n    base_url: {broken_url}\n    api_key_env: FAKE_OPENAI_KEY\n"
+        f"  other-model:\n    id: fake/other\n    base_url: {healthy_url}\n    api_key_env: FAKE_OPENAI_KEY\n",
         encoding="utf-8",
     )
 

@@ -39,11 +39,13 @@ def models_yaml(anthropic_url: str, gemini_url: str) -> str:
             id: {CLAUDE.id}
             dialect: anthropic
             base_url: {anthropic_url}
+            api_key_env: ANTHROPIC_API_KEY
             price: {{input_per_million: 3.0, output_per_million: 15.0}}
           claude-thinking:
             id: {CLAUDE.id}
             dialect: anthropic
             base_url: {anthropic_url}
+            api_key_env: ANTHROPIC_API_KEY
             reasoning: low
             max_tokens: 64
             price: {{input_per_million: 3.0, output_per_million: 15.0}}
@@ -51,10 +53,12 @@ def models_yaml(anthropic_url: str, gemini_url: str) -> str:
             id: {CLAUDE_NO_TEMPERATURE.id}
             dialect: anthropic
             base_url: {anthropic_url}
+            api_key_env: ANTHROPIC_API_KEY
           flash:
             id: {FLASH.id}
             dialect: gemini
             base_url: {gemini_url}
+            api_key_env: GEMINI_API_KEY
             reasoning: low
             max_tokens: 64
             price: {{input_per_million: 1.25, output_per_million: 10.0}}

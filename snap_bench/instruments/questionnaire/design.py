@@ -33,11 +33,12 @@ class ItemNorm:
 
 @dataclass(frozen=True)
 class TraitNorm:
-    """A construct's score (the mean of its keyed items) among the human respondents, and its alpha."""
+    """A construct's score (the mean of its keyed items) among the human respondents, and its alpha (None
+    where the source reports none: published norms often give mean, SD and n alone)."""
 
     mean: float
     sd: float
-    alpha: float
+    alpha: float | None
     n: int
 
 

@@ -70,10 +70,11 @@ def norms_lines(norms: Mapping[str, Any] | None) -> list[str]:
             lines.append(f"  {trait}: no scored answers")
             continue
         span = f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
-        alpha = figures["model_alpha"]
+        alpha, human_alpha = figures["model_alpha"], figures["human_alpha"]
         lines.append(
             f"  {trait}: {mean:.2f}{span} vs {figures['human_mean']:.2f} (SD {figures['human_sd']:.2f}), "
             f"z {figures['z']:+.2f}, percentile {figures['percentile']:.0f}; alpha "
-            f"{'n/a' if alpha is None else f'{alpha:.2f}'} vs {figures['human_alpha']:.2f}"
+            f"{'n/a' if alpha is None else f'{alpha:.2f}'} vs "
+            f"{'not reported' if human_alpha is None else f'{human_alpha:.2f}'}"
         )
     return lines

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from snap_bench.design.config import ConfigFiles, Node, load_yaml
+from snap_bench.design.config import ConfigFiles, Node, known_keys, load_yaml
 from snap_bench.design.temperatures import temperatures
-from snap_bench.instruments.design import file_beside, instrument_name, item_id, known_keys, paraphrases
+from snap_bench.instruments.design import file_beside, instrument_name, item_id, paraphrases
 from snap_bench.instruments.questionnaire.design import ItemNorm, LikertItem, Norms, QuestionnaireDesign, TraitNorm
 from snap_bench.observations.parsing import LikertScale
 
@@ -238,22 +238,25 @@ def _items(node: Node, contexts: dict[str, str | None]) -> dict[str, LikertItem]
 
 
 def read_norms(path: Path) -> Norms:
-    """Human norms (docs/instruments.md): ``source: {respondents: N, ...}``, per item ``{mean, sd, n}`` of the raw
-    answers, per trait ``{mean, sd, alpha, n}`` of the respondents' trait scores (the mean of the keyed items)."""
+    """Human norms (docs/instruments.md): ``source: {respondents: N, ...}``, per trait ``{mean, sd, n}`` of the
+    respondents' trait scores (the mean of the keyed items) and, where the source reports them, the trait's
+    ``alpha`` and per item ``{mean, sd, n}`` of the raw answers (published instruments often give the trait
+    figures alone)."""
     root = load_yaml(path)
+    items_node = root.get("items", None)
     items = {
         item: ItemNorm(
             mean=node.get("mean").number(-1e6, 1e6, "mean"),
             sd=node.get("sd").number(0, 1e6, "standard deviation"),
             n=node.get("n").integer(1, 10**9),
         )
-        for item, node in root.get("items").items()
+        for item, node in (items_node.items() if items_node.value is not None else ())
     }
     traits = {
         trait: TraitNorm(
             mean=node.get("mean").number(-1e6, 1e6, "mean"),
             sd=node.get("sd").number(1e-12, 1e6, "positive standard deviation"),
-            alpha=node.get("alpha").number(-1e6, 1, "Cronbach's alpha"),
+            alpha=_alpha(node.get("alpha", None)),
             n=node.get("n").integer(1, 10**9),
         )
         for trait, node in root.get("traits").items()
@@ -267,6 +270,11 @@ def read_norms(path: Path) -> Norms:
         items=items,
         traits=traits,
     )
+
+
+def _alpha(node: Node) -> float | None:
+    """A trait's alpha among the respondents: absent or null where the source reports none."""
+    return None if node.value is None else node.number(-1e6, 1, "Cronbach's alpha")
 
 
 def _check_norms(norms: Norms, items: dict[str, LikertItem], node: Node) -> None:

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from snap_bench.design.config import ConfigFiles, Node, load_yaml
+from snap_bench.design.config import ConfigFiles, Node, known_keys, load_yaml
 from snap_bench.design.temperatures import temperatures
-from snap_bench.instruments.design import file_beside, instrument_name, known_keys
+from snap_bench.instruments.design import file_beside, instrument_name
 from snap_bench.instruments.task.label_set import LabelSet
 from snap_bench.instruments.task.labelled_data import DataSpec, Sample, load_samples
 from snap_bench.instruments.task.labels import normalise

@@ -26,8 +26,9 @@ SMALL_SIZE = 6
 def entry(bench: BenchProject, url: str, fields: str) -> None:
     """fake-model with the given extra models.yaml fields (indented under the entry)."""
     (bench.root / "config" / "models.yaml").write_text(
-        "defaults:\n  api_key_env: FAKE_OPENAI_KEY\nmodels:\n  fake-model:\n    id: fake/model\n"
-        f"    base_url: {url}\n    price: {{input_per_million: 1.0, output_per_million: 2.0}}\n"
+        "models:\n  fake-model:\n    id: fake/model\n"
+        f"    base_url: {url}\n    api_key_env: FAKE_OPENAI_KEY\n"
+        "    price: {input_per_million: 1.0, output_per_million: 2.0}\n"
         + textwrap.indent(textwrap.dedent(fields), "    "),
         encoding="utf-8",
     )

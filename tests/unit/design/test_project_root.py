@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from snap_bench.asking.replay import recorded_output_tokens
-from snap_bench.design.project import PROJECT_FILE, project_root
+from snap_bench.design.project import PROJECT_FILE, project_root, root_of_run_paths
 from tests.conftest import REPO
 
 
@@ -18,6 +18,17 @@ def test_the_nearest_marked_folder_above_a_path_is_the_root(tmp_path: Path) -> N
     assert project_root([tmp_path / "benchmarks" / "deep"]) == tmp_path
     (tmp_path / "benchmarks" / PROJECT_FILE).mkdir()  # a folder of that name marks nothing
     assert project_root([tmp_path / "benchmarks" / "deep"]) == tmp_path
+
+
+def test_without_an_ini_file_the_root_is_pytests_rule_applied_to_the_run_paths(tmp_path: Path) -> None:
+    (tmp_path / "repo" / "benchmarks" / "deep").mkdir(parents=True)
+    repo, benchmarks = tmp_path / "repo", tmp_path / "repo" / "benchmarks"
+    # started at the root: the root; started in benchmarks/ with a file there: benchmarks/ (as pytest's rootdir)
+    assert root_of_run_paths(repo, [benchmarks / "deep"]) == repo
+    assert root_of_run_paths(benchmarks, [benchmarks / "team.yaml", benchmarks / "deep"]) == benchmarks
+    assert root_of_run_paths(repo, []) == repo
+    (repo / "setup.py").write_text("", encoding="utf-8")
+    assert root_of_run_paths(benchmarks, [benchmarks / "deep"]) == repo
 
 
 def test_tokens_per_answer_are_read_from_the_recordings(tmp_path: Path) -> None:

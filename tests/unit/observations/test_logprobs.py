@@ -66,8 +66,9 @@ def test_nothing_is_invented() -> None:
 
 def with_logprobs(bench: BenchProject, url: str, setting: str) -> None:
     (bench.root / "config" / "models.yaml").write_text(
-        "defaults:\n  api_key_env: FAKE_OPENAI_KEY\nmodels:\n"
-        f"  fake-model:\n    id: fake/model\n    base_url: {url}\n    logprobs: {setting}\n",
+        "models:\n"
+        f"  fake-model:\n    id: fake/model\n    base_url: {url}\n    api_key_env: FAKE_OPENAI_KEY\n"
+        f"    logprobs: {setting}\n",
         encoding="utf-8",
     )
 

@@ -60,6 +60,14 @@ def test_the_trait_score_is_the_mean_over_occasions_with_a_t_interval() -> None:
     assert "z +2.00, percentile 98" in lines[1]
 
 
+def test_norms_without_item_figures_or_alpha_set_the_model_beside_the_trait_figures() -> None:
+    trait_only = Norms("a manual", 100, {}, {"agreeableness": TraitNorm(4.0, 0.5, None, 100)})
+    result = against_norms(table({1: (5.0, 5.0), 2: (4.0, 5.0), 3: (6.0, 5.0)}), trait_only, {"agreeableness": 0.4})
+    assert (result["items"], result["traits"]["agreeableness"]["human_alpha"]) == ({}, None)
+    assert result["traits"]["agreeableness"]["z"] == pytest.approx(2.0)
+    assert norms_lines(result)[1].endswith("; alpha 0.40 vs not reported")
+
+
 def test_no_scored_answer_is_no_figure_not_a_zero() -> None:
     empty = table({}).reindex(columns=["item", "construct", "keyed", "score", *("paraphrase", "system_prompt")])
     result = against_norms(empty.iloc[0:0], NORMS, {})

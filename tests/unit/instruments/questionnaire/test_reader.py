@@ -62,9 +62,13 @@ def test_a_label_with_braces_is_text_not_a_placeholder(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "key", "fix"),
     [
-        (("items:", "itmes:"), "itmes", "use one of"),
+        (("items:", "itmes:"), "itmes", "write `items` (the closest known key), or use one of"),
         (("points: 5", "points: 6"), "scale.labels", "one label per point"),
-        (('text: "I stay calm when plans fall apart."', "txt: x"), "items[0].txt", "use one of"),
+        (
+            ('text: "I stay calm when plans fall apart."', "txt: x"),
+            "items[0].txt",
+            "write `text` (the closest known key), or use one of",
+        ),
         (
             ('text: "I stay calm when plans fall apart."', "text: a, paraphrases: {P1: b}"),
             "items[0]",
@@ -103,6 +107,19 @@ def test_norms_must_cover_every_construct(tmp_path: Path) -> None:
     path = write(tmp_path, MINIMAL + "norms: norms.yaml\n")
     with pytest.raises(ConfigError, match=r"calm\.yaml: norms: no norms for composure"):
         read_questionnaire(path, CONFIG)
+
+
+@pytest.mark.parametrize("alpha", ["", ", alpha: null"])
+def test_norms_of_mean_sd_and_n_alone_are_read(tmp_path: Path, alpha: str) -> None:
+    """What published instruments report: no item figures, no alpha (absent or null)."""
+    write(
+        tmp_path,
+        f"source: {{respondents: 10, name: a manual}}\ntraits:\n  composure: {{mean: 3.5, sd: 0.6, n: 10{alpha}}}\n",
+        "norms.yaml",
+    )
+    norms = read_questionnaire(write(tmp_path, MINIMAL + "norms: norms.yaml\n"), CONFIG).norms
+    assert norms is not None
+    assert (norms.traits["composure"].mean, norms.traits["composure"].alpha, norms.items) == (3.5, None, {})
 
 
 def test_own_thresholds_lie_over_the_defaults_for_a_questionnaire(tmp_path: Path) -> None:

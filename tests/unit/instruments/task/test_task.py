@@ -127,7 +127,10 @@ def test_phase2_of_a_task_asks_its_best_variant_with_its_own_examples(tmp_path: 
         (("labels: [sport, politics, weather]", "labels: [sport]"), "labels: 1 label(s). Fix: list at least two"),
         (("labels: [sport, politics, weather]", "labels: {sport: 0.5, politics: 1}"), "labels.sport: weight 0.5"),
         (("data: {", "data: {gold: polarity, "), "data.gold: polarity gold needs labels weighted on both sides"),
-        (("dimensions:", "dimension:"), "dimension: unknown key. Fix: use one of: task, title"),
+        (
+            ("dimensions:", "dimension:"),
+            "dimension: unknown key. Fix: write `dimensions` (the closest known key), or use one of: task, title",
+        ),
         (('  tone: {formal: "Please name", casual: "Hey, tell me"}', "  tone: {formal: x}"), "has 1 level(s)"),
         (("{tone} the topic", "the topic"), "dimensions.tone: its levels give the same prompt. Fix: use the"),
         (("{tone} the topic", "{tone} {nope} the topic"), "template: unknown placeholder {nope}"),
