@@ -148,7 +148,8 @@ def test_the_workflow_mirrors_this_repositorys_gate_and_recording(tmp_path: Path
     assert set(triggers) == set(ours[True]) == {"pull_request", "schedule", "workflow_dispatch"}
     assert workflow["env"]["SNAP_BENCH"]
     gate = "\n".join(step.get("run", "") for step in workflow["jobs"]["gate"]["steps"])
-    assert "--snap-gate=baseline" in gate
+    # what a team upgrading a model gates on: consistency not worse, no construct and no item moved
+    assert "--snap-gate=baseline,drift,items" in gate
     assert "--baseline=" in gate
     record = workflow["jobs"]["record"]
     assert record["env"]["OPENROUTER_API_KEY"] == "${{ secrets.OPENROUTER_API_KEY }}"
