@@ -321,12 +321,20 @@ def _short_drift(d: Drift) -> str:
     )
 
 
+def _deciding(c: Any) -> str:
+    """An undecided check's advice in a few words (its message has it in full)."""
+    if c.runs_to_decide is None:
+        return "more runs would not show it passed"
+    unit = "runs" if "--snap-runs" in c.reason or "runs would" in c.reason else "items"
+    return f"decided at about {c.runs_to_decide} {unit}"
+
+
 def _short_comparison(c: Any) -> str:
     if c.difference is None or c.ci_low is None or c.ci_high is None:
         return f"{c.outcome} {c.model} {c.instrument} {c.metric}: {c.reason or c.message}"
     margin = "no margin" if c.margin is None else f"margin {c.margin:g}"
     values = "" if c.new_value is None else f"{c.new_value:.3f} vs {c.baseline_value:.3f}, "
-    advice = f"; {c.reason.partition('; ')[2]}" if c.outcome == UNDECIDED and "; " in c.reason else ""
+    advice = f"; {_deciding(c)}" if c.outcome == UNDECIDED else ""
     return (
         f"{c.outcome} {c.model} {c.instrument} {c.metric}: {values}{c.difference:+.3f} "
         f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}], {margin}, {c.coverage()}{advice}"

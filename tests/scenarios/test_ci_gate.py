@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import REPO
 
-# About 35 lines of 120 characters: the counts, 24 regressions and inconclusive checks, the 6 constructs whose
+# About 35 lines of 120 characters: the counts, 24 regressions and undecided checks, the 6 constructs whose
 # drift the interval over each cell's runs shows, and the changes file's real path (a temporary folder here).
 TERMINAL_BLOCK_LIMIT = 4500
 
@@ -54,4 +54,6 @@ def test_the_gate_under_github_actions_writes_its_summary_annotations_and_change
     block = result.stdout.split("baseline comparison (", 1)[1].split("\nexit status", 1)[0]
     assert len(block) < TERMINAL_BLOCK_LIMIT, block
     assert "non-inferior smollm2-135m" not in block  # listed only with -v
-    assert "most changed items: M0" in block
+    # the items that moved beyond the run noise, each with its shift and q
+    listed = block.split("items changed beyond the run noise: ", 1)[1].splitlines()[0]
+    assert "(q 0.0" in listed

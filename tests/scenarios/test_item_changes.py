@@ -49,7 +49,7 @@ def test_only_items_that_moved_beyond_the_run_noise_are_named(
     assert {row["item"] for row in items} == {"C1", "C2", "C3", "C4", "T1", "T2"}
     assert sum(int(row["changed_conditions"]) for row in items) > 10  # answers differ by chance at t1
     assert {row["item"] for row in items if row["reliable"] == "true"} == named
-    listed = result.stdout.str().split("most changed items: ", 1)[1].splitlines()[0]
+    listed = result.stdout.str().split("items changed beyond the run noise: ", 1)[1].splitlines()[0]
     assert ({entry.split()[0] for entry in listed.split(", ")} if named else {listed}) == (named or {"none"})
     changes = bench.analysis()["changes"]["items"]
     assert {c["item"] for c in changes if c["reliable"]} == named
