@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.drift_items import CONSTRUCTS, ITEMS, answerer
+from bench.drift_items import CONSTRUCTS, ITEMS, Answerer, answerer
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.analysis.metric_tables import AnalysisSettings
 from snap_bench.design.config import ConfigFiles
@@ -55,9 +55,13 @@ OLD, NEW = "old", "new"
 ANSWERER_SEED = 20260514
 
 
-def questionnaire_yaml() -> str:
-    """The 12 items: three per construct, the third reverse-keyed (two statement-reverse pairs each)."""
-    lines = [f"questionnaire: {NAME}", "scale: {points: 5, labels: [Disagree strongly, Disagree, Neutral, Agree, Agree strongly]}", "items:"]
+def questionnaire_yaml(runs: int | None = None) -> str:
+    """The 12 items: three per construct, the third reverse-keyed (two statement-reverse pairs each);
+    ``runs``: the design's runs (default: the questionnaire kind's 3)."""
+    labels = "[Disagree strongly, Disagree, Neutral, Agree, Agree strongly]"
+    lines = [f"questionnaire: {NAME}", f"scale: {{points: 5, labels: {labels}}}"]
+    lines += [f"runs: {runs}"] if runs is not None else []
+    lines.append("items:")
     for index, item in enumerate(ITEMS):
         construct = CONSTRUCTS[index // 3]
         reverse = "true" if index % 3 == 2 else "false"
@@ -65,12 +69,16 @@ def questionnaire_yaml() -> str:
     return "\n".join(lines) + "\n"
 
 
+def load(folder: Path, runs: int | None = None) -> dict[str, Instrument]:
+    """Every instrument, the 12-item questionnaire written into ``folder`` among them."""
+    path = folder / f"{NAME}.yaml"
+    path.write_text(questionnaire_yaml(runs), encoding="utf-8")
+    return load_instruments(CONFIG, [path])
+
+
 @cache
 def instruments() -> dict[str, Instrument]:
-    folder = Path(tempfile.mkdtemp(prefix="fixed-design-"))
-    path = folder / f"{NAME}.yaml"
-    path.write_text(questionnaire_yaml(), encoding="utf-8")
-    return load_instruments(CONFIG, [path])
+    return load(Path(tempfile.mkdtemp(prefix="fixed-design-")))
 
 
 @cache
@@ -80,10 +88,11 @@ def thresholds(instrument: str) -> ThresholdConfig:
     return load_thresholds(CONFIG, instrument, {}, None, specs, kind.thresholds_section())
 
 
-def recording(model: str, noise: float, rng: np.random.Generator) -> list[Observation]:
-    """One recording of the answerer: every condition of the questionnaire, scored by the questionnaire."""
-    instrument = instruments()[NAME]
-    truth = answerer(ANSWERER_SEED, noise)
+def recording(
+    model: str, truth: Answerer, rng: np.random.Generator, instrument: Instrument | None = None
+) -> list[Observation]:
+    """One recording of ``truth``: every condition of the questionnaire, scored by the questionnaire."""
+    instrument = instrument or instruments()[NAME]
     rows = []
     for condition in instrument.conditions(Selection()):
         levels = dict(condition.levels)
@@ -117,7 +126,8 @@ def recording(model: str, noise: float, rng: np.random.Generator) -> list[Observ
 def one_replicate(args: tuple[int, float, int]) -> list[dict[str, Any]]:
     seed, noise, resamples = args
     rng = np.random.default_rng(seed)
-    rows = [*recording(OLD, noise, rng), *recording(NEW, noise, rng)]
+    truth = answerer(ANSWERER_SEED, noise)
+    rows = [*recording(OLD, truth, rng), *recording(NEW, truth, rng)]
     settings = AnalysisSettings(n_resamples=resamples, seed=seed)
     comparisons = compare_with_baseline(rows, BaselineSpec(OLD), instruments(), settings, thresholds)
     return [
