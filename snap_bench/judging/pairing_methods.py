@@ -297,45 +297,63 @@ def _paired_bootstrap(
     if identical:
         # Every designed condition answered alike (a replay of the baseline's own answers): NEW - OLD is 0.
         return result((0.0, 0.0, 0.0), "identical answers", n_clusters)
-    cells = _entry_cells(joined, pairing, k)
     try:
-        if cells is None or cells.smallest < 2:
+        redrawn = _redrawn(joined, pairing, k, matrix, new, old, index, columns)
+        if redrawn is None or min(side.draws.smallest for side in redrawn) < 2:
             interval = _cluster_interval(difference, matrix, clusters, settings)
             return result(
                 (estimate, interval.low, interval.high), f"{pairing.describe()} ({NO_REPEATED_CELL})", n_clusters
             )
         rng = np.random.default_rng(settings.seed)
-        sides = matrix[:, :k].ravel(), matrix[:, k:].ravel()
         ones = np.ones((1, rows))
         resampled = np.empty(settings.n_resamples)
         for draw in range(settings.n_resamples):
-            data = np.hstack([side[cells.draw(rng)].reshape(rows, k) for side in sides])
+            data = np.hstack([side.draw(rng).reshape(rows, k) for side in redrawn])
             resampled[draw] = difference(data, ones)[0]
-        fixed = fixed_design_ci(estimate, resampled, cells.smallest, settings.confidence)
+        runs = min(side.draws.smallest for side in redrawn)
+        fixed = fixed_design_ci(estimate, resampled, runs, settings.confidence)
     except (UndefinedStatistic, ValueError) as error:
         raise NotCompared(f"no interval on the {unit} both answered: {error}", rows, designed, unit) from None
-    return result((estimate, fixed.low, fixed.high), FIXED_DESIGN, cells.cells)
+    return result((estimate, fixed.low, fixed.high), FIXED_DESIGN, redrawn[0].cells)
 
 
 @dataclass(frozen=True)
-class _EntryCells:
-    """Which cell of the design each entry of one side's (rows x k) matrix, flattened, belongs to."""
+class _Redrawn:
+    """How one side's (rows x k) matrix, flattened, is redrawn: ``values`` (the matrix's entries, or the
+    long table's answers that ``groups`` averages into them) drawn within their design cells."""
 
+    values: FloatArray
     draws: CellDraws
     cells: int
+    groups: npt.NDArray[np.intp] | None = None
+    size: int = 0
 
-    @property
-    def smallest(self) -> int:
-        return self.draws.smallest
+    def draw(self, rng: np.random.Generator) -> FloatArray:
+        drawn: FloatArray = self.values[self.draws.draw(rng)]
+        if self.groups is None:
+            return drawn
+        present = ~np.isnan(drawn)
+        sums = np.bincount(self.groups, weights=np.where(present, drawn, 0.0), minlength=self.size)
+        counts = np.bincount(self.groups, weights=present.astype(float), minlength=self.size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means: FloatArray = sums / counts  # NaN for an entry without an answer, as pandas' mean gives
+        return means
 
-    def draw(self, rng: np.random.Generator) -> npt.NDArray[np.intp]:
-        return self.draws.draw(rng)
 
-
-def _entry_cells(joined: Any, pairing: BootstrapPairing, k: int) -> _EntryCells | None:
-    """The design cell of each entry of a side's matrix: with runs as the columns, a row's entries are its
-    cell's answers; with the run among the rows, an entry's cell is its row without the run and its column.
-    None when the runs are neither (nothing repeats: no run noise to resample)."""
+def _redrawn(
+    joined: Any,
+    pairing: BootstrapPairing,
+    k: int,
+    matrix: FloatArray,
+    new: Any,
+    old: Any,
+    index: list[str],
+    columns: list[Any],
+) -> tuple[_Redrawn, _Redrawn] | None:
+    """Each side's redrawing: with runs as the columns, a row's entries are its cell's answers; with the run
+    among the rows, an entry's cell is its row without the run and its column; where the runs are averaged
+    into an entry (``aggregate="mean"``), each answer of the long table is redrawn within its cell and the
+    entry averaged again. None when nothing repeats (no run noise to resample)."""
     rows = len(joined)
     if pairing.columns == "run":
         codes = np.repeat(np.arange(rows), k)
@@ -345,10 +363,33 @@ def _entry_cells(joined: Any, pairing: BootstrapPairing, k: int) -> _EntryCells 
             ["\x1f".join(map(str, label)) if isinstance(label, tuple) else str(label) for label in without_run]
         )
         codes = (row_cells[:, None] * k + np.arange(k)[None, :]).ravel()
+    elif pairing.aggregate == "mean" and "cell" in new.columns and "cell" in old.columns:
+        return _averaged(joined, pairing, new, k, index, columns), _averaged(joined, pairing, old, k, index, columns)
     else:
         return None
     _, compact = np.unique(codes, return_inverse=True)
-    return _EntryCells(CellDraws(compact), int(compact.max()) + 1)
+    draws, cells = CellDraws(compact), int(compact.max()) + 1
+    return _Redrawn(matrix[:, :k].ravel(), draws, cells), _Redrawn(matrix[:, k:].ravel(), draws, cells)
+
+
+def _averaged(
+    joined: Any, pairing: BootstrapPairing, table: Any, k: int, index: list[str], columns: list[Any]
+) -> _Redrawn:
+    """One side's answers that average into the matrix's entries, each with its entry and its design cell."""
+    import pandas as pd
+
+    keys = table.set_index(index).index if len(index) > 1 else pd.Index(table[index[0]])
+    row = np.asarray(joined.index.get_indexer(keys), dtype=np.intp)
+    column = np.asarray(pd.Index(columns).get_indexer(table[pairing.columns]), dtype=np.intp)
+    keep = (row >= 0) & (column >= 0)
+    cells = _codes(table["cell"].to_numpy()[keep])
+    return _Redrawn(
+        table[pairing.values].to_numpy(dtype=float)[keep],
+        CellDraws(cells),
+        int(cells.max()) + 1,
+        (row * k + column)[keep],
+        len(joined) * k,
+    )
 
 
 def _cluster_interval(
