@@ -1,11 +1,16 @@
-"""The difference NEW - OLD of one metric with its interval, by the method the metric's pairing names
-(a bootstrap, a rate, a jackknife or independent intervals), or unpaired against a saved analysis."""
+"""The difference NEW - OLD of one metric with its interval, or unpaired against a saved analysis.
+
+Both models answered the same design, so the interval's noise is their run-to-run noise on it (the gate asks
+"did the model change on this design?", not "would it on other items?"): each model's answers are redrawn
+within the cells of the design (a condition without its run), each recording on its own, and the metric
+recomputed on both (:mod:`snap_bench.stats.within_cell`). A design with no repeated cell has no run noise to
+read off: the metric's pairing then names the method (items resampled, Newcombe's interval, items left out)."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +18,7 @@ import numpy as np
 
 from snap_bench.analysis.pairings import BootstrapPairing, JackknifePairing, ProportionPairing
 from snap_bench.observations.observation import Observation
+from snap_bench.stats.within_cell import CellDraws, fixed_design_ci
 
 if TYPE_CHECKING:
     from typing import Protocol
@@ -113,7 +119,7 @@ class Sides:
             if everything.empty:
                 raise NotCompared(f"the baseline was not asked at {level}", 0, 0)
         if isinstance(pairing, BootstrapPairing):
-            return _paired_bootstrap(pairing, new, old, everything, settings)
+            return _paired_bootstrap(pairing, new, old, everything, settings, identical=self.identical)
         if isinstance(pairing, ProportionPairing):
             result = _paired_proportion(pairing, new, old, len(everything), settings)
             if self.identical:
@@ -132,7 +138,7 @@ class Sides:
             identical=self.identical,
         )
         if isinstance(pairing, JackknifePairing):
-            return refitted.jackknife(pairing.load_refit(), pairing.cluster, settings)
+            return refitted.within_cells(pairing.load_refit(), pairing.cluster, settings)
         return refitted.independent(pairing.load_estimate())
 
 
@@ -149,11 +155,32 @@ def _needed_columns(pairing: Pairing) -> set[str]:
     return {name for name in named if isinstance(name, str)}
 
 
+# What a fixed-design interval says it is (printed with every comparison).
+FIXED_DESIGN = "fixed design: answers resampled within cells"
+FIXED_DESIGN_RATE = "fixed design: run-to-run variance within cells"
+# Why a metric fell back on its pairing's own method (said after that method's name).
+NO_REPEATED_CELL = "no cell asked twice: no run noise to resample"
+# Refits of a G study on within-cell resamples: each costs one REML fit, so few, with a t quantile on
+# REFITS - 1 degrees of freedom for the SE's own uncertainty (docs/gate.md; measured in docs/measured.md).
+REFITS = 15
+
+
+def _cell_key(key: list[str], columns: Any) -> list[str] | None:
+    """The fields naming a row's cell of the design (its key without the run), None when the rows are not
+    repetitions of anything (no run among them)."""
+    if "run" in key:
+        return [field for field in key if field != "run"]
+    if "condition_id" in key and "cell" in set(columns):
+        return ["cell" if field == "condition_id" else field for field in key]
+    return None
+
+
 def _paired_proportion(
     pairing: ProportionPairing, new: Any, old: Any, designed: int, settings: AnalysisSettings
 ) -> Result:
-    """A rate on the pairs both were asked, by Newcombe's interval of the paired difference."""
-    from snap_bench.stats.paired import newcombe_paired_ci
+    """A rate on the rows both were asked, its interval from each model's run-to-run variance within the
+    design's cells (a stratified variance); Newcombe's paired interval where no cell was asked twice."""
+    from snap_bench.stats.within_cell import mean_variance
 
     key = list(pairing.rows)
     joined = (
@@ -166,14 +193,52 @@ def _paired_proportion(
     if joined.empty:
         raise NotCompared("no condition was answered by both models", 0, designed)
     a, b = joined["new"].to_numpy(float) > 0.5, joined["old"].to_numpy(float) > 0.5
+    n = len(joined)
+    estimate = float(a.mean() - b.mean())
+    cells = _row_cells(new, key, joined.index)
+    try:
+        if cells is None:
+            raise ValueError(NO_REPEATED_CELL)
+        variance = mean_variance(a.astype(float), cells)[0] + mean_variance(b.astype(float), cells)[0]
+    except ValueError:
+        return _newcombe(pairing, a, b, designed, settings)
+    from scipy.stats import norm
+
+    half = float(norm.ppf(0.5 + settings.confidence / 2)) * math.sqrt(variance)
+    return Result(
+        new_value=float(a.mean()),
+        old_value=float(b.mean()),
+        difference=(estimate, max(-1.0, estimate - half), min(1.0, estimate + half)),
+        method=FIXED_DESIGN_RATE,
+        n=n,
+        compared=n,
+        designed=designed,
+        unit="conditions",
+    )
+
+
+def _row_cells(table: Any, key: list[str], rows: Any) -> npt.NDArray[np.intp] | None:
+    """The design cell (a code) of each row of ``rows`` (an index on ``key``), read off ``table``."""
+    fields = _cell_key(key, table.columns)
+    if fields is None:
+        return None
+    labels = table[fields].astype(str).agg("\x1f".join, axis=1)
+    labels.index = table.set_index(key).index
+    return _codes(labels.loc[rows])
+
+
+def _newcombe(pairing: ProportionPairing, a: Any, b: Any, designed: int, settings: AnalysisSettings) -> Result:
+    """Newcombe's (1998, method 10) interval of the paired difference of the rates, the conditions a sample."""
+    from snap_bench.stats.paired import newcombe_paired_ci
+
     counts = (int((a & b).sum()), int((a & ~b).sum()), int((~a & b).sum()), int((~a & ~b).sum()))
     estimate, low, high = newcombe_paired_ci(*counts, confidence=settings.confidence)
-    n = len(joined)
+    n = len(a)
     return Result(
         new_value=float(a.mean()),
         old_value=float(b.mean()),
         difference=(estimate, low, high),
-        method=pairing.describe(),
+        method=f"{pairing.describe()} ({NO_REPEATED_CELL})",
         n=n,
         compared=n,
         designed=designed,
@@ -187,11 +252,11 @@ def _wide(table: Any, index: list[str], pairing: BootstrapPairing) -> Any:
 
 
 def _paired_bootstrap(
-    pairing: BootstrapPairing, new: Any, old: Any, everything: Any, settings: AnalysisSettings
+    pairing: BootstrapPairing, new: Any, old: Any, everything: Any, settings: AnalysisSettings, *, identical: bool
 ) -> Result:
-    """The statistic of both models on the rows both have, the difference resampled by cluster."""
+    """The statistic of both models on the rows both have; the difference's interval from each model's
+    answers resampled within the design's cells, or (no cell asked twice) from resampling the clusters."""
     from snap_bench.stats import UndefinedStatistic
-    from snap_bench.stats.paired import cluster_bootstrap_ci
 
     index = list(pairing.rows)
     for extra in (pairing.cluster, pairing.within):
@@ -218,33 +283,131 @@ def _paired_bootstrap(
         result: FloatArray = statistic(data[:, :k], counts) - statistic(data[:, k:], counts)
         return result
 
-    ones = np.ones((1, rows))
     n_clusters = int(clusters.max()) + 1
     try:
-        new_value, old_value = float(statistic(matrix[:, :k], ones)[0]), float(statistic(matrix[:, k:], ones)[0])
-        if math.isnan(new_value) or math.isnan(old_value):
-            side = "the new model" if math.isnan(new_value) else "the baseline"
-            raise NotCompared(f"undefined for {side} on the {unit} both answered", rows, designed, unit)
-        interval = cluster_bootstrap_ci(
-            difference,
-            matrix,
-            clusters,
-            n_resamples=settings.n_resamples,
-            confidence=settings.confidence,
-            seed=settings.seed,
-        )
+        new_value = float(statistic(matrix[:, :k], np.ones((1, rows)))[0])
+        old_value = float(statistic(matrix[:, k:], np.ones((1, rows)))[0])
     except (UndefinedStatistic, ValueError) as error:
         raise NotCompared(f"no interval on the {unit} both answered: {error}", rows, designed, unit) from None
+    if math.isnan(new_value) or math.isnan(old_value):
+        side = "the new model" if math.isnan(new_value) else "the baseline"
+        raise NotCompared(f"undefined for {side} on the {unit} both answered", rows, designed, unit)
     estimate = new_value - old_value
-    return Result(
-        new_value=new_value,
-        old_value=old_value,
-        difference=(estimate, interval.low, interval.high),
-        method=pairing.describe(),
-        n=n_clusters,
-        compared=rows,
-        designed=designed,
-        unit=unit,
+
+    def result(difference: tuple[float, float, float], method: str, n: int) -> Result:
+        return Result(new_value, old_value, difference, method, n, rows, designed, unit)
+
+    if identical:
+        # Every designed condition answered alike (a replay of the baseline's own answers): NEW - OLD is 0.
+        return result((0.0, 0.0, 0.0), "identical answers", n_clusters)
+    try:
+        redrawn = _redrawn(joined, pairing, k, matrix, new, old, index, columns)
+        if redrawn is None or min(side.draws.smallest for side in redrawn) < 2:
+            interval = _cluster_interval(difference, matrix, clusters, settings)
+            return result(
+                (estimate, interval.low, interval.high), f"{pairing.describe()} ({NO_REPEATED_CELL})", n_clusters
+            )
+        rng = np.random.default_rng(settings.seed)
+        ones = np.ones((1, rows))
+        resampled = np.empty(settings.n_resamples)
+        for draw in range(settings.n_resamples):
+            data = np.hstack([side.draw(rng).reshape(rows, k) for side in redrawn])
+            resampled[draw] = difference(data, ones)[0]
+        runs = min(side.draws.smallest for side in redrawn)
+        fixed = fixed_design_ci(estimate, resampled, runs, settings.confidence)
+    except (UndefinedStatistic, ValueError) as error:
+        raise NotCompared(f"no interval on the {unit} both answered: {error}", rows, designed, unit) from None
+    return result((estimate, fixed.low, fixed.high), FIXED_DESIGN, redrawn[0].cells)
+
+
+@dataclass(frozen=True)
+class _Redrawn:
+    """How one side's (rows x k) matrix, flattened, is redrawn: ``values`` (the matrix's entries, or the
+    long table's answers that ``groups`` averages into them) drawn within their design cells."""
+
+    values: FloatArray
+    draws: CellDraws
+    cells: int
+    groups: npt.NDArray[np.intp] | None = None
+    size: int = 0
+
+    def draw(self, rng: np.random.Generator) -> FloatArray:
+        drawn: FloatArray = self.values[self.draws.draw(rng)]
+        if self.groups is None:
+            return drawn
+        present = ~np.isnan(drawn)
+        sums = np.bincount(self.groups, weights=np.where(present, drawn, 0.0), minlength=self.size)
+        counts = np.bincount(self.groups, weights=present.astype(float), minlength=self.size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means: FloatArray = sums / counts  # NaN for an entry without an answer, as pandas' mean gives
+        return means
+
+
+def _redrawn(
+    joined: Any,
+    pairing: BootstrapPairing,
+    k: int,
+    matrix: FloatArray,
+    new: Any,
+    old: Any,
+    index: list[str],
+    columns: list[Any],
+) -> tuple[_Redrawn, _Redrawn] | None:
+    """Each side's redrawing: with runs as the columns, a row's entries are its cell's answers; with the run
+    among the rows, an entry's cell is its row without the run and its column; where the runs are averaged
+    into an entry (``aggregate="mean"``), each answer of the long table is redrawn within its cell and the
+    entry averaged again. None when nothing repeats (no run noise to resample)."""
+    rows = len(joined)
+    if pairing.columns == "run":
+        codes = np.repeat(np.arange(rows), k)
+    elif "run" in joined.index.names:
+        without_run = joined.index.droplevel("run")
+        row_cells = _codes(
+            ["\x1f".join(map(str, label)) if isinstance(label, tuple) else str(label) for label in without_run]
+        )
+        codes = (row_cells[:, None] * k + np.arange(k)[None, :]).ravel()
+    elif pairing.aggregate == "mean" and "cell" in new.columns and "cell" in old.columns:
+        return _averaged(joined, pairing, new, k, index, columns), _averaged(joined, pairing, old, k, index, columns)
+    else:
+        return None
+    _, compact = np.unique(codes, return_inverse=True)
+    draws, cells = CellDraws(compact), int(compact.max()) + 1
+    return _Redrawn(matrix[:, :k].ravel(), draws, cells), _Redrawn(matrix[:, k:].ravel(), draws, cells)
+
+
+def _averaged(
+    joined: Any, pairing: BootstrapPairing, table: Any, k: int, index: list[str], columns: list[Any]
+) -> _Redrawn:
+    """One side's answers that average into the matrix's entries, each with its entry and its design cell."""
+    import pandas as pd
+
+    keys = table.set_index(index).index if len(index) > 1 else pd.Index(table[index[0]])
+    row = np.asarray(joined.index.get_indexer(keys), dtype=np.intp)
+    column = np.asarray(pd.Index(columns).get_indexer(table[pairing.columns]), dtype=np.intp)
+    keep = (row >= 0) & (column >= 0)
+    cells = _codes(table["cell"].to_numpy()[keep])
+    return _Redrawn(
+        table[pairing.values].to_numpy(dtype=float)[keep],
+        CellDraws(cells),
+        int(cells.max()) + 1,
+        (row * k + column)[keep],
+        len(joined) * k,
+    )
+
+
+def _cluster_interval(
+    difference: Batch, matrix: FloatArray, clusters: npt.NDArray[np.intp], settings: AnalysisSettings
+) -> Any:
+    """The percentile interval resampling whole clusters (items): the units a sample of their own."""
+    from snap_bench.stats.paired import cluster_bootstrap_ci
+
+    return cluster_bootstrap_ci(
+        difference,
+        matrix,
+        clusters,
+        n_resamples=settings.n_resamples,
+        confidence=settings.confidence,
+        seed=settings.seed,
     )
 
 
@@ -284,11 +447,12 @@ class _Refitted:
             unit=self.unit,
         )
 
-    def jackknife(self, refit: Refit, clustered_by: str, settings: AnalysisSettings) -> Result:
-        """A refitted figure (a G study's coefficient) of both models on the answers both gave, the paired
-        difference's interval from refits with one cluster (``clustered_by``: item) left out at a time."""
+    def within_cells(self, refit: Refit, clustered_by: str, settings: AnalysisSettings) -> Result:
+        """A refitted figure (a G study's coefficient) of both models on the answers both gave; the
+        difference's interval from refits on :data:`REFITS` within-cell resamples of each model's answers
+        (each started from its side's full fit), or, where no cell was asked twice, from refits with one
+        ``clustered_by`` (item) left out at a time."""
         from snap_bench.stats import UndefinedStatistic
-        from snap_bench.stats.paired import jackknife_ci
 
         new_value, new_start = refit(self.instrument, self.new, None)
         if math.isnan(new_value):
@@ -299,6 +463,49 @@ class _Refitted:
         old_value, old_start = refit(self.instrument, self.old, None)
         if math.isnan(old_value):
             raise self.not_compared("undefined for the baseline on the answers both gave")
+        fits = (new_value, new_start), (old_value, old_start)
+        if "cell" not in self.new.columns or "cell" not in self.old.columns:
+            return self.jackknife(refit, clustered_by, settings, *fits)
+        sides = [
+            (table, CellDraws(_codes(table["cell"])), start)
+            for table, start in ((self.new, new_start), (self.old, old_start))
+        ]
+        runs = min(draws.smallest for _, draws, _ in sides)
+        if runs < 2:
+            return self.jackknife(refit, clustered_by, settings, *fits)
+        rng = np.random.default_rng(settings.seed)
+        resampled = []
+        for _ in range(REFITS):
+            figures = []
+            for table, draws, start in sides:
+                redrawn = table.copy()
+                redrawn[self.values] = table[self.values].to_numpy()[draws.draw(rng)]
+                figures.append(refit(self.instrument, redrawn, start)[0])
+            resampled.append(figures[0] - figures[1])
+        try:
+            interval = fixed_design_ci(
+                new_value - old_value, resampled, runs, settings.confidence, degrees_of_freedom=REFITS - 1
+            )
+        except (UndefinedStatistic, ValueError) as error:
+            raise self.not_compared(f"no interval on the answers both gave: {error}") from None
+        return dataclasses.replace(
+            self.result(new_value, old_value, (interval.estimate, interval.low, interval.high), REFITS),
+            method=f"{FIXED_DESIGN} ({REFITS} refits a model)",
+        )
+
+    def jackknife(
+        self,
+        refit: Refit,
+        clustered_by: str,
+        settings: AnalysisSettings,
+        new_fit: tuple[float, Sequence[float] | None],
+        old_fit: tuple[float, Sequence[float] | None],
+    ) -> Result:
+        """The difference's interval from refits with one cluster (``clustered_by``: item) left out at a time."""
+        from snap_bench.stats import UndefinedStatistic
+        from snap_bench.stats.paired import jackknife_ci
+
+        (new_value, new_start), (old_value, old_start) = new_fit, old_fit
         clusters = sorted(set(self.old[clustered_by]) & set(self.new[clustered_by]))
         # Each leave-one-out refit starts from its side's full fit: it lies close, so it converges quickly.
         left_out = [
@@ -310,7 +517,10 @@ class _Refitted:
             interval = jackknife_ci(new_value - old_value, left_out, settings.confidence)
         except (UndefinedStatistic, ValueError) as error:
             raise self.not_compared(f"no interval on the answers both gave: {error}") from None
-        return self.result(new_value, old_value, (interval.estimate, interval.low, interval.high), len(clusters))
+        return dataclasses.replace(
+            self.result(new_value, old_value, (interval.estimate, interval.low, interval.high), len(clusters)),
+            method=f"{self.method} ({NO_REPEATED_CELL})",
+        )
 
     def independent(self, estimate: Estimate) -> Result:
         """Each model's figure with its own interval on the answers both gave, combined (MOVER)."""

@@ -141,7 +141,7 @@ def test_a_model_gated_against_its_own_baseline_file_passes_and_a_changed_one_fa
     regression = {c["metric"]: c for c in bench.analysis()["baseline"]}["unscored_rate"]
     assert str(regression["message"]).startswith("REGRESSION: ")
     assert "fake-model vs fake-model@baseline profile unscored_rate" in str(regression["message"])
-    assert "Newcombe paired" in str(regression["message"])
+    assert "fixed design: run-to-run variance within cells" in str(regression["message"])
 
 
 def test_gate_on_a_baseline_needs_one(bench: BenchProject) -> None:

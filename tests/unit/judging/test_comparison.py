@@ -14,6 +14,7 @@ from snap_bench.analysis.metric_tables import AnalysisSettings
 from snap_bench.judging.baseline import BaselineSpec, read_baseline_file
 from snap_bench.judging.comparison import NOT_COMPARED, REGRESSION, UNDECIDED, Comparison, compare_with_baseline
 from snap_bench.judging.exit_status import BenchExit, ExitFindings, decide
+from snap_bench.judging.pairing_methods import FIXED_DESIGN, FIXED_DESIGN_RATE, NO_REPEATED_CELL, REFITS
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.observation import Observation
 from snap_bench.stats.paired import cluster_bootstrap_ci, newcombe_paired_ci
@@ -133,8 +134,9 @@ def test_a_much_worse_model_fails_with_the_reason_first() -> None:
         assert comparison.message.startswith("REGRESSION: worse than the baseline by more than the margin")
     unscored = comparisons["profile.unscored_rate"]
     assert unscored.new_value == pytest.approx(0.743, abs=0.001)
-    assert unscored.method == "Newcombe paired"
-    assert comparisons["perturbation.custom_accuracy"].method == "paired bootstrap over items"
+    # three runs a cell: each model's run-to-run variance; the perturbation asks each cell once: items resampled
+    assert unscored.method == FIXED_DESIGN_RATE
+    assert comparisons["perturbation.custom_accuracy"].method == f"paired bootstrap over items ({NO_REPEATED_CELL})"
 
 
 def test_a_narrowed_run_says_what_it_did_not_cover() -> None:
@@ -215,7 +217,7 @@ def test_the_per_temperature_figures_catch_a_model_answering_at_random_where_an_
     degraded = gate(replay(profile, pool, "new", rng, degrade=0.5), old)
     for level in ("t0", "t0.5", "t1"):
         assert unchanged[f"profile.dependability[{level}]"].outcome == "non-inferior", level
-        assert unchanged[f"profile.dependability[{level}]"].method == "paired jackknife over items"
+        assert unchanged[f"profile.dependability[{level}]"].method == f"{FIXED_DESIGN} ({REFITS} refits a model)"
     # at temperature 0 the model is most dependable, so half its answers at random cost the most there
     worse = degraded["profile.dependability[t0]"]
     # never a pass: a regression shown, or an interval that reaches past the margin (undecided)

@@ -1,0 +1,88 @@
+"""The gate's intervals carry the models' run-to-run noise on the design both answered (a fixed design), not a
+resampling of items; a design whose cells were asked once falls back on its pairing's own method, and says so.
+
+Run on bench.fixed_design's 12-item YAML questionnaire (4 constructs of 3 items, 4 prompts, temperatures 0
+and 1, 3 runs), through ``compare_with_baseline`` with the questionnaire kind's thresholds."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from bench.drift_items import ITEMS, answerer
+from bench.fixed_design import ANSWERER_SEED, NAME, load, recording
+from snap_bench.analysis.metric_specs import SHARED_METRICS
+from snap_bench.analysis.metric_tables import AnalysisSettings
+from snap_bench.instruments import Instrument
+from snap_bench.judging.baseline import BaselineSpec
+from snap_bench.judging.comparison import Comparison, compare_with_baseline
+from snap_bench.judging.pairing_methods import FIXED_DESIGN, FIXED_DESIGN_RATE, NO_REPEATED_CELL
+from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
+from tests.conftest import SHIPPED
+
+SETTINGS = AnalysisSettings(n_resamples=200)
+
+
+@cache
+def thresholds(instrument: str) -> ThresholdConfig:
+    # the questionnaire kind's thresholds: the same for every 12-item design loaded below
+    kind = _instruments[instrument]
+    return load_thresholds(SHIPPED, instrument, {}, None, {**SHARED_METRICS, **kind.metrics}, kind.thresholds_section())
+
+
+_instruments: dict[str, Instrument] = {}
+
+
+def gate(folder: Path, noise: float, moved: bool = False, runs: int | None = None) -> dict[str, Comparison]:
+    """Two recordings of the 12-item answerer (the new one with its first two items moved a point, if
+    ``moved``), compared as ``--baseline`` does."""
+    _instruments.update(load(folder, runs))
+    instrument = _instruments[NAME]
+    truth = answerer(ANSWERER_SEED, noise)
+    rng = np.random.default_rng(5)
+    old = recording("old", truth, rng, instrument)
+    new = recording("new", truth.moved(ITEMS[:2]) if moved else truth, rng, instrument)
+    comparisons = compare_with_baseline([*new, *old], BaselineSpec("old"), _instruments, SETTINGS, thresholds)
+    return {c.metric: c for c in comparisons}
+
+
+def test_an_unchanged_models_intervals_are_read_off_its_run_noise(tmp_path: Path) -> None:
+    comparisons = gate(tmp_path, noise=1.0)
+    assert set(comparisons) >= {"dependability[t1]", "contradiction_rate[t1]", "cv_mean", "test_retest_r"}
+    for name, comparison in comparisons.items():
+        assert comparison.method.startswith((FIXED_DESIGN, FIXED_DESIGN_RATE)), (name, comparison.method)
+    # at temperature 0 the answerer gives one answer per cell in every run of both recordings: no noise
+    # (Newcombe's interval, the conditions taken as a sample, had a width there)
+    for name in ("contradiction_rate[t0]", "dependability[t0]"):
+        assert (comparisons[name].ci_low, comparisons[name].ci_high) == (0.0, 0.0), comparisons[name].message
+    # at temperature 1 the noise is there, and the interval holds the estimate
+    noisy = comparisons["dependability[t1]"]
+    assert noisy.ci_low is not None
+    assert noisy.ci_high is not None
+    assert noisy.difference is not None
+    assert noisy.ci_low < noisy.difference < noisy.ci_high
+
+
+def test_items_changed_without_run_noise_are_a_difference_without_noise(tmp_path: Path) -> None:
+    """No run noise (every run of a cell alike), two items moved a point: the difference is what it is on
+    this design, so every interval has zero width; resampling items read the items' unequal moves as noise."""
+    comparisons = gate(tmp_path, noise=0.0, moved=True)
+    moved = comparisons["dependability[t1]"]
+    assert moved.difference is not None
+    assert moved.difference != 0.0
+    for name, comparison in comparisons.items():
+        assert comparison.ci_low == comparison.difference == comparison.ci_high, (name, comparison.message)
+
+
+def test_a_design_asked_once_falls_back_on_its_pairings_method_and_says_so(tmp_path: Path) -> None:
+    comparisons = gate(tmp_path, noise=1.0, runs=1)
+    dependability = comparisons["dependability[t1]"]
+    assert dependability.method == f"paired jackknife over items ({NO_REPEATED_CELL})"
+    assert dependability.ci_low is not None
+    assert dependability.ci_high is not None
+    assert dependability.ci_low < dependability.ci_high
+    assert comparisons["contradiction_rate[t1]"].method == f"Newcombe paired ({NO_REPEATED_CELL})"
+    # a run-to-run figure has no runs to pair on at all
+    assert comparisons["test_retest_r"].outcome == "not compared"
