@@ -53,7 +53,12 @@ class Result:
     compared: int
     designed: int
     unit: str
-    noise: str = "items"
+
+    @property
+    def noise(self) -> str:
+        """``runs`` where the interval reads the models' run-to-run noise on the fixed design (more runs narrow
+        it), ``items`` where it resamples the design's units (more of those narrow it)."""
+        return "runs" if self.method.startswith("fixed design") else "items"
 
 
 class NotCompared(Exception):

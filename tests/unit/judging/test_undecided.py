@@ -11,13 +11,14 @@ from snap_bench.judging.comparison import Question, _decide
 from snap_bench.judging.deciding import MOST_RUNS, runs_to_decide
 from snap_bench.judging.exit_status import BenchExit, ExitFindings, decide
 from snap_bench.judging.outcomes import NON_INFERIOR, REGRESSION, UNDECIDED
-from snap_bench.judging.pairing_methods import Result
+from snap_bench.judging.pairing_methods import FIXED_DESIGN, Result
 
 QUESTION = Question("new", "old", "quiz", "dependability[t1]", 0.2, "higher")
 
 
 def result(estimate: float, low: float, high: float, noise: str = "runs") -> Result:
-    return Result(0.7, 0.7 - estimate, (estimate, low, high), "test method", 12, 288, 288, "answers", noise)
+    method = FIXED_DESIGN if noise == "runs" else "paired jackknife over items"
+    return Result(0.7, 0.7 - estimate, (estimate, low, high), method, 12, 288, 288, "answers")
 
 
 @pytest.mark.parametrize(
