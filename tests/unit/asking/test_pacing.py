@@ -337,7 +337,7 @@ def test_a_refusal_of_a_request_paced_after_the_cut_is_a_new_episode() -> None:
 
 
 # Issue 46, item 9: each such refusal cuts the pace from a send rate that slow answers and backoffs held down,
-# and it comes back at 0.1 % per success (a simulated run takes 2 to 25 times as long as the fixed pace's).
+# and it comes back at 0.1 % per success (a simulated run takes 1.2 to 26 times as long as the fixed pace's).
 @pytest.mark.xfail(strict=True, reason="the pace collapses under a flaky provider's refusals (issue 46, item 9)")
 @pytest.mark.parametrize("fault_rate", [0.2, 0.5])
 @pytest.mark.parametrize("seed", [7, 11, 13])
