@@ -13,7 +13,14 @@ Targets: 0 errored, 0 lost, 0 keys, every condition scored or -3 within --snap-m
 It also reports the longest silence: the longest time no request reached the server while the run was
 asking (a stall: every condition waiting on one retry, or a wait nobody chose).
 
+``--mix flaky`` draws instead from a flaky provider's faults (a 429 with Retry-After 1 that is no rate limit of
+the key, 500, 502, a malformed 200, no choices, an answer after 30 s, a reset) under the default timeout, and
+``--paces adaptive,fixed`` runs each rate under both --snap-pace values: the adaptive pace must be no slower than
+the fixed one there. ``--max-seconds`` ends a run that takes longer (its process group killed) and reports how
+many conditions it had recorded.
+
     .venv/bin/python -m bench.faults [--items M01] [--runs 3] [--rates 0.2,0.5] [--seed 7] [--concurrency 32]
+    .venv/bin/python -m bench.faults --mix flaky --runs 2 --rates 0,0.2,0.5 --paces adaptive,fixed --no-kill
 """
 
 from __future__ import annotations
@@ -44,10 +51,23 @@ KEY_VARIABLE = "FAULT_BENCH_KEY"
 MAX_ATTEMPTS = 5
 TIMEOUT_S = 2
 STALL_S = 3.0
+SLOW_ANSWER_S = 30.0
+MIXES = ("mixed", "flaky")
 
 
-def fault_mix() -> list[Failure]:
-    """The faults drawn from, equally likely."""
+def fault_mix(mix: str = "mixed") -> list[Failure]:
+    """The faults drawn from, equally likely: ``mixed`` with stalls past the bench's 2 s timeout; ``flaky`` a
+    provider whose upstream fails now and then (its 429 is not the key's rate limit: no rate-limit headers)."""
+    if mix == "flaky":
+        return [
+            Failure(429, retry_after="1"),
+            Failure(500),
+            Failure(502),
+            Failure(200, body="<html>Bad gateway</html>"),
+            Failure(200, body='{"id": "x", "object": "chat.completion", "choices": []}'),
+            Failure(200, delay_s=SLOW_ANSWER_S, slow_answer=True),
+            Failure(drop_connection=True),
+        ]
     return [
         Failure(429, retry_after="0.5"),
         Failure(500),
@@ -72,9 +92,10 @@ class RandomFaults:
     per thread between the two (and the request's body, noted by the ledger as it arrives).
     """
 
-    def __init__(self, rate: float, seed: int, *, sticky: bool = False) -> None:
+    def __init__(self, rate: float, seed: int, *, sticky: bool = False, mix: str = "mixed") -> None:
         self.rate = rate
         self.sticky = sticky
+        self.mix = fault_mix(mix)
         self._seed = seed
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
@@ -92,13 +113,15 @@ class RandomFaults:
         else:
             with self._lock:
                 fails = self._rng.random() < self.rate
-                failure = self._rng.choice(fault_mix()) if fails else None
+                failure = self._rng.choice(self.mix) if fails else None
         self._drawn.failure = failure
         return fails
 
     def popleft(self) -> Failure:
         failure: Failure = self._drawn.failure
         kind = "stall" if failure.delay_s else "reset" if failure.drop_connection else str(failure.status)
+        if failure.slow_answer:
+            kind = f"{failure.delay_s:.0f} s answer"
         if failure.body is not None:
             kind = "malformed 200" if failure.body.startswith("<") else "empty choices"
         with self._lock:
@@ -123,9 +146,11 @@ def body_key(request: dict[str, Any]) -> str:
     return json.dumps(request, sort_keys=True)
 
 
-def fault_server(rate: float, seed: int, ledger: Ledger, *, sticky: bool = False) -> FakeOpenAIServer:
+def fault_server(
+    rate: float, seed: int, ledger: Ledger, *, sticky: bool = False, mix: str = "mixed"
+) -> FakeOpenAIServer:
     script = FakeScript()
-    faults = RandomFaults(rate, seed, sticky=sticky)
+    faults = RandomFaults(rate, seed, sticky=sticky, mix=mix)
     script.failures = faults  # type: ignore[assignment]
 
     def answer(request: dict[str, Any]) -> str:
@@ -167,7 +192,8 @@ def longest_silence(arrivals: list[float]) -> float:
     return max((later - earlier for earlier, later in itertools.pairwise(ordered)), default=0.0)
 
 
-def pytest_command(design: list[str], junit: Path) -> list[str]:
+def pytest_command(design: list[str], junit: Path, *, timeout_s: float | None = TIMEOUT_S) -> list[str]:
+    timeout = [] if timeout_s is None else [f"--snap-timeout={timeout_s:g}"]
     return [
         sys.executable,
         "-m",
@@ -183,7 +209,7 @@ def pytest_command(design: list[str], junit: Path) -> list[str]:
         "--snap-no-analysis",
         "--model=fault-model",
         f"--snap-max-attempts={MAX_ATTEMPTS}",
-        f"--snap-timeout={TIMEOUT_S}",
+        *timeout,
         f"--junitxml={junit}",
         *design,
     ]
@@ -209,49 +235,101 @@ def keys_written(root: Path, output: str) -> int:
     return found
 
 
-def measure(rate: float, design: list[str], seed: int, *, sticky: bool = False) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Run:
+    """How one measured run is made: the fault mix, the --snap-pace, the timeout (None: the default) and the
+    seconds it may take before it is killed (None: no limit)."""
+
+    mix: str = "mixed"
+    pace: str = "adaptive"
+    timeout_s: float | None = TIMEOUT_S
+    max_seconds: float | None = None
+    sticky: bool = False
+
+
+def run_bounded(command: list[str], root: Path, max_seconds: float | None) -> tuple[int | None, str]:
+    """Run ``command`` in its own process group; kill the group after ``max_seconds``. Its exit status (None if
+    killed) and its output."""
+    with tempfile.TemporaryFile(mode="w+") as output:
+        process = subprocess.Popen(
+            command, cwd=root, env=environment(), stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            status: int | None = process.wait(timeout=max_seconds)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            status = None
+        output.seek(0)
+        return status, output.read()
+
+
+def measure(rate: float, design: list[str], seed: int, run: Run) -> dict[str, Any]:
     ledger = Ledger()
     with (
         tempfile.TemporaryDirectory(prefix="snap-faults-") as folder,
-        fault_server(rate, seed, ledger, sticky=sticky) as server,
+        fault_server(rate, seed, ledger, sticky=run.sticky, mix=run.mix) as server,
     ):
         root = Path(folder)
         make_project(root, server.base_url)
+        command = [*pytest_command(design, root / "junit.xml", timeout_s=run.timeout_s), f"--snap-pace={run.pace}"]
         started = time.perf_counter()
-        run = subprocess.run(
-            pytest_command(design, root / "junit.xml"),
-            cwd=root,
-            env=environment(),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        status, output = run_bounded(command, root, run.max_seconds)
         elapsed = time.perf_counter() - started
+        faults = server.script.failures
+        common = {
+            "rate": rate,
+            "pace": run.pace,
+            "finished": status is not None,
+            "requests": len(ledger.asked),
+            "injected": dict(faults.injected) if isinstance(faults, RandomFaults) else {},
+            "keys_written": keys_written(root, output),
+            "exit_status": status,
+            "seconds": elapsed,
+            "longest_silence": longest_silence(ledger.arrivals),
+            "retry_lines": [line for line in output.splitlines() if "retr" in line.lower()][:5],
+            "pace_line": next((line for line in output.splitlines() if line.startswith("pace: ")), "(none)"),
+            "recorded": sum(1 for _ in (root / "cassettes").rglob("*.json")),
+        }
+        if status is None:
+            return common
+        if not (root / "reports" / "session.json").is_file():
+            raise RuntimeError(f"the run wrote no reports/session.json (exit status {status}):\n{output[-3000:]}")
         session = json.loads((root / "reports" / "session.json").read_text(encoding="utf-8"))
         coverage = session["coverage"]["fault-model"]
         observations = [
             json.loads(line)
             for line in (root / "reports" / "observations.jsonl").read_text(encoding="utf-8").splitlines()
         ]
-        faults = server.script.failures
         return {
-            "rate": rate,
+            **common,
             "conditions": coverage["designed"],
             "scored": sum(o["code"] is None for o in observations),
             "api_errors": sum(o["code"] == -3 for o in observations),
             "errored": coverage["designed"] - len(observations),
-            "requests": len(ledger.asked),
             "requests_per_condition": len(ledger.asked) / max(coverage["designed"], 1),
             # Each observation counts the attempts its condition took; their sum is every request sent.
             "attempts_recorded": sum(o["attempts"] for o in observations),
             "most_attempts": max((o["attempts"] for o in observations), default=0),
-            "injected": dict(faults.injected) if isinstance(faults, RandomFaults) else {},
-            "keys_written": keys_written(root, run.stdout + run.stderr),
-            "exit_status": run.returncode,
-            "seconds": elapsed,
-            "longest_silence": longest_silence(ledger.arrivals),
-            "retry_lines": [line for line in run.stdout.splitlines() if "retr" in line.lower()][:5],
         }
+
+
+def describe(figures: dict[str, Any]) -> str:
+    """One line on a measured run."""
+    said = f"faults {figures['rate']:.0%}, --snap-pace={figures['pace']}: "
+    if not figures["finished"]:
+        return (
+            f"{said}not finished after {figures['seconds']:.0f} s ({figures['recorded']} conditions recorded, "
+            f"{figures['requests']} requests); keys written {figures['keys_written']}"
+        )
+    return (
+        f"{said}{figures['conditions']} conditions: {figures['scored']} scored, "
+        f"{figures['api_errors']} -3, {figures['errored']} errored; {figures['requests']} requests "
+        f"({figures['requests_per_condition']:.2f} per condition, {figures['attempts_recorded']} attempts "
+        f"recorded, at most {figures['most_attempts']} for one); keys written "
+        f"{figures['keys_written']}; exit status {figures['exit_status']}; {figures['seconds']:.0f} s; "
+        f"longest silence {figures['longest_silence']:.1f} s"
+    )
 
 
 def kill_and_rerun(rate: float, design: list[str], seed: int, kill_after: int) -> dict[str, Any]:
@@ -314,6 +392,9 @@ def main() -> None:
     parser.add_argument(
         "--sticky", action="store_true", help="a share of the conditions fail every attempt (500 or 429) instead"
     )
+    parser.add_argument("--mix", choices=MIXES, default="mixed", help="the faults drawn from (see above)")
+    parser.add_argument("--paces", default="adaptive", help="the --snap-pace values to run each rate under")
+    parser.add_argument("--max-seconds", type=float, default=None, help="kill a run that takes longer")
     arguments = parser.parse_args()
     design = [
         f"--snap-items={arguments.items}",
@@ -323,21 +404,22 @@ def main() -> None:
     ]
     if arguments.concurrency:
         design.append(f"--snap-concurrency={arguments.concurrency}")
+    # The flaky provider's slow answer is an answer: it is waited for under the default timeout.
+    timeout_s = None if arguments.mix == "flaky" else TIMEOUT_S
     print(f"bench.faults: pytest benchmarks -n 2 live against a loopback server, {' '.join(design)}")
-    print(f"  attempt bound {MAX_ATTEMPTS}, timeout {TIMEOUT_S} s, stalls {STALL_S} s, fake key {FAKE_KEY[:12]}...")
+    print(
+        f"  {arguments.mix} faults, attempt bound {MAX_ATTEMPTS}, timeout "
+        f"{'the default' if timeout_s is None else f'{timeout_s} s'}, fake key {FAKE_KEY[:12]}..."
+    )
     for rate in (float(value) for value in arguments.rates.split(",")):
-        figures = measure(rate, design, arguments.seed, sticky=arguments.sticky)
-        print(
-            f"faults {rate:.0%}: {figures['conditions']} conditions: {figures['scored']} scored, "
-            f"{figures['api_errors']} -3, {figures['errored']} errored; {figures['requests']} requests "
-            f"({figures['requests_per_condition']:.2f} per condition, {figures['attempts_recorded']} attempts "
-            f"recorded, at most {figures['most_attempts']} for one); keys written "
-            f"{figures['keys_written']}; exit status {figures['exit_status']}; {figures['seconds']:.0f} s; "
-            f"longest silence {figures['longest_silence']:.1f} s"
-        )
-        print(f"  faults injected: {', '.join(f'{k} {v}' for k, v in sorted(figures['injected'].items()))}")
-        for line in figures["retry_lines"]:
-            print(f"  terminal: {line}")
+        for pace in arguments.paces.split(","):
+            run = Run(arguments.mix, pace, timeout_s, arguments.max_seconds, arguments.sticky)
+            figures = measure(rate, design, arguments.seed, run)
+            print(describe(figures))
+            print(f"  faults injected: {', '.join(f'{k} {v}' for k, v in sorted(figures['injected'].items()))}")
+            print(f"  terminal: {figures['pace_line']}")
+            for line in figures["retry_lines"]:
+                print(f"  terminal: {line}")
     if arguments.no_kill:
         return
     rate = float(arguments.rates.split(",")[0])

@@ -29,6 +29,8 @@ class Failure:
     drop_connection: bool = False
     delay_s: float = 0.0
     body: str | None = None  # sent as is instead of the JSON error (a proxy's HTML page, a broken 200)
+    # Not a failure but a slow provider: after ``delay_s`` the request is answered as any other.
+    slow_answer: bool = False
 
 
 def fake_logprobs(text: str) -> list[dict[str, Any]]:
@@ -160,6 +162,9 @@ class FakeOpenAIServer:
                     return
                 with script.lock:  # several requests at once: one failure each
                     failure = script.failures.popleft() if script.failures else None
+                if failure is not None and failure.slow_answer:
+                    time.sleep(failure.delay_s)
+                    failure = None
                 if failure is not None:
                     time.sleep(failure.delay_s)
                     if failure.drop_connection:

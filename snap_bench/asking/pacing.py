@@ -6,6 +6,8 @@ reached, so requests are *paced*, one start every ``interval`` seconds, never se
 - The provider's rate-limit headers (:mod:`snap_bench.asking.rate_headers`) set the pace: a little under the rate
   they state (``margin``). With nothing left (remaining 0) the next start waits for one request's refill. Without
   headers nothing is paced until a refusal.
+- A 429 whose headers state requests remaining is no rate limit of the key (an upstream's refusal: a provider
+  behind a router, an overloaded model): only its own retry waits; the pace is not cut.
 - A refusal (429) starts an *episode*: the pace drops to ``decrease`` times the rate being sent (over the last few
   starts) or the pace, whichever is lower, once per episode: the refusals of requests paced before the cut are of
   the same episode (where that is not known, those within a cooldown of at least the Retry-After). Every later
@@ -107,6 +109,8 @@ def note(state: dict[str, Any], settings: PaceSettings, signal: Signal, now: flo
     cooling = _before_cut(state, signal.reserved_at, now)
     if signal.status == 429:
         state["refused"] = int(state.get("refused", 0)) + 1
+        if signal.headers is not None and signal.headers.remaining:
+            return state  # the key has requests left: an upstream's refusal, only its own retry waits
         wait = signal.retry_after_s or 0.0
         state["next_slot"] = max(float(state.get("next_slot", 0.0)), now + wait)
         if not cooling:
