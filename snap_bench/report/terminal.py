@@ -294,7 +294,9 @@ def comparison_lines(gate: Judgement, verbosity: int, changes_file: str) -> list
         for c in _worst_first([c for c in comparisons if c.outcome == outcome and c.metric != MEASURED]):
             lines.append((f"  {_short_comparison(c)}", {colours[outcome]: True}))
     for drift in gate.drift:
-        if drift.moved or drift.undecided or verbosity > 0:
+        # The constructs that moved always; the undecided ones are counted in the instrument's line, each listed
+        # with -v (and on the last screen's exit line where the gate follows drift).
+        if drift.moved or verbosity > 0:
             lines.append((f"  {_short_drift(drift)}", {"yellow": True} if drift.moved or drift.undecided else {}))
     for summary in gate.changes:
         changed = sorted(
@@ -324,7 +326,7 @@ def _short_drift(d: Drift) -> str:
 def _deciding(c: Any) -> str:
     """An undecided check's advice in a few words (its message has it in full)."""
     if c.runs_to_decide is None:
-        return "more runs would not show it passed"
+        return "more runs cannot pass it"
     unit = "runs" if "--snap-runs" in c.reason or "runs would" in c.reason else "items"
     return f"decided at about {c.runs_to_decide} {unit}"
 
