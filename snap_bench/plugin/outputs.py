@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from snap_bench.analysis.coverage import Coverage
+from snap_bench.analysis.design_subset import SUBSETS_KEY, DesignSubset, subsets_json
 from snap_bench.asking.batch.step import BatchOutcome
 from snap_bench.asking.model_facts import ModelFacts, notices
 from snap_bench.design.config import ConfigError
@@ -165,6 +166,7 @@ def session_meta(
     coverage: Mapping[str, Coverage],
     facts: Mapping[str, ModelFacts],
     batch: BatchOutcome,
+    subsets: Mapping[tuple[str, str], DesignSubset] | None = None,
 ) -> dict[str, Any]:
     observations = ledger.observations
     return {
@@ -174,6 +176,8 @@ def session_meta(
         "observations": len(observations),
         "missing_reports": sorted(ledger.missing_reports()),
         "coverage": {model: entry.to_json() for model, entry in coverage.items()},
+        # what of each model's design the session left out ({}: it asked every design whole)
+        SUBSETS_KEY: subsets_json(subsets or {}),
         "baseline": options.baseline,
         "judge": options.judge or "thresholds.yaml",
         "resamples": options.resamples,

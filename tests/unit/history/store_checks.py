@@ -184,7 +184,7 @@ def check_upgrade_from_version_2(store: StoreLike, backend: str, raw: Raw) -> No
         assert opened.version() == 2
     stored = read_headlines(store)
     with Store(str(store)) as opened:
-        assert opened.version() == schema.CURRENT == 3
+        assert opened.version() == schema.CURRENT == 4
     assert [dataclasses.replace(row, complete=None) for row in stored] == [*complete, *stale]  # kept
     assert [row.complete for row in stored] == [None] * len(METRICS) + [False] * len(METRICS)
     assert {row.coverage.label() for row in stored} == {"", "incomplete: coverage unknown"}
