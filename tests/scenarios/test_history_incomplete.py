@@ -71,3 +71,5 @@ def test_the_compass_keeps_an_incomplete_sessions_placement_as_incomplete(
         (True, designed, designed),
         (False, designed - 1, designed),
     ]
+    # two statements at one system prompt and one temperature: both placements are a subset's
+    assert [(p.design.is_subset, p.design.subset and p.design.subset.asked) for p in history] == [(True, designed)] * 2
