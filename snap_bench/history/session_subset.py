@@ -36,9 +36,9 @@ class StoredSubset:
             return cls(True)
         try:
             values = json.loads(str(column))
-        except ValueError:
+            return cls(True, DesignSubset.from_json(values))
+        except (ValueError, TypeError, AttributeError):
             return cls(True, DesignSubset((str(column),), 0, 0))  # (written by hand: kept as its words)
-        return cls(True, DesignSubset.from_json(values if isinstance(values, dict) else {}))
 
     def column(self) -> str | None:
         """The value to store."""
