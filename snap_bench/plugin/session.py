@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from snap_bench.analysis.coverage import Coverage
-from snap_bench.analysis.design_subset import DesignSubset, design_subset
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.asking import model_facts
 from snap_bench.asking.asker import Asker, Endpoint
@@ -38,7 +37,7 @@ from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.case import Case
 from snap_bench.observations.export import ObservationWriter
 from snap_bench.observations.observation import Condition, Observation, at_provider_default
-from snap_bench.plugin import process
+from snap_bench.plugin import outputs, process
 from snap_bench.plugin.instrument_files import (
     InstrumentFiles,
     checked_other_yaml_files,
@@ -93,7 +92,6 @@ class SnapSession:
         self.in_run: dict[str, Path | None] = {}  # the run's instruments -> the file that runs each
         self.unrecorded: list[NotRecorded] = []  # offline, what a model has no recording of (not run)
         self.batch = BatchOutcome()  # the batch step's outcome: its batches' spend, what is pending
-        self._subsets: dict[tuple[str, str], DesignSubset] | None = None  # (read once the tests have run)
 
     # -- activation --------------------------------------------------------------------------
 
@@ -214,13 +212,13 @@ class SnapSession:
                 Case(model.name, instrument_name, condition)
                 for model in self.models
                 if model.name not in unrecorded
-                for condition in self._conditions(instrument, model.name, selection)
+                for condition in self.model_conditions(instrument, model.name, selection)
             ]
             return [case for case in cases if in_shard(case.id, self.options.shard)]  # --snap-shard
         except ConfigError as error:
             raise pytest.UsageError(str(error)) from None
 
-    def _conditions(self, instrument: Instrument, model: str, selection: Selection) -> list[Condition]:
+    def model_conditions(self, instrument: Instrument, model: str, selection: Selection) -> list[Condition]:
         conditions = instrument.conditions_for(model, selection, self.recordings)
         return at_provider_default(conditions) if self.at_provider_default(model) else conditions
 
@@ -417,8 +415,9 @@ class SnapSession:
     def session_meta(self) -> dict[str, Any]:
         built = {name: instrument.version for name, instrument in self._instruments.items()}
         versions = instruments_run(built, self.observations)
+        narrowed = outputs.subsets(self)  # what of each design the session left out
         meta = session_meta(
-            self.options, self.models, versions, self.ledger, self.coverage(), self.facts, self.batch, self.subsets()
+            self.options, self.models, versions, self.ledger, self.coverage(), self.facts, self.batch, narrowed
         )
         unrecorded = [left.to_json() for left in self.unrecorded]
         return {**meta, "gate": self.options.gate.option_value(), "not_asked": dict(self.not_asked)} | {
@@ -448,27 +447,6 @@ class SnapSession:
 
     def coverage(self) -> dict[str, Coverage]:
         return self.ledger.coverage([model.name for model in self.models])
-
-    def subsets(self) -> dict[tuple[str, str], DesignSubset]:
-        """What of each model's design of each instrument it answered the session left out, by (model, instrument)
-        (snap_bench.analysis.design_subset): the conditions it set out to ask (selected, in its shard, collected
-        and not deselected) against those the design holds; a pair asked whole is absent."""
-        if self._subsets is None:
-            expected = self.ledger.expected_case_ids()
-            found: dict[tuple[str, str], DesignSubset] = {}
-            for name in sorted({observation.instrument for observation in self.observations}):
-                instrument = self.instrument(name)
-                whole = Selection(follow_up=self.selection(instrument).follow_up)  # (a stage asked on demand)
-                asked: dict[str, list[Condition]] = {}
-                for case in self.cases(name):
-                    if case.id in expected:
-                        asked.setdefault(case.model, []).append(case.condition)
-                for model, conditions in asked.items():
-                    subset = design_subset(self._conditions(instrument, model, whole), conditions)
-                    if subset is not None:
-                        found[model, name] = subset
-            self._subsets = found
-        return self._subsets
 
     def exit_findings(self, pytest_status: int = 0) -> ExitFindings:
         keys = {model.name: model.api_key_env for model in self.models}
