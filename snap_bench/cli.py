@@ -23,6 +23,7 @@ from snap_bench.design.config import PACKAGED
 from snap_bench.history.address import StoreAddress, StoreAddressError, store_address
 from snap_bench.history.database import Store, StoreError
 from snap_bench.history.session_coverage import StoredCoverage
+from snap_bench.history.session_subset import StoredSubset
 from snap_bench.history.store import Headline, read_headlines
 
 DEFAULT_STORE = Path("reports") / "history.sqlite"
@@ -30,13 +31,14 @@ DEFAULT_STORE = Path("reports") / "history.sqlite"
 
 def history_tables(rows: Sequence[Headline]) -> str:
     """One table per model and instrument: a line per stored session, a column per judged figure; the column
-    ``conditions`` marks a session that did not measure the model's whole design."""
+    ``conditions`` marks a session that did not measure the model's whole design, the column ``design`` one that
+    set out to ask only a subset of it."""
     blocks = []
     for key in sorted({(r.model, r.instrument) for r in rows}):
         own = [r for r in rows if (r.model, r.instrument) == key]
         metrics = sorted({r.metric for r in own})
         sessions = sorted({(r.recorded_at, r.session, r.result_digest) for r in own})
-        header = ["recorded", "code", "config", "conditions", "verdict", "composite", *metrics]
+        header = ["recorded", "code", "config", "conditions", "design", "verdict", "composite", *metrics]
         lines = []
         for session in sessions:
             recorded_at = session[0]
@@ -50,6 +52,7 @@ def history_tables(rows: Sequence[Headline]) -> str:
                     first.code_version,
                     first.config_digest,
                     _conditions(first.coverage),
+                    _design(first.design),
                     first.verdict,
                     composite,
                     *values,
@@ -71,6 +74,14 @@ def _conditions(coverage: StoredCoverage) -> str:
     if coverage.incomplete:
         return f"INCOMPLETE {counted}".rstrip()
     return counted or "?"
+
+
+def _design(design: StoredSubset) -> str:
+    """``SUBSET items M01,M02 of 25; 120 of 1620 conditions`` for a session that left part of the design out,
+    ``whole`` for one that asked it all, ``?`` where the store does not know (rows kept before it stored it)."""
+    if design.subset is not None:
+        return f"SUBSET {design.subset.label()}"
+    return "whole" if design.known else "?"
 
 
 def _figure(row: Headline | None) -> str:
@@ -236,6 +247,12 @@ def _history(address: StoreAddress, models: list[str], instruments: list[str], c
         print(
             "INCOMPLETE: the session did not measure every designed condition of the model (conditions measured / "
             "designed); its figures are no step of the trend"
+        )
+    if any(row.design.is_subset for row in rows):
+        print(
+            "SUBSET: the session set out to ask only part of the model's design (--snap-items, --snap-temperatures, "
+            "--snap-prompts, fewer --snap-runs, --snap-shard, -k/-m): what it left out, and the design's conditions "
+            "asked of those designed; its figures are no step of the whole design's trend"
         )
     if chart is not None:
         from snap_bench.instruments import metric_catalogue

@@ -19,7 +19,7 @@ refused (:data:`CURRENT`). The statements are written once for both backends: ``
 
 from __future__ import annotations
 
-CURRENT = 3
+CURRENT = 4
 VERSION_TABLE = "snap_bench_schema"
 
 TYPES = {
@@ -97,6 +97,11 @@ VERSION_3 = (
 )""",
 )
 
+# The column version 4 adds to both tables (NULL: not known, the row was written before).
+SUBSET_COLUMN = "subset"
+
+VERSION_4 = tuple(f"ALTER TABLE {table} ADD COLUMN {SUBSET_COLUMN} TEXT" for table in ("headlines", "placements"))
+
 # Each table's columns at the current version, but its key ``id`` (the store's own): what a copy carries over.
 COLUMNS = {
     "headlines": (
@@ -116,6 +121,7 @@ COLUMNS = {
         "result_digest",
         "session",
         *COVERAGE_COLUMNS,
+        SUBSET_COLUMN,
     ),
     "placements": (
         "recorded_at",
@@ -134,11 +140,12 @@ COLUMNS = {
         "parameters",
         "session",
         *COVERAGE_COLUMNS,
+        SUBSET_COLUMN,
     ),
 }
 
 # The statements that bring a store of version N - 1 to version N (1: from nothing, or an unversioned store).
-STEPS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2, 3: VERSION_3}
+STEPS: dict[int, tuple[str, ...]] = {1: VERSION_1, 2: VERSION_2, 3: VERSION_3, 4: VERSION_4}
 assert sorted(STEPS) == list(range(1, CURRENT + 1))
 
 

@@ -4,7 +4,9 @@ The same store as the compass placements (``reports/history.sqlite`` by default,
 ``--snap-history``, :mod:`snap_bench.history.database`), a table of its own: one row per (session, model,
 instrument, metric) with the value, interval, coverage, the verdict and composite, the code version and a
 digest of the config, and what the session measured of the model's design (complete, conditions answered /
-designed: :mod:`snap_bench.history.session_coverage`), so an incomplete session is kept as incomplete. A
+designed: :mod:`snap_bench.history.session_coverage`), so an incomplete session is kept as incomplete, and what
+of the design it set out to ask (:mod:`snap_bench.history.session_subset`), so a ``--snap-items`` run is kept as
+a subset. A
 replay that repeats the latest stored result of a model and instrument exactly (same figures, same code, same
 config) adds nothing, so re-running the shipped recordings does not flood the trend with copies. The
 comparison with the latest result and the insert are one transaction under the store's write lock, so this
@@ -22,10 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from snap_bench.analysis.coverage import Coverage
+from snap_bench.analysis.design_subset import DesignSubset, subsets_of
 from snap_bench.design.config import ConfigFiles
 from snap_bench.history.database import Store, StoreError, StoreLike, insert, opened
 from snap_bench.history.schema import COVERAGE_COLUMNS
 from snap_bench.history.session_coverage import StoredCoverage
+from snap_bench.history.session_subset import StoredSubset
 from snap_bench.judging.checks import CheckRecord
 
 
@@ -52,19 +56,30 @@ class Headline:
     complete: bool | None = None
     conditions_answered: int | None = None
     conditions_designed: int | None = None
+    # What of the model's design the session set out to ask, as stored (StoredSubset.column: None not known).
+    subset: str | None = None
 
     @property
     def coverage(self) -> StoredCoverage:
         return StoredCoverage(self.complete, self.conditions_answered, self.conditions_designed)
 
+    @property
+    def design(self) -> StoredSubset:
+        return StoredSubset.stored(self.subset)
+
     def values(self) -> tuple[Any, ...]:
         """The row as stored (the flag an integer)."""
-        return (*astuple(self)[: -len(COVERAGE_COLUMNS)], *self.coverage.columns())
+        return (*astuple(self)[:_COVERAGE_AT], *self.coverage.columns(), self.subset)
 
     @classmethod
     def stored(cls, row: tuple[Any, ...]) -> Headline:
         """A row as a backend returns it, in :data:`COLUMNS` order."""
-        return cls(*row[: -len(COVERAGE_COLUMNS)], *astuple(StoredCoverage.stored(*row[-len(COVERAGE_COLUMNS) :])))
+        covered = StoredCoverage.stored(*row[_COVERAGE_AT:-1])
+        return cls(*row[:_COVERAGE_AT], *astuple(covered), *row[-1:])
+
+
+# Where the coverage columns begin in a row (the subset column follows them).
+_COVERAGE_AT = -len(COVERAGE_COLUMNS) - 1
 
 
 COLUMNS = tuple(field.name for field in fields(Headline))
@@ -106,9 +121,12 @@ def headlines_of(
     config: str,
     session: str = "",
     coverage: Mapping[str, Coverage] | None = None,
+    subsets: Mapping[tuple[str, str], DesignSubset] | None = None,
 ) -> list[Headline]:
     """The rows of one session: each model and instrument's judged figures, sharing a digest of them all, with
-    the session's coverage of the model (``coverage``, by model; unknown for a model it lacks)."""
+    the session's coverage of the model (``coverage``, by model; unknown for a model it lacks) and what of its
+    design the session left out (``subsets``, by model and instrument: the whole design for a pair it lacks;
+    None: not known)."""
     rows: list[Headline] = []
     for (model, instrument), (verdict, composite) in sorted(verdicts.items()):
         own = sorted(
@@ -116,10 +134,14 @@ def headlines_of(
             key=lambda c: c.metric,
         )
         covered = StoredCoverage.of((coverage or {}).get(model), verdict)
+        design = StoredSubset() if subsets is None else StoredSubset.of(subsets.get((model, instrument)))
+        kept = (*astuple(covered), design.column())  # the coverage and subset columns of every row
         figures = [(c.metric, c.value, c.ci_low, c.ci_high, c.n, c.n_designed) for c in own]
         summary: list[Any] = [verdict, composite, code, config, figures]
         if covered.incomplete:  # (only then: a complete session's digest is what it was before version 3)
             summary.append(covered.columns())
+        if design.is_subset:  # (only then, as above: the whole design's digest is what it was before version 4)
+            summary.append(design.column())
         result = json.dumps(summary, default=str)
         digest = hashlib.sha256(result.encode()).hexdigest()[:16]
         rows += [
@@ -139,7 +161,7 @@ def headlines_of(
                 config,
                 digest,
                 session,
-                *astuple(covered),
+                *kept,
             )
             for metric, value, low, high, n, designed in figures
         ]
@@ -161,7 +183,7 @@ def headlines_of(
                     config,
                     digest,
                     session,
-                    *astuple(covered),
+                    *kept,
                 )
             )
     return rows
@@ -207,8 +229,9 @@ def keep_headlines(
     recorded_at: str,
     coverage: Mapping[str, Coverage] | None = None,
 ) -> str | None:
-    """Append a session's headlines (called at the end of the gate) with each model's coverage of its design;
-    an error message instead of raising."""
+    """Append a session's headlines (called at the end of the gate) with each model's coverage of its design and
+    what of it the session left out (session.json's ``subsets``: not known without it); an error message instead
+    of raising."""
     verdicts = {key: (v.verdict, v.composite) for key, v in gate_result.verdicts.items()}
     rows = headlines_of(
         gate_result.checks,
@@ -218,6 +241,7 @@ def keep_headlines(
         str(session_meta.get("config_digest", "unknown")),
         store.session,
         coverage,
+        subsets_of(session_meta),
     )
     try:
         append_new(store, rows)

@@ -43,6 +43,15 @@ class ConditionLedger:
         """A condition left out by -k or -m was never meant to run: it is not missing."""
         self.expected.difference_update(nodeids)
 
+    def expected_case_ids(self) -> set[str]:
+        """The parameter ids of the expected tests (``path::test_profile[gpt-5.2-M01-P1-NEU-t0-r1]``: a Case's id)."""
+        ids = set()
+        for nodeid in self.expected:
+            start = nodeid.find("[", nodeid.rfind("::"))
+            if start >= 0 and nodeid.endswith("]"):
+                ids.add(nodeid[start + 1 : -1])
+        return ids
+
     def record(self, report: pytest.TestReport) -> Observation | None:
         """Take one test report; the observation it carries, if any, is kept and returned."""
         self.reported.add(report.nodeid)

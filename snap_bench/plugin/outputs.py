@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from snap_bench.analysis.coverage import Coverage
+from snap_bench.analysis.design_subset import SUBSETS_KEY, DesignSubset, design_subset, subsets_json
 from snap_bench.asking.batch.step import BatchOutcome
 from snap_bench.asking.model_facts import ModelFacts, notices
 from snap_bench.design.config import ConfigError
@@ -28,7 +29,8 @@ from snap_bench.design.temperatures import DEFAULT
 from snap_bench.history.store import provenance
 from snap_bench.instruments import INSTRUMENT_FILE_KEYS
 from snap_bench.instruments.base import Instrument, Selection
-from snap_bench.observations.observation import Observation
+from snap_bench.observations.case import Case
+from snap_bench.observations.observation import Condition, Observation
 from snap_bench.observations.spend import serving_by_model, serving_notices, spend_by_model, with_batch_spend
 from snap_bench.plugin.ledger import ConditionLedger
 from snap_bench.plugin.session_options import SessionOptions
@@ -60,6 +62,13 @@ class FinishedSession(Protocol):
     def instrument(self, name: str) -> Instrument: ...
 
     def selection(self, instrument: Instrument) -> Selection: ...
+
+    @property
+    def ledger(self) -> ConditionLedger: ...
+
+    def cases(self, instrument_name: str) -> list[Case]: ...
+
+    def model_conditions(self, instrument: Instrument, model: str, selection: Selection) -> list[Condition]: ...
 
 
 # What a run writes in its output folder under fixed names (besides analysis.json, whose path is an option, and
@@ -157,6 +166,27 @@ def instruments_run(built: Mapping[str, str], observations: Sequence[Observation
     return {name: version for name, version in built.items() if name in ran}
 
 
+def subsets(session: FinishedSession) -> dict[tuple[str, str], DesignSubset]:
+    """What of each model's design of each instrument it answered the session left out, by (model, instrument)
+    (the rule: snap_bench.analysis.design_subset): the conditions it set out to ask (selected, in its shard,
+    collected and not deselected) against those the design holds for the model (nothing selected; the follow-up
+    stage as asked, since it is asked on demand). A pair asked whole is absent."""
+    expected = session.ledger.expected_case_ids()
+    found: dict[tuple[str, str], DesignSubset] = {}
+    for name in sorted({observation.instrument for observation in session.observations}):
+        instrument = session.instrument(name)
+        whole = Selection(follow_up=session.selection(instrument).follow_up)
+        asked: dict[str, list[Condition]] = {}
+        for case in session.cases(name):
+            if case.id in expected:
+                asked.setdefault(case.model, []).append(case.condition)
+        for model, own in asked.items():
+            subset = design_subset(session.model_conditions(instrument, model, whole), own)
+            if subset is not None:
+                found[model, name] = subset
+    return found
+
+
 def session_meta(
     options: SessionOptions,
     models: Sequence[ModelSpec],
@@ -165,6 +195,7 @@ def session_meta(
     coverage: Mapping[str, Coverage],
     facts: Mapping[str, ModelFacts],
     batch: BatchOutcome,
+    subsets: Mapping[tuple[str, str], DesignSubset] | None = None,
 ) -> dict[str, Any]:
     observations = ledger.observations
     return {
@@ -174,6 +205,8 @@ def session_meta(
         "observations": len(observations),
         "missing_reports": sorted(ledger.missing_reports()),
         "coverage": {model: entry.to_json() for model, entry in coverage.items()},
+        # what of each model's design the session left out ({}: it asked every design whole)
+        SUBSETS_KEY: subsets_json(subsets or {}),
         "baseline": options.baseline,
         "judge": options.judge or "thresholds.yaml",
         "resamples": options.resamples,

@@ -37,7 +37,7 @@ from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.case import Case
 from snap_bench.observations.export import ObservationWriter
 from snap_bench.observations.observation import Condition, Observation, at_provider_default
-from snap_bench.plugin import process
+from snap_bench.plugin import outputs, process
 from snap_bench.plugin.instrument_files import (
     InstrumentFiles,
     checked_other_yaml_files,
@@ -212,13 +212,13 @@ class SnapSession:
                 Case(model.name, instrument_name, condition)
                 for model in self.models
                 if model.name not in unrecorded
-                for condition in self._conditions(instrument, model.name, selection)
+                for condition in self.model_conditions(instrument, model.name, selection)
             ]
             return [case for case in cases if in_shard(case.id, self.options.shard)]  # --snap-shard
         except ConfigError as error:
             raise pytest.UsageError(str(error)) from None
 
-    def _conditions(self, instrument: Instrument, model: str, selection: Selection) -> list[Condition]:
+    def model_conditions(self, instrument: Instrument, model: str, selection: Selection) -> list[Condition]:
         conditions = instrument.conditions_for(model, selection, self.recordings)
         return at_provider_default(conditions) if self.at_provider_default(model) else conditions
 
@@ -415,7 +415,10 @@ class SnapSession:
     def session_meta(self) -> dict[str, Any]:
         built = {name: instrument.version for name, instrument in self._instruments.items()}
         versions = instruments_run(built, self.observations)
-        meta = session_meta(self.options, self.models, versions, self.ledger, self.coverage(), self.facts, self.batch)
+        narrowed = outputs.subsets(self)  # what of each design the session left out
+        meta = session_meta(
+            self.options, self.models, versions, self.ledger, self.coverage(), self.facts, self.batch, narrowed
+        )
         unrecorded = [left.to_json() for left in self.unrecorded]
         return {**meta, "gate": self.options.gate.option_value(), "not_asked": dict(self.not_asked)} | {
             "not_recorded": unrecorded

@@ -5,7 +5,11 @@ per model in its report colour, each point with its stored 95% interval; a point
 its design is hollow, grey and hatched, with used/designed beside it, as in the rest of the report. A point of
 a session that did not measure the model's whole design is not an ordinary point: the line passes it by, and
 it is drawn as a hollow grey square with its conditions measured / designed beside it (``648/1620``: the panels
-are narrow; the legend says what the square is).
+are narrow; the legend says what the square is). A point of a session that set out to ask only part of the
+design (``--snap-items``, ...: :mod:`snap_bench.analysis.design_subset`) is no step of the whole design's trend
+either: the line passes it by, and it is drawn as a hollow diamond in the model's colour with the design's
+conditions asked / designed beside it; the points of one same subset are joined by a dotted line of their own,
+as they measure the same part of the design.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from snap_bench.analysis.coverage import THIN_COVERAGE
 from snap_bench.analysis.metric_specs import MetricCatalogue
 from snap_bench.history.session_coverage import StoredCoverage
+from snap_bench.history.session_subset import StoredSubset
 from snap_bench.history.store import Headline
 from snap_bench.report.charts import RC_PARAMS, new_figure, short, to_svg
 from snap_bench.report.formatting import metric_label
@@ -53,6 +58,7 @@ class TrendPoint:
     n: int
     n_designed: int
     covered: StoredCoverage = field(default_factory=StoredCoverage)  # the session's coverage of the model's design
+    design: StoredSubset = field(default_factory=StoredSubset)  # what of the design the session set out to ask
 
     @property
     def thin(self) -> bool:
@@ -62,11 +68,26 @@ class TrendPoint:
     def incomplete(self) -> bool:
         return self.covered.incomplete
 
+    @property
+    def subset(self) -> bool:
+        return self.design.is_subset
+
 
 def on_line(points: Sequence[TrendPoint]) -> list[TrendPoint]:
     """The points the model's line joins: an incomplete session's figure is no step of the trend (a stale
-    replay missing recordings would otherwise show as a sudden drop)."""
-    return [p for p in points if not p.incomplete]
+    replay missing recordings would otherwise show as a sudden drop), nor is a subset's (two items of 25
+    answer another question than the whole design)."""
+    return [p for p in points if not p.incomplete and not p.subset]
+
+
+def subset_lines(points: Sequence[TrendPoint]) -> list[list[TrendPoint]]:
+    """The complete subset points, by the part of the design they asked (the same items, levels and runs): each
+    group, of two points or more, a trend of its own."""
+    groups: dict[str, list[TrendPoint]] = {}
+    for point in points:
+        if point.subset and not point.incomplete:
+            groups.setdefault(point.design.label(), []).append(point)
+    return [group for _, group in sorted(groups.items()) if len(group) > 1]
 
 
 def panels(rows: Sequence[Headline]) -> list[tuple[str, str]]:
@@ -101,9 +122,11 @@ def series(
         index = place[row.recorded_at]
         if figure == COMPOSITE:
             if row.composite is not None and index not in own:
-                own[index] = TrendPoint(index, row.composite, None, None, 0, 0, row.coverage)
+                own[index] = TrendPoint(index, row.composite, None, None, 0, 0, row.coverage, row.design)
         elif row.metric == figure and row.value is not None and math.isfinite(row.value):
-            own[index] = TrendPoint(index, row.value, row.ci_low, row.ci_high, row.n, row.n_designed, row.coverage)
+            own[index] = TrendPoint(
+                index, row.value, row.ci_low, row.ci_high, row.n, row.n_designed, row.coverage, row.design
+            )
     return {model: [own[i] for i in sorted(own)] for model, own in sorted(points.items()) if own}
 
 
@@ -157,6 +180,19 @@ def trend_figure(rows: Sequence[Headline], catalogue: MetricCatalogue) -> Figure
                     label="incomplete session (measured/designed)",
                 )
             )
+        if any(r.design.is_subset for r in rows):
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    linestyle=":",
+                    color=THIN_EDGE,
+                    marker="D",
+                    markerfacecolor=INCOMPLETE_FACE,
+                    markeredgecolor=THIN_EDGE,
+                    label="subset of the design (asked/designed)",
+                )
+            )
         figure.legend(
             handles=handles, loc="outside lower center", ncols=_legend_columns(handles, columns), frameon=False
         )
@@ -182,6 +218,8 @@ def _panel(axes: Axes, by_model: dict[str, list[TrendPoint]], name: str, session
         colour = model_colour(model)
         joined = on_line(points)
         axes.plot([p.session for p in joined], [p.value for p in joined], color=colour, linewidth=1.2, zorder=2)
+        for group in subset_lines(points):
+            axes.plot([p.session for p in group], [p.value for p in group], color=colour, linewidth=0.9, linestyle=":")
         for p in points:
             edge = THIN_EDGE if p.thin or p.incomplete else colour
             if p.ci_low is not None and p.ci_high is not None:
@@ -189,6 +227,8 @@ def _panel(axes: Axes, by_model: dict[str, list[TrendPoint]], name: str, session
                 axes.errorbar([p.session], [p.value], yerr=[[below], [above]], fmt="none", ecolor=edge, capsize=2)
             if p.incomplete:
                 _incomplete_point(axes, p, right_half=p.session > (sessions - 1) / 2)
+            elif p.subset:
+                _subset_point(axes, p, colour, right_half=p.session > (sessions - 1) / 2)
             elif p.thin:
                 axes.scatter(
                     [p.session], [p.value], s=36, facecolors=THIN_FACE, edgecolors=THIN_EDGE, hatch="////", zorder=3
@@ -221,6 +261,23 @@ def _incomplete_point(axes: Axes, point: TrendPoint, *, right_half: bool) -> Non
         point.covered.short_label(),
         (point.session, point.value),
         xytext=(-5 if right_half else 5, 4),
+        textcoords="offset points",
+        ha="right" if right_half else "left",
+        fontsize=5.5,
+        color="#6e7781",
+        zorder=4,
+    )
+
+
+def _subset_point(axes: Axes, point: TrendPoint, colour: str, *, right_half: bool) -> None:
+    """A hollow diamond in the model's colour with the design's conditions asked / designed beside it."""
+    axes.scatter(
+        [point.session], [point.value], s=30, marker="D", facecolors=INCOMPLETE_FACE, edgecolors=colour, zorder=3
+    )
+    axes.annotate(
+        point.design.short_label(),
+        (point.session, point.value),
+        xytext=(-5 if right_half else 5, -8),
         textcoords="offset points",
         ha="right" if right_half else "left",
         fontsize=5.5,

@@ -66,7 +66,9 @@ def trend_section(trend: StoredTrend, models: Sequence[str], catalogue: MetricCa
                 "composite per instrument, then each checked figure with its 95% interval; a hollow grey hatched "
                 "point rests on under half of its design (used/designed beside it); a hollow grey square is a session "
                 "that did not measure the model's whole design, kept off the line and labelled with the conditions "
-                f"it measured.{left_out}",
+                "it measured; a hollow diamond is a session that set out to ask only a subset of the design "
+                "(--snap-items, ...), kept off the line and labelled with the design's conditions it asked, the "
+                f"sessions of one same subset joined by a dotted line.{left_out}",
             )
         )
     items = []
@@ -76,13 +78,14 @@ def trend_section(trend: StoredTrend, models: Sequence[str], catalogue: MetricCa
             first, last = session_labels([own[0], own[-1]])
             items.append(
                 f"{text(model)}: {len(own)} stored sessions, {text(first)} to {text(last)} (charted above"
-                f"{_incomplete(trend.rows, model)})."
+                f"{_incomplete(trend.rows, model)}{_subsets(trend.rows, model)})."
             )
         elif own:
             (when,) = session_labels(own)
             items.append(
                 f"{text(model)}: the store holds one session of this model ({text(when)}: this one, or an identical "
-                f"earlier result{_incomplete(trend.rows, model, charted=False)}); its trend starts with the next "
+                f"earlier result{_incomplete(trend.rows, model, charted=False)}"
+                f"{_subsets(trend.rows, model, charted=False)}); its trend starts with the next "
                 "session whose result differs."
             )
         else:
@@ -98,3 +101,19 @@ def _incomplete(rows: Sequence[Headline], model: str, *, charted: bool = True) -
         return ""
     listed = ", ".join(label.removeprefix("incomplete: ") for _, label in sorted(labels))
     return f"; {len(labels)} incomplete ({listed}), drawn off the line" if charted else f"; incomplete: {listed}"
+
+
+def _subsets(rows: Sequence[Headline], model: str, *, charted: bool = True) -> str:
+    """``; 1 subset of the design (profile: items M01,M02 of 25; 120 of 1620 conditions), drawn off the line``."""
+    labels = {
+        (r.recorded_at, f"{r.instrument}: {r.design.subset.label()}")
+        for r in rows
+        if r.model == model and r.design.subset is not None
+    }
+    if not labels:
+        return ""
+    listed = text(", ".join(label for _, label in sorted(labels)))
+    sessions = len({when for when, _ in labels})
+    if charted:
+        return f"; {sessions} subset(s) of the design ({listed}), drawn off the line"
+    return f"; a subset of the design: {listed}"

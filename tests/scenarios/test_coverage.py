@@ -63,6 +63,11 @@ def test_a_budget_limited_run_is_incomplete_everywhere(
     session = json.loads((bench.out / "session.json").read_text(encoding="utf-8"))
     expected = {"designed": 6, "answered": 2, "complete": False, "missing": {"budget spent": 4}}
     assert session["coverage"] == {"fake-model": expected}
+    # one item, one system prompt, one temperature and one run of the design: a subset (and incomplete)
+    subset = session["subsets"]["fake-model"]["profile"]
+    assert subset["asked"] == SMALL_SIZE < subset["designed"]
+    narrowed = [part.split(" of ")[0] for part in subset["narrowed"]]
+    assert narrowed == ["items M01", "system prompt NEU", "temperature t0", "runs 1"]
     analysis = json.loads((bench.out / "analysis.json").read_text(encoding="utf-8"))
     assert analysis["coverage"] == {"fake-model": expected}
     entry = analysis["instruments"]["profile"]["models"]["fake-model"]

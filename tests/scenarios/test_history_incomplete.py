@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from snap_bench.cli import main
@@ -37,8 +39,18 @@ def test_a_replay_missing_a_recording_is_stored_as_incomplete(
     assert {(r.complete, r.conditions_answered, r.conditions_designed, r.verdict) for r in stale} == {
         (False, SLICE_SIZE - 1, SLICE_SIZE, "INCOMPLETE")
     }
+    # Both asked one item, one system prompt and one temperature of the design: a subset, also when incomplete.
+    subsets = {r.design.subset for r in rows}
+    assert len(subsets) == 1  # the same part of the design, twice
+    (subset,) = subsets
+    assert subset is not None
+    assert subset.asked == SLICE_SIZE < subset.designed
+    assert re.fullmatch(r"items M01 of \d+", subset.narrowed[0])
+    assert [part.split(" of ")[0] for part in subset.narrowed] == ["items M01", "system prompt NEU", "temperature t0"]
     assert main(["history", "--store", str(store)]) == 0
-    assert f"INCOMPLETE {SLICE_SIZE - 1}/{SLICE_SIZE}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"INCOMPLETE {SLICE_SIZE - 1}/{SLICE_SIZE}" in out
+    assert f"SUBSET {subset.label()}" in out
     assert overall_history(store, "fake-model") == []  # the profile's session: no compass placement
 
 
@@ -59,3 +71,5 @@ def test_the_compass_keeps_an_incomplete_sessions_placement_as_incomplete(
         (True, designed, designed),
         (False, designed - 1, designed),
     ]
+    # two statements at one system prompt and one temperature: both placements are a subset's
+    assert [(p.design.is_subset, p.design.subset and p.design.subset.asked) for p in history] == [(True, designed)] * 2

@@ -26,7 +26,9 @@ from tests.unit.history.store_checks import (
     check_copy,
     check_incomplete_round_trip,
     check_migration,
+    check_subset_round_trip,
     check_upgrade_from_version_2,
+    check_upgrade_from_version_3,
 )
 
 # One item of the profile and one per compass axis: 18 + 24 conditions per model.
@@ -216,6 +218,15 @@ def test_a_postgresql_store_of_version_2_keeps_its_rows_and_marks_those_judged_i
 
 def test_an_incomplete_session_is_stored_in_postgresql_with_its_coverage(postgres: Databases) -> None:
     check_incomplete_round_trip(postgres.new())
+
+
+def test_a_postgresql_store_of_version_3_keeps_its_rows_their_design_not_known(postgres: Databases) -> None:
+    database = postgres.new()
+    check_upgrade_from_version_3(database, "postgresql", raw_postgres(database))
+
+
+def test_a_subset_session_is_stored_in_postgresql_as_a_subset(postgres: Databases) -> None:
+    check_subset_round_trip(postgres.new())
 
 
 def test_a_sqlite_history_is_copied_into_postgresql_and_back_idempotently(

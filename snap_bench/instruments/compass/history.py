@@ -6,7 +6,8 @@ their intervals, or the coordinates of one run or one system prompt (``scope`` a
 Each row carries the item-bank version and the session's parameters as JSON, so placements from different
 banks or designs are never mixed up unknowingly, and the session's coverage of the model's design
 (:mod:`snap_bench.history.session_coverage`), so an incomplete session's placement is never charted as an
-ordinary one. Every session adds its rows (the history chart has a step
+ordinary one, and what of the design the session set out to ask (:mod:`snap_bench.history.session_subset`), so a
+subset's placement is never charted as the whole design's. Every session adds its rows (the history chart has a step
 per session), in one transaction under the store's write lock; an unreachable or unwritable store is
 reported, never fatal.
 """
@@ -22,6 +23,7 @@ from snap_bench.history.database import StoreLike, insert, opened
 from snap_bench.history.schema import COLUMNS as TABLE_COLUMNS
 from snap_bench.history.schema import COVERAGE_COLUMNS
 from snap_bench.history.session_coverage import StoredCoverage
+from snap_bench.history.session_subset import StoredSubset
 
 # The placements table's columns, as the store's schema declares them; ``session`` is stored too, but is not
 # part of what a placement says (left out of analysis.json's history).
@@ -52,23 +54,33 @@ class Placement:
     complete: bool | None = None
     conditions_answered: int | None = None
     conditions_designed: int | None = None
+    # What of the model's design the session set out to ask, as stored (StoredSubset.column: None not known).
+    subset: str | None = None
 
     @property
     def coverage(self) -> StoredCoverage:
         return StoredCoverage(self.complete, self.conditions_answered, self.conditions_designed)
+
+    @property
+    def design(self) -> StoredSubset:
+        return StoredSubset.stored(self.subset)
 
     def to_dict(self) -> dict[str, Any]:
         return {column: getattr(self, column) for column in COLUMNS}
 
     def values(self) -> tuple[Any, ...]:
         """The row as stored (the flag an integer)."""
-        return (*(getattr(self, column) for column in STORED[: -len(COVERAGE_COLUMNS)]), *self.coverage.columns())
+        return (*(getattr(self, column) for column in STORED[:_COVERAGE_AT]), *self.coverage.columns(), self.subset)
 
     @classmethod
     def stored(cls, row: tuple[Any, ...]) -> Placement:
         """A row as a backend returns it, in :data:`STORED` order."""
-        covered = StoredCoverage.stored(*row[-len(COVERAGE_COLUMNS) :])
-        return cls(*[*row[: -len(COVERAGE_COLUMNS)], covered.complete, covered.answered, covered.designed])
+        covered = StoredCoverage.stored(*row[_COVERAGE_AT:-1])
+        return cls(*[*row[:_COVERAGE_AT], covered.complete, covered.answered, covered.designed, row[-1]])
+
+
+# Where the coverage columns begin in a row (the subset column follows them).
+_COVERAGE_AT = -len(COVERAGE_COLUMNS) - 1
 
 
 def placements_of(
@@ -81,11 +93,12 @@ def placements_of(
     parameters: Mapping[str, Any],
     session: str = "",
     coverage: StoredCoverage | None = None,
+    subset: StoredSubset | None = None,
 ) -> list[Placement]:
     """The rows one model's analysis adds: overall (with intervals), then per run and per system prompt, each
-    with the session's coverage of the model."""
+    with the session's coverage of the model and what of its design the session set out to ask."""
     covered = coverage or StoredCoverage()
-    kept = (covered.complete, covered.answered, covered.designed)
+    kept = (covered.complete, covered.answered, covered.designed, (subset or StoredSubset()).column())
     encoded = json.dumps(parameters, sort_keys=True, default=str)
     coordinates = details.get("coordinates", {})
 

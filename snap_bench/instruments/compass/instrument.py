@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from snap_bench.analysis.stability import StabilityDesign
     from snap_bench.history.database import Store
     from snap_bench.history.session_coverage import StoredCoverage
+    from snap_bench.history.session_subset import StoredSubset
 
 _NO_OPINION = re.compile(r"(?<![\w-])no\s+opinion(?![\w-])", re.IGNORECASE)
 
@@ -176,6 +177,7 @@ class CompassInstrument(QuestionnaireInstrument):
             parameters,
             store.session,
             _coverage(analysis.model, session_meta),
+            _subset(analysis.model, self.name, session_meta),
         )
         try:
             append(store, rows)
@@ -186,6 +188,16 @@ class CompassInstrument(QuestionnaireInstrument):
         analysis.details["history"] = [placement.to_dict() for placement in history]
         analysis.details["history_path"] = str(store)
         return None
+
+
+def _subset(model: str, instrument: str, session_meta: Mapping[str, Any]) -> StoredSubset:
+    """What of the model's design the session set out to ask (session.json's ``subsets``), kept with its
+    placements: a subset's placement is never charted as the whole design's."""
+    from snap_bench.analysis.design_subset import subsets_of
+    from snap_bench.history.session_subset import StoredSubset
+
+    subsets = subsets_of(session_meta)
+    return StoredSubset() if subsets is None else StoredSubset.of(subsets.get((model, instrument)))
 
 
 def _coverage(model: str, session_meta: Mapping[str, Any]) -> StoredCoverage:

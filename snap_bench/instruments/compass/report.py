@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.history.session_coverage import StoredCoverage
+from snap_bench.history.session_subset import StoredSubset
 from snap_bench.observations.observation import Observation
 from snap_bench.report.charts import MINUS, RC_PARAMS, new_figure, short, to_svg
 from snap_bench.report.figures import figure_html
@@ -176,9 +177,12 @@ def history_figure(histories: Mapping[str, Sequence[Mapping[str, Any]]]) -> Figu
             )
             if not stored:
                 continue
-            # An incomplete session's placement is no step of the trend: drawn apart, labelled with its coverage.
-            joined = [(index, row) for index, row in stored if not _coverage(row).incomplete]
+            # An incomplete session's placement is no step of the trend: drawn apart, labelled with its coverage;
+            # nor is a subset's (two statements of the bank place the model on another question), labelled with
+            # the design's conditions it asked.
+            joined = [(index, row) for index, row in stored if not _coverage(row).incomplete and not _subset(row)]
             apart = [(index, row) for index, row in stored if _coverage(row).incomplete]
+            narrowed = [(index, row) for index, row in stored if _subset(row) and not _coverage(row).incomplete]
             colour = model_colour(name)
             for axes, axis in ((economic_axes, "economic"), (social_axes, "social")):
                 axes.plot(
@@ -191,6 +195,8 @@ def history_figure(histories: Mapping[str, Sequence[Mapping[str, Any]]]) -> Figu
                 )
                 for index, row in apart:
                     _incomplete_placement(axes, index, _or_nan(row.get(axis)), _coverage(row).label())
+                for index, row in narrowed:
+                    _subset_placement(axes, index, _or_nan(row.get(axis)), colour, _subset(row))
         for axes, title in ((economic_axes, "economic"), (social_axes, "social")):
             axes.set_ylim(-LIMIT, LIMIT)
             axes.axhline(0, color="#999999", linewidth=0.6)
@@ -204,6 +210,17 @@ def history_figure(histories: Mapping[str, Sequence[Mapping[str, Any]]]) -> Figu
 
 def _coverage(row: Mapping[str, Any]) -> StoredCoverage:
     return StoredCoverage.stored(row.get("complete"), row.get("conditions_answered"), row.get("conditions_designed"))
+
+
+def _subset(row: Mapping[str, Any]) -> str:
+    """``subset: 24/160``: the design's conditions a subset session asked / designed; '' for the whole design."""
+    design = StoredSubset.stored(row.get("subset"))
+    return f"subset: {design.short_label()}" if design.is_subset else ""
+
+
+def _subset_placement(axes: Axes, index: int, value: float, colour: str, label: str) -> None:
+    axes.scatter([index], [value], s=22, marker="D", facecolors="#ffffff", edgecolors=colour, zorder=3)
+    axes.annotate(label, (index, value), xytext=(5, -9), textcoords="offset points", fontsize=6, color="#6e7781")
 
 
 def _incomplete_placement(axes: Axes, index: int, value: float, label: str) -> None:

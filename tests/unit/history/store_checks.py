@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 
 from snap_bench.analysis.coverage import Coverage
+from snap_bench.analysis.design_subset import DesignSubset
 from snap_bench.analysis.metric_tables import Metric
 from snap_bench.history import schema
 from snap_bench.history.copy import copy_store
 from snap_bench.history.database import SchemaTooNew, Store, StoreLike
 from snap_bench.history.session_coverage import StoredCoverage
+from snap_bench.history.session_subset import StoredSubset
 from snap_bench.history.store import Headline, append_new, headlines_of, read_headlines
 from snap_bench.instruments.compass.history import Placement, append, overall_history, placements_of
 from snap_bench.judging.checks import CheckRecord, threshold_record
@@ -43,30 +45,43 @@ def record(model: str, metric: str, value: float) -> CheckRecord:
 
 
 def session(
-    model: str, when: str, value: float = 0.7, session_id: str = "", coverage: Coverage | None = None
+    model: str,
+    when: str,
+    value: float = 0.7,
+    session_id: str = "",
+    coverage: Coverage | None = None,
+    subsets: dict[tuple[str, str], DesignSubset] | None = None,
 ) -> list[Headline]:
     """One session's headline rows of one model (profile): a figure per metric."""
     checks = [record(model, metric, value) for metric in METRICS]
     verdict = "PASS" if coverage is None or coverage.complete else "INCOMPLETE"
     judged = {(model, "profile"): (verdict, value)}
-    return headlines_of(checks, judged, when, "0.2.0+abc", "cfg", session_id, {model: coverage} if coverage else None)
+    covered = {model: coverage} if coverage else None
+    return headlines_of(checks, judged, when, "0.2.0+abc", "cfg", session_id, covered, subsets)
 
 
-def placements(model: str, when: str, session_id: str = "", coverage: StoredCoverage | None = None) -> list[Placement]:
-    return placements_of(model, "compass", "bank1", when, 48, DETAILS, {"runs": 1}, session_id, coverage)
+def placements(
+    model: str,
+    when: str,
+    session_id: str = "",
+    coverage: StoredCoverage | None = None,
+    subset: StoredSubset | None = None,
+) -> list[Placement]:
+    return placements_of(model, "compass", "bank1", when, 48, DETAILS, {"runs": 1}, session_id, coverage, subset)
 
 
-# The version-1 and version-2 columns of each table (a store written by an older snap-bench).
+# The version-1, -2 and -3 columns of each table (a store written by an older snap-bench).
 V1_COLUMNS = {table: columns[: columns.index("session")] for table, columns in schema.COLUMNS.items()}
 V2_COLUMNS = {table: (*columns, "session") for table, columns in V1_COLUMNS.items()}
+V3_COLUMNS = {table: (*columns, *schema.COVERAGE_COLUMNS) for table, columns in V2_COLUMNS.items()}
 
 
 def insert_old(raw: Raw, table: str, row: Headline | Placement, columns: Sequence[str]) -> None:
     """Insert ``row`` as an older snap-bench would have: only the columns its schema had."""
     raw(
         f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-        [getattr(row, column) for column in columns],
-    )
+        [dict(zip(schema.COLUMNS[table], row.values(), strict=True))[column] for column in columns],
+    )  # (as stored: PostgreSQL takes no Python bool into the INTEGER coverage columns)
 
 
 def when(minute: int) -> str:
@@ -184,7 +199,7 @@ def check_upgrade_from_version_2(store: StoreLike, backend: str, raw: Raw) -> No
         assert opened.version() == 2
     stored = read_headlines(store)
     with Store(str(store)) as opened:
-        assert opened.version() == schema.CURRENT == 3
+        assert opened.version() == schema.CURRENT == 4
     assert [dataclasses.replace(row, complete=None) for row in stored] == [*complete, *stale]  # kept
     assert [row.complete for row in stored] == [None] * len(METRICS) + [False] * len(METRICS)
     assert {row.coverage.label() for row in stored} == {"", "incomplete: coverage unknown"}
@@ -217,3 +232,53 @@ def check_incomplete_round_trip(store: StoreLike) -> None:
         placements("model-a", when(minute), f"s{minute}", StoredCoverage.of(c))[0]
         for minute, c in ((1, measured), (2, stale))
     ]
+
+
+# Two items of 25, as ``--snap-items=M01,M02`` asks of the profile.
+TWO_ITEMS = DesignSubset(("items M01,M02 of 25",), 120, 1620)
+
+
+def check_subset_round_trip(store: StoreLike) -> None:
+    """A session that asked a subset of the design is stored as one, with what it left out, and read back as it
+    was written; a session that asked the whole design is stored as whole. Its figures, equal to the whole
+    design's before it, are no replay of them: stored."""
+    whole = session("model-a", when(1), 0.7, "s1", subsets={})
+    narrowed = session("model-a", when(2), 0.7, "s2", subsets={("model-a", "profile"): TWO_ITEMS})
+    assert append_new(store, whole) == len(METRICS)
+    assert append_new(store, narrowed) == len(METRICS)
+    stored = read_headlines(store)
+    assert stored == [*whole, *narrowed]
+    assert [(r.design.known, r.design.subset) for r in stored] == [
+        *[(True, None)] * len(METRICS),
+        *[(True, TWO_ITEMS)] * len(METRICS),
+    ]
+    assert stored[-1].design.label() == "subset: items M01,M02 of 25; 120 of 1620 conditions"
+    assert stored[-1].coverage == StoredCoverage()  # a subset is not an incomplete session
+    append(store, placements("model-a", when(1), "s1", subset=StoredSubset.of(None)))
+    append(store, placements("model-a", when(2), "s2", subset=StoredSubset.of(TWO_ITEMS)))
+    history = overall_history(store, "model-a")
+    assert [p.design for p in history] == [StoredSubset(True), StoredSubset(True, TWO_ITEMS)]
+
+
+def check_upgrade_from_version_3(store: StoreLike, backend: str, raw: Raw) -> None:
+    """A store of version 3 gains the subset column: its rows are kept, their design not known (drawn as before)."""
+    for version in (1, 2, 3):
+        for statement in schema.statements(version, backend):
+            raw(statement, ())
+        if version > 2:
+            raw(schema.set_version(version), ())
+    old = session("model-a", when(1), 0.7, "s1", Coverage("model-a", 20, 20, {}))
+    for row in old:
+        insert_old(raw, "headlines", row, V3_COLUMNS["headlines"])
+    old_placement = placements("model-a", when(1), "s1", StoredCoverage(True, 20, 20))[0]
+    insert_old(raw, "placements", old_placement, V3_COLUMNS["placements"])
+    with Store(str(store)) as opened:
+        assert opened.version() == 3
+    assert read_headlines(store) == old  # kept, with their coverage; the subset NULL
+    with Store(str(store)) as opened:
+        assert opened.version() == schema.CURRENT == 4
+    assert {row.design for row in read_headlines(store)} == {StoredSubset()}  # not known
+    assert overall_history(store, "model-a") == [old_placement]
+    narrowed = session("model-a", when(2), 0.7, "s2", subsets={("model-a", "profile"): TWO_ITEMS})
+    assert append_new(store, narrowed) == len(METRICS)
+    assert [row.design.is_subset for row in read_headlines(store)] == [False] * len(METRICS) + [True] * len(METRICS)

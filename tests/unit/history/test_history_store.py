@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from snap_bench.analysis.coverage import Coverage
+from snap_bench.analysis.design_subset import DesignSubset
 from snap_bench.analysis.metric_tables import Metric
 from snap_bench.cli import main
 from snap_bench.design.config import PACKAGED, ConfigFiles
@@ -104,10 +105,33 @@ def test_the_history_command_marks_an_incomplete_session(tmp_path: Path, capsys:
     assert main(["history", "--store", str(store)]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert re.search(r"^recorded\s+code\s+config\s+conditions\s+verdict", lines[1])
-    assert re.search(r"T10:00:00\+00:00 .* 1620/1620\s+PASS\s+0\.800\s+0\.800\b", lines[2])
-    assert re.search(r"T11:00:00\+00:00 .* INCOMPLETE 648/1620\s+INCOMPLETE\s+0\.000\b", lines[3])
+    assert re.search(r"^recorded\s+code\s+config\s+conditions\s+design\s+verdict", lines[1])
+    # (design ?: these sessions say nothing of what they left out of the design)
+    assert re.search(r"T10:00:00\+00:00 .* 1620/1620\s+\?\s+PASS\s+0\.800\s+0\.800\b", lines[2])
+    assert re.search(r"T11:00:00\+00:00 .* INCOMPLETE 648/1620\s+\?\s+INCOMPLETE\s+0\.000\b", lines[3])
     assert "INCOMPLETE: the session did not measure every designed condition" in out
+
+
+def test_the_history_command_marks_a_subset_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "history.sqlite"
+    judged = {("model-a", "snap"): ("PASS", 0.8)}
+    complete = {"model-a": Coverage("model-a", 1620, 1620, {})}
+    append_new(store, headlines_of([CHECKS[0]], judged, "2026-11-23T10:00:00+00:00", "0.1", "cfg", "s1", complete, {}))
+    two_items = {("model-a", "snap"): DesignSubset(("items M01,M02 of 25",), 120, 1620)}
+    asked = {"model-a": Coverage("model-a", 120, 120, {})}  # every condition it set out to ask: not incomplete
+    moved = [dataclasses.replace(CHECKS[0], value=0.9)]
+    append_new(store, headlines_of(moved, judged, "2026-11-23T11:00:00+00:00", "0.1", "cfg", "s2", asked, two_items))
+    assert main(["history", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert re.search(r"^recorded\s+code\s+config\s+conditions\s+design\s+verdict", lines[1])
+    assert re.search(r"T10:00:00\+00:00 .* 1620/1620\s+whole\s+PASS\s+0\.800\s+0\.800\b", lines[2])
+    assert re.search(
+        r"T11:00:00\+00:00 .* 120/120\s+SUBSET items M01,M02 of 25; 120 of 1620 conditions\s+PASS\s+0\.800\s+0\.900\b",
+        lines[3],
+    )
+    assert "SUBSET: the session set out to ask only part of the model's design" in out
+    assert "INCOMPLETE" not in out
 
 
 def test_the_history_command_without_a_store_says_how_to_get_one(

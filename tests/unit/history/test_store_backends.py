@@ -20,7 +20,9 @@ from tests.unit.history.store_checks import (
     check_copy,
     check_incomplete_round_trip,
     check_migration,
+    check_subset_round_trip,
     check_upgrade_from_version_2,
+    check_upgrade_from_version_3,
     session,
     when,
 )
@@ -59,6 +61,15 @@ def test_a_store_of_version_2_keeps_its_rows_and_marks_those_judged_incomplete(t
 
 def test_an_incomplete_session_is_stored_with_its_coverage(tmp_path: Path) -> None:
     check_incomplete_round_trip(tmp_path / "history.sqlite")
+
+
+def test_a_store_of_version_3_keeps_its_rows_their_design_not_known(tmp_path: Path) -> None:
+    store = tmp_path / "history.sqlite"
+    check_upgrade_from_version_3(store, "sqlite", raw_sqlite(store))
+
+
+def test_a_subset_session_is_stored_as_a_subset_with_what_it_left_out(tmp_path: Path) -> None:
+    check_subset_round_trip(tmp_path / "history.sqlite")
 
 
 def test_writers_at_once_lose_nothing_and_duplicate_nothing(tmp_path: Path) -> None:

@@ -10,10 +10,20 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.colors import to_hex
 
+from snap_bench.analysis.design_subset import DesignSubset
+from snap_bench.history.session_subset import StoredSubset
 from snap_bench.history.store import Headline
 from snap_bench.instruments import metric_catalogue
 from snap_bench.report.palette import model_colour, register_models
-from snap_bench.report.trend import on_line, panels, series, trend_figure, trend_svg, write_trend_chart
+from snap_bench.report.trend import (
+    on_line,
+    panels,
+    series,
+    subset_lines,
+    trend_figure,
+    trend_svg,
+    write_trend_chart,
+)
 
 ONE = "2026-11-20T10:00:00+00:00"
 TWO = "2026-11-20T10:04:00+00:00"  # minutes later: the same day, its own step
@@ -158,3 +168,72 @@ def test_thirty_sessions_of_one_day_keep_their_date_labels_apart() -> None:
             assert left.x1 < right.x0, (left, right)  # side by side, apart
         panel = axes.get_window_extent(renderer)
         assert boxes[0].x0 >= panel.x0 - boxes[0].width / 2  # not pushed over the neighbouring panel
+
+
+FOUR = "2026-11-20T10:14:00+00:00"
+TWO_ITEMS = DesignSubset(("items M01,M02 of 25",), 120, 1620)
+
+
+def subset(row: Headline, part: DesignSubset = TWO_ITEMS) -> Headline:
+    """The row as a session that set out to ask only part of the design (``--snap-items=M01,M02``) stores it."""
+    return dataclasses.replace(row, complete=True, subset=StoredSubset.of(part).column())
+
+
+def narrowed_runs() -> list[Headline]:
+    """The whole design at 0.70 and 0.72; between them two runs of two items (0.95, 0.97), off its scale."""
+    return [
+        headline(ONE, "model-a", "icc2_1", 0.70),
+        subset(headline(TWO, "model-a", "icc2_1", 0.95)),
+        subset(headline(THREE, "model-a", "icc2_1", 0.97)),
+        headline(FOUR, "model-a", "icc2_1", 0.72),
+    ]
+
+
+def test_a_subset_session_is_a_point_off_the_line_labelled_with_the_conditions_it_asked() -> None:
+    rows = narrowed_runs()
+    points = series(rows, [ONE, TWO, THREE, FOUR], "profile", "icc2_1")["model-a"]
+    assert [(p.session, p.subset, p.incomplete) for p in points] == [
+        (0, False, False),
+        (1, True, False),
+        (2, True, False),
+        (3, False, False),
+    ]
+    assert [p.session for p in on_line(points)] == [0, 3]  # the whole design's trend passes the subset by
+    assert [[p.session for p in group] for group in subset_lines(points)] == [[1, 2]]  # the same two items
+    assert points[1].design.label() == "subset: items M01,M02 of 25; 120 of 1620 conditions"
+
+    register_models(["model-a"])
+    figure = trend_figure(rows, metric_catalogue())
+    _, icc = (axes for axes in figure.axes if axes.get_visible())
+    assert [list(line.get_xdata()) for line in icc.get_lines() if line.get_linestyle() == "-"] == [[0, 3]]
+    assert [list(line.get_xdata()) for line in icc.get_lines() if line.get_linestyle() == ":"] == [[1, 2]]
+    hollow = [c for c in icc.collections if isinstance(c, PathCollection) and to_hex(c.get_facecolor()[0]) == "#ffffff"]
+    assert [list(c.get_offsets()[0]) for c in hollow] == [[1.0, 0.95], [2.0, 0.97]]
+    assert {to_hex(c.get_edgecolor()[0]) for c in hollow} == {to_hex(model_colour("model-a"))}
+    assert [text.get_text() for text in icc.texts] == ["120/1620", "120/1620"]  # asked / designed
+    legend = [text.get_text() for text in figure.legends[0].get_texts()]
+    assert legend[-1] == "subset of the design (asked/designed)"
+
+
+def test_subsets_of_different_parts_of_the_design_are_not_joined() -> None:
+    rows = narrowed_runs()
+    rows[2] = subset(rows[2], DesignSubset(("temperature t0 of 3",), 540, 1620))
+    points = series(rows, [ONE, TWO, THREE, FOUR], "profile", "icc2_1")["model-a"]
+    assert subset_lines(points) == []
+
+
+def test_an_incomplete_subset_is_drawn_as_incomplete() -> None:
+    rows = [headline(ONE, "model-a", "icc2_1", 0.7), incomplete(subset(headline(TWO, "model-a", "icc2_1", 0.1)))]
+    points = series(rows, [ONE, TWO], "profile", "icc2_1")["model-a"]
+    assert [(p.subset, p.incomplete) for p in points] == [(False, False), (True, True)]
+    assert subset_lines(points) == []
+    register_models(["model-a"])
+    _, icc = (axes for axes in trend_figure(rows, metric_catalogue()).axes if axes.get_visible())
+    assert [text.get_text() for text in icc.texts] == ["648/1620"]  # measured / designed, as incomplete ones are
+
+
+def test_the_rendered_chart_carries_the_subset_legend_only_with_a_subset() -> None:
+    chart = trend_svg("snap-trend-chart", narrowed_runs(), metric_catalogue())
+    assert "subset of the design (asked/designed)" in chart
+    whole = [row for row in narrowed_runs() if not row.design.is_subset]
+    assert "subset" not in trend_svg("snap-trend-chart", whole, metric_catalogue())

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from snap_bench.analysis.design_subset import DesignSubset
+from snap_bench.history.session_subset import StoredSubset
 from snap_bench.history.store import Headline, append_new, read_headlines
 from snap_bench.instruments import metric_catalogue
 from snap_bench.report.trend_section import StoredTrend, stored_trend, trend_section
@@ -84,6 +86,24 @@ def test_an_incomplete_session_is_named_beside_the_chart_and_labelled_in_it(tmp_
     assert "incomplete session (measured/designed)" in chart
 
 
+def test_a_subset_session_is_named_beside_the_chart_and_labelled_in_it(tmp_path: Path) -> None:
+    store = tmp_path / "history.sqlite"
+    narrowed = "2026-11-21T10:00:00+00:00"
+    append_new(store, headlines(EARLIER, "model-a", 0.6))
+    two_items = StoredSubset.of(DesignSubset(("items M01,M02 of 25",), 120, 1620)).column()
+    append_new(store, [dataclasses.replace(row, subset=two_items) for row in headlines(narrowed, "model-a", 0.9)])
+    append_new(store, headlines(LATER, "model-a", 0.6))
+    markup = trend_section(stored_trend(store, ["model-a"], ["profile"]), ["model-a"], metric_catalogue())
+    assert (
+        "model-a: 3 stored sessions, 2026-11-20 to 2026-11-23 (charted above; 1 subset(s) of the design "
+        "(profile: items M01,M02 of 25; 120 of 1620 conditions), drawn off the line)." in markup
+    )
+    assert "incomplete (" not in markup
+    chart = chart_text(markup)
+    assert "120/1620" in chart
+    assert "subset of the design (asked/designed)" in chart
+
+
 def test_a_model_with_only_this_session_is_one_line_not_an_empty_chart(tmp_path: Path) -> None:
     store = tmp_path / "history.sqlite"
     append_new(store, headlines(EARLIER, "model-a", 0.6))
@@ -139,6 +159,8 @@ def test_the_report_shows_the_stored_trend_of_its_models(bench: BenchProject, wo
     assert "fake-model" in chart
     assert "2026-01-05" in chart
     assert "fake-model: 2 stored sessions" in section.group(0)
+    # this session asked one item of the profile, at one system prompt and one temperature: a subset
+    assert re.search(r"1 subset\(s\) of the design \(profile: items M01 of \d+; system prompt NEU of", section.group(0))
     # other-model has only this session's figures: one line, and no line in the chart
     assert "other-model: the store holds one session" in section.group(0)
     assert "other-model" not in chart

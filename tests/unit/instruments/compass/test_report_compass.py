@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from snap_bench.analysis.design_subset import DesignSubset
+from snap_bench.history.session_subset import StoredSubset
 from snap_bench.instruments.compass.report import compass_section, history_figure
 from snap_bench.observations.observation import Observation
 from snap_bench.report import summary_html
@@ -91,6 +93,19 @@ def test_an_incomplete_session_is_kept_off_the_line_and_labelled() -> None:
         assert [text.get_text() for text in axes.texts] == ["incomplete: 12/48 conditions"]
         (square,) = [c for c in axes.collections if len(c.get_offsets())]
         assert [list(offset) for offset in square.get_offsets()] == [[1.0, 2.0 if axes is figure.axes[0] else 3.0]]
+
+
+def test_a_subset_sessions_placement_is_kept_off_the_line_and_labelled() -> None:
+    times = ["2026-11-20T10:00:00+00:00", "2026-11-21T10:00:00+00:00", "2026-11-22T10:00:00+00:00"]
+    rows = [{"recorded_at": when, "economic": -4.0, "social": 3.0, "complete": True, "subset": ""} for when in times]
+    two_statements = StoredSubset.of(DesignSubset(("items E01,S01 of 62",), 24, 744)).column()
+    rows[1].update(economic=2.0, subset=two_statements)
+    figure = history_figure({"fake-left": rows})
+    for axes in figure.axes:
+        assert [list(line.get_xdata()) for line in axes.get_lines() if line.get_marker() == "o"] == [[0, 2]]
+        assert [text.get_text() for text in axes.texts] == ["subset: 24/744"]
+        (diamond,) = [c for c in axes.collections if len(c.get_offsets())]
+        assert [list(offset) for offset in diamond.get_offsets()] == [[1.0, 2.0 if axes is figure.axes[0] else 3.0]]
 
 
 def test_a_model_without_a_placement_is_said_not_drawn() -> None:
