@@ -99,6 +99,16 @@ def choose_models(registry: ModelRegistry, options: SessionOptions, recordings: 
     return registry.resolve(recorded)
 
 
+def check_save_baseline(save: str | None, models: list[ModelSpec]) -> None:
+    """A baseline file holds one model: a path without {model} for several is a ValueError naming the fix."""
+    if save and "{model}" not in save and len(models) > 1:
+        raise ValueError(
+            f"--snap-save-baseline={save}: a baseline file holds one model, and this session runs "
+            f"{len(models)} ({', '.join(m.name for m in models)}). Fix: put {{model}} in the path "
+            "(e.g. baselines/{model}.json) or choose one --model"
+        )
+
+
 def worker_count(config: pytest.Config) -> int:
     """The test processes of the session: xdist's workers, or this one."""
     return int(getattr(config, "workerinput", {}).get("workercount", 1) or 1)

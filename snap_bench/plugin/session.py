@@ -133,13 +133,7 @@ class SnapSession:
                     self.models.append(self.registry.models[self.baseline.model])
             for name in self.active_instruments():
                 self.instrument(name)
-            save = self.options.save_baseline
-            if save and "{model}" not in save and len(self.models) > 1:
-                raise ValueError(
-                    f"--snap-save-baseline={save}: a baseline file holds one model, and this session runs "
-                    f"{len(self.models)} ({', '.join(m.name for m in self.models)}). Fix: put {{model}} in the path "
-                    "(e.g. baselines/{model}.json) or choose one --model"
-                )
+            process.check_save_baseline(self.options.save_baseline, self.models)
         except (ConfigError, ValueError) as error:
             raise pytest.UsageError(str(error)) from None
         for name in self.active_instruments():
