@@ -38,11 +38,14 @@ def test_only_items_that_moved_beyond_the_run_noise_are_named(
     named: set[str],
 ) -> None:
     bench = calm_project(pytester, fake_server.base_url, monkeypatch)
+    questionnaire = bench.root / "benchmarks" / "calm.yaml"
+    # A drift margin far below the run noise: an unchanged model's drift cannot be decided (below)
+    questionnaire.write_text(questionnaire.read_text(encoding="utf-8") + "thresholds: {drift_margin: 0.15}\n")
     saved = bench.root / "baselines" / "fake-model.json"
     fake_server.script.answer = noisy(VIEWS, seed=1)
     bench.run("--model=fake-model", f"--snap-save-baseline={saved}", gate=True)
     fake_server.script.answer = noisy({**VIEWS, **moved}, seed=2)
-    result = bench.run("--model=other-model", f"--baseline={saved}", "--snap-gate=baseline", gate=True)
+    result = bench.run("--model=other-model", f"--baseline={saved}", "--snap-gate=baseline,items", gate=True)
 
     with (bench.out / "item_changes.csv").open(encoding="utf-8", newline="") as handle:
         items = list(csv.DictReader(handle))
@@ -53,3 +56,19 @@ def test_only_items_that_moved_beyond_the_run_noise_are_named(
     assert ({entry.split()[0] for entry in listed.split(", ")} if named else {listed}) == (named or {"none"})
     changes = bench.analysis()["changes"]["items"]
     assert {c["item"] for c in changes if c["reliable"]} == named
+    # The gate follows the items: an item that moved fails the run naming it; chance changes pass it.
+    last = result.stdout.lines[-2]
+    if named:
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
+        assert "2 item(s) changed beyond the run noise" in last
+        assert all(f"calm-item[{item}]" in last for item in named), last
+    else:
+        assert result.ret == pytest.ExitCode.OK, last
+        # Drift within +-0.15 cannot be shown at this run noise, nor a move past it: undecided (exit 7), never
+        # a pass, and not a failure either; the line says what would decide it.
+        undecided = bench.run("--model=other-model", f"--baseline={saved}", "--snap-gate=drift", gate=True)
+        last = undecided.stdout.lines[-2]
+        assert undecided.ret == 7, last
+        assert last.startswith("exit status 7: undecided:"), last
+        assert "drift[composure]" in last or "drift[tidiness]" in last
+        assert "decide" in last
