@@ -66,3 +66,39 @@ def test_the_counts_bar_files_a_check_failed_outside_the_gate_apart_from_the_pas
     outcomes = html_report.outcomes
     assert (outcomes["passed"]["value"], outcomes[NOT_GATED]["value"], outcomes["failed"]["value"]) == (1, 1, 0)
     assert list(outcomes).index(NOT_GATED) == list(outcomes).index("failed") + 1
+
+
+def test_an_undecided_gate_is_neither_a_pass_nor_a_failure_on_the_first_screen() -> None:
+    undecided = dataclasses.replace(_checks()[0], name="m-vs-b-snap-cv_mean", kind="baseline", decision="undecided")
+    line = ExitLine(
+        BenchExit.UNDECIDED, "undecided: 1 gated check(s) could not tell", "the baseline comparison, against b"
+    )
+    html = first_screen(matrix_document(), [], [*_checks(), undecided], metric_catalogue(), line)
+    first = html[html.index('<p class="snap-exit"') : html.index('<div class="snap-first">')]
+    assert 'snap-badge-incomplete">exit status 7</span>' in first
+    assert "against b" in first
+    assert "4 checks: 0 failed, 1 failed outside the gate (ungated), 1 undecided (never a pass)" in html
+
+
+def test_the_items_changed_beyond_the_run_noise_have_a_section_of_their_own() -> None:
+    from snap_bench.report.summary import changed_items_table
+
+    item = {"model": "new", "baseline": "old", "instrument": "quiz", "conditions": 24, "changed_conditions": 20}
+    document = {
+        "changes": {
+            "items": [
+                {**item, "item": "Q07", "shift": 1.5, "q": 0.0002, "reliable": True},
+                {**item, "item": "Q02", "shift": 0.1, "q": 0.8, "reliable": False},
+                {**item, "item": "<b>Q09</b>", "shift": -1.25, "q": 0.01, "reliable": True},
+            ]
+        }
+    }
+    table = changed_items_table(document)
+    rows = table.split("<tbody>", 1)[1]
+    # only the reliable ones, smallest q first, every text escaped
+    assert rows.index("Q07") < rows.index("&lt;b&gt;Q09&lt;/b&gt;")
+    assert "Q02" not in rows
+    assert "+1.50" in rows
+    assert "-1.25" in rows
+    assert "0.0002" in rows
+    assert changed_items_table({"changes": {"items": [{**item, "item": "Q02", "reliable": False}]}}) == ""
