@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import IO
 
 from snap_bench.observations.observation import CSV_COLUMNS, Observation
+from snap_bench.wire.atomic import write_atomically
 
 
 class ObservationWriter:
@@ -30,11 +31,11 @@ class ObservationWriter:
         self._file.write(json.dumps(observation.to_dict(), ensure_ascii=False) + "\n")
         self._file.flush()
 
-    def close(self, observations: list[Observation]) -> None:
+    def close(self) -> None:
+        """Stop appending (the session's end writes observations.csv on its own: :func:`write_csv`)."""
         if self._file is not None:
             self._file.close()
             self._file = None
-        write_csv(self.csv_path, observations)
 
 
 def csv_bytes(observations: list[Observation]) -> bytes:
@@ -58,7 +59,8 @@ def csv_bytes(observations: list[Observation]) -> bytes:
 
 
 def write_csv(path: Path, observations: list[Observation]) -> None:
-    path.write_bytes(csv_bytes(observations))
+    """Whole or not at all: an interrupt or a kill while it is written leaves the previous file or none."""
+    write_atomically(path, csv_bytes(observations))
 
 
 def read_jsonl(path: Path) -> list[Observation]:

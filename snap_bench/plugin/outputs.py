@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -31,8 +32,10 @@ from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.observations.observation import Observation
 from snap_bench.observations.spend import serving_by_model, serving_notices, spend_by_model, with_batch_spend
 from snap_bench.plugin.ledger import ConditionLedger
+from snap_bench.plugin.second_ctrl_c import EndFiles
 from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.recordings.state import Recordings
+from snap_bench.wire.atomic import write_atomically
 
 if TYPE_CHECKING:
     from snap_bench.judging.baseline import BaselineSpec
@@ -96,25 +99,27 @@ class Artefacts:
                 removed.append(path)
         return removed
 
-    def write_session_end(self, session: FinishedSession) -> None:
-        """session.json, the audits of the instruments that were asked, and the baselines asked for."""
-        self.write_session_meta(session.session_meta())
-        observed = sorted({observation.instrument for observation in session.observations})
-        self.write_audits(
-            [session.instrument(name) for name in observed],
-            [model.name for model in session.models],
-            {name: session.selection(session.instrument(name)) for name in observed},
-            session.recordings,
-        )
-        if session.options.save_baseline and session.observations:
+    def write_session_end(self, session: FinishedSession, files: EndFiles) -> None:
+        """session.json, the audits of the instruments that were asked, and the baselines asked for, each whole,
+        through ``files`` (which writes none once a second Ctrl-C is seen)."""
+        files.write("session.json", lambda: self.write_session_meta(session.session_meta()))
+        models = [model.name for model in session.models]
+        for name in sorted({observation.instrument for observation in session.observations}):
+            instrument = session.instrument(name)
+            selection = {name: session.selection(instrument)}
+            files.write(
+                f"{name}-audit.json", partial(self.write_audits, [instrument], models, selection, session.recordings)
+            )
+        template = session.options.save_baseline
+        if template and session.observations:
             versions = {name: instrument.version for name, instrument in session.instruments.items()}
             baseline = session.baseline
-            judged = [m.name for m in session.models if baseline is None or m.name != baseline.model]
-            self.save_baselines(session.options.save_baseline, judged, session.observations, versions)
+            for model in [m.name for m in session.models if baseline is None or m.name != baseline.model]:
+                save = partial(self.save_baselines, template, [model], session.observations, versions)
+                files.write(str(self.baseline_file(template, model)), save)
 
     def write_session_meta(self, meta: Mapping[str, Any]) -> None:
-        path = self.out_dir / "session.json"
-        path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        write_atomically(self.out_dir / "session.json", (json.dumps(meta, indent=2) + "\n").encode("utf-8"))
 
     def write_audits(
         self,
@@ -131,19 +136,24 @@ class Artefacts:
                 audit = {"instrument": instrument.name, "error": str(error)}
             if audit is not None:
                 path = self.out_dir / f"{instrument.name}-audit.json"
-                path.write_text(json.dumps(audit, indent=2) + "\n", encoding="utf-8")
+                write_atomically(path, (json.dumps(audit, indent=2) + "\n").encode("utf-8"))
 
     def save_baselines(
         self, template: str, models: list[str], observations: list[Observation], versions: dict[str, str]
     ) -> None:
         """One baseline file per model (``{model}`` in the template names it), relative to the project root."""
-        from snap_bench.judging.baseline import baseline_document, baseline_path, write_baseline
+        from snap_bench.judging.baseline import baseline_document, write_baseline
 
         for model in models:
-            path = baseline_path(template, model)
-            path = path if path.is_absolute() else self._root / path
+            path = self.baseline_file(template, model)
             write_baseline(path, baseline_document(model, observations, versions))
             self.saved_baselines.append(path)
+
+    def baseline_file(self, template: str, model: str) -> Path:
+        from snap_bench.judging.baseline import baseline_path
+
+        path = baseline_path(template, model)
+        return path if path.is_absolute() else self._root / path
 
 
 # -- what the session says of itself ---------------------------------------------------------------------

@@ -35,7 +35,7 @@ from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, f
 from snap_bench.judging.judgement import Judgement
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.case import Case
-from snap_bench.observations.export import ObservationWriter
+from snap_bench.observations.export import ObservationWriter, write_csv
 from snap_bench.observations.observation import Condition, Observation, at_provider_default
 from snap_bench.plugin import process
 from snap_bench.plugin.instrument_files import (
@@ -49,11 +49,13 @@ from snap_bench.plugin.instrument_files import (
 from snap_bench.plugin.ledger import ConditionLedger
 from snap_bench.plugin.outputs import Artefacts, instruments_run, left_out_notices, session_meta, session_notices
 from snap_bench.plugin.reporting import RetryLog, register_controller_plugins
+from snap_bench.plugin.second_ctrl_c import EndFiles, LaterCtrlC
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.recordings.state import Recordings
 from snap_bench.report.ci_outputs import write_ci_summary
+from snap_bench.report.ci_summary import SUMMARY_FILE
 
 LOCAL_URLS_KEY = "snap_local_urls"
 
@@ -80,6 +82,7 @@ class SnapSession:
         self.instrument_files = InstrumentFiles(options.config)  # written in YAML under the run's paths
         self._asker: Asker | None = None
         self._interrupted = False  # Ctrl-C was seen (pytest_keyboard_interrupt)
+        self.later_ctrl_c = LaterCtrlC()  # the Ctrl-C after it
         self._writer: ObservationWriter | None = None
         self.baseline: BaselineSpec | None = None
         self.judgement: Judgement | None = None
@@ -387,6 +390,10 @@ class SnapSession:
         # Ctrl-C, wherever it landed: the session finish must not wait for the requests in flight. First of
         # the hook's implementations: the terminal's renders the traceback (with its arguments) meanwhile.
         self._interrupted = True
+        if self.active:
+            # A second Ctrl-C must not land inside pytest's handling of this one or inside a file of the session
+            # end: recorded from here on (the terminal's rendering of this one comes after this hook).
+            self.later_ctrl_c.take_over()
         if self.active and not self.collect_only and self.runs_tests():
             # Every process of the session stops asking, those the signal did not reach too (the workers,
             # when only the controller was interrupted): they look at the flag before each request.
@@ -399,18 +406,34 @@ class SnapSession:
             self._asker = None
         if self.is_worker or not self.active or self.collect_only:
             return
-        self.exit_decision = decide(self.exit_findings(int(exitstatus)))
-        # Always: the job summary of a run that judged nothing still says how it ended.
-        write_ci_summary(self.options.out_dir, self.judgement or Judgement(), self.exit_decision)
+        decision = self.exit_decision = decide(self.exit_findings(int(exitstatus)))
         if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             # pytest's own codes (interrupted, internal or usage error) keep their meaning; otherwise
             # the status follows the judgement, read by pytest from here (as pytest-cov does).
-            session.exitstatus = self.exit_decision.code
+            session.exitstatus = decision.code
         if self._writer is not None:
-            self._writer.close(self.observations)
+            self._writer.close()
         if self._endpoints is not None:
             self._endpoints.stop_servers()
-        self.artefacts.write_session_end(self)
+        # Each file whole, and none once a second Ctrl-C came (snap_bench.plugin.second_ctrl_c).
+        files = EndFiles(self.later_ctrl_c)
+        # Always: the job summary of a run that judged nothing still says how it ended.
+        files.write(
+            SUMMARY_FILE, lambda: write_ci_summary(self.options.out_dir, self.judgement or Judgement(), decision)
+        )
+        if self._writer is not None:
+            files.write(
+                "observations.csv", lambda: write_csv(self.options.out_dir / "observations.csv", self.observations)
+            )
+        self.artefacts.write_session_end(self, files)
+        if files.not_written:
+            # The last line says why the status is what it is, and what the session did not leave behind.
+            self.exit_decision = dataclasses.replace(decision, reason=decision.reason + files.reason())
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self) -> None:
+        # Python's own Ctrl-C again, once everything of the session has ended (pytest run in-process goes on).
+        self.later_ctrl_c.give_back()
 
     def session_meta(self) -> dict[str, Any]:
         built = {name: instrument.version for name, instrument in self._instruments.items()}
