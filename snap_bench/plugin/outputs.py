@@ -103,12 +103,12 @@ class Artefacts:
         """session.json, the audits of the instruments that were asked, and the baselines asked for, each whole,
         through ``files`` (which writes none once a second Ctrl-C is seen)."""
         files.write("session.json", lambda: self.write_session_meta(session.session_meta()))
+        observed = [session.instrument(name) for name in sorted({o.instrument for o in session.observations})]
         models = [model.name for model in session.models]
-        for name in sorted({observation.instrument for observation in session.observations}):
-            instrument = session.instrument(name)
-            selection = {name: session.selection(instrument)}
+        selection = {instrument.name: session.selection(instrument) for instrument in observed}
+        for path, audit in self.audits(observed, models, selection, session.recordings).items():
             files.write(
-                f"{name}-audit.json", partial(self.write_audits, [instrument], models, selection, session.recordings)
+                path.name, partial(write_atomically, path, (json.dumps(audit, indent=2) + "\n").encode("utf-8"))
             )
         template = session.options.save_baseline
         if template and session.observations:
@@ -121,22 +121,24 @@ class Artefacts:
     def write_session_meta(self, meta: Mapping[str, Any]) -> None:
         write_atomically(self.out_dir / "session.json", (json.dumps(meta, indent=2) + "\n").encode("utf-8"))
 
-    def write_audits(
+    def audits(
         self,
         instruments: Sequence[Instrument],
         models: list[str],
         selection: Mapping[str, Selection],
         recordings: Recordings,
-    ) -> None:
-        """What instruments chose from the data (phase-2 examples, best variants), for a reader to check."""
+    ) -> dict[Path, dict[str, Any]]:
+        """What instruments chose from the data (phase-2 examples, best variants), for a reader to check: the
+        audit files to write (an instrument that chose nothing has none)."""
+        audits = {}
         for instrument in instruments:
             try:
                 audit = instrument.audit(models, selection[instrument.name], recordings)
             except ConfigError as error:  # nothing was asked in that stage then; say so instead of failing the run
                 audit = {"instrument": instrument.name, "error": str(error)}
             if audit is not None:
-                path = self.out_dir / f"{instrument.name}-audit.json"
-                write_atomically(path, (json.dumps(audit, indent=2) + "\n").encode("utf-8"))
+                audits[self.out_dir / f"{instrument.name}-audit.json"] = audit
+        return audits
 
     def save_baselines(
         self, template: str, models: list[str], observations: list[Observation], versions: dict[str, str]
