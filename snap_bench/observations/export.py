@@ -1,4 +1,4 @@
-"""Observations written as they arrive (JSONL) and as a flat table at the end (CSV)."""
+"""Observations written as they arrive (JSONL), and the flat table (CSV) the session end writes whole."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import IO
 
 from snap_bench.observations.observation import CSV_COLUMNS, Observation
-from snap_bench.wire.atomic import write_atomically
 
 
 class ObservationWriter:
@@ -32,7 +31,7 @@ class ObservationWriter:
         self._file.flush()
 
     def close(self) -> None:
-        """Stop appending (the session's end writes observations.csv on its own: :func:`write_csv`)."""
+        """Stop appending (the session's end writes observations.csv: :func:`snap_bench.plugin.outputs.write_csv`)."""
         if self._file is not None:
             self._file.close()
             self._file = None
@@ -56,11 +55,6 @@ def csv_bytes(observations: list[Observation]) -> bytes:
             ]
         )
     return buffer.getvalue().encode("utf-8")
-
-
-def write_csv(path: Path, observations: list[Observation]) -> None:
-    """Whole or not at all: an interrupt or a kill while it is written leaves the previous file or none."""
-    write_atomically(path, csv_bytes(observations))
 
 
 def read_jsonl(path: Path) -> list[Observation]:

@@ -29,6 +29,7 @@ from snap_bench.design.temperatures import DEFAULT
 from snap_bench.history.store import provenance
 from snap_bench.instruments import INSTRUMENT_FILE_KEYS
 from snap_bench.instruments.base import Instrument, Selection
+from snap_bench.observations.export import csv_bytes
 from snap_bench.observations.observation import Observation
 from snap_bench.observations.spend import serving_by_model, serving_notices, spend_by_model, with_batch_spend
 from snap_bench.plugin.ledger import ConditionLedger
@@ -156,6 +157,12 @@ class Artefacts:
 
         path = baseline_path(template, model)
         return path if path.is_absolute() else self._root / path
+
+
+def write_csv(path: Path, observations: list[Observation]) -> None:
+    """observations.csv, whole or not at all: an interrupt or a kill while it is written leaves the previous file
+    or none."""
+    write_atomically(path, csv_bytes(observations))
 
 
 # -- what the session says of itself ---------------------------------------------------------------------

@@ -35,7 +35,7 @@ from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, f
 from snap_bench.judging.judgement import Judgement
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.case import Case
-from snap_bench.observations.export import ObservationWriter, write_csv
+from snap_bench.observations.export import ObservationWriter
 from snap_bench.observations.observation import Condition, Observation, at_provider_default
 from snap_bench.plugin import process
 from snap_bench.plugin.instrument_files import (
@@ -47,7 +47,14 @@ from snap_bench.plugin.instrument_files import (
     wholly_unrecorded,
 )
 from snap_bench.plugin.ledger import ConditionLedger
-from snap_bench.plugin.outputs import Artefacts, instruments_run, left_out_notices, session_meta, session_notices
+from snap_bench.plugin.outputs import (
+    Artefacts,
+    instruments_run,
+    left_out_notices,
+    session_meta,
+    session_notices,
+    write_csv,
+)
 from snap_bench.plugin.reporting import RetryLog, register_controller_plugins
 from snap_bench.plugin.second_ctrl_c import EndFiles, LaterCtrlC
 from snap_bench.plugin.session_end import SessionOutputs, end_session

@@ -205,11 +205,8 @@ def test_a_second_ctrl_c_ends_the_session_interrupted_without_a_traceback_or_a_h
     output = result.stdout.str() + result.stderr.str()
     assert result.ret == pytest.ExitCode.INTERRUPTED, output
     # The last line says the status the process exits with, and what the session end did not write.
-    result.stdout.fnmatch_lines(
-        [
-            "exit status 2: interrupted*; a second Ctrl-C ended the session before it wrote *observations.csv, session.json*"
-        ]
-    )
+    not_written = "a second Ctrl-C ended the session before it wrote *observations.csv, session.json*"
+    result.stdout.fnmatch_lines([f"exit status 2: interrupted*; {not_written}"])
     assert "Traceback" not in output
     assert not (bench.out / "observations.csv").exists()
     assert not [path.name for path in bench.out.iterdir() if path.name.endswith(".tmp")]

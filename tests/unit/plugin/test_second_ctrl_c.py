@@ -22,9 +22,9 @@ import pytest
 
 from snap_bench.judging.baseline import write_baseline
 from snap_bench.judging.judgement import Judgement
-from snap_bench.observations.export import ObservationWriter, write_csv
+from snap_bench.observations.export import ObservationWriter
 from snap_bench.observations.observation import Observation
-from snap_bench.plugin.outputs import Artefacts
+from snap_bench.plugin.outputs import Artefacts, write_csv
 from snap_bench.plugin.session import SnapSession
 from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.report.analysis_document import write_analysis_document
