@@ -10,6 +10,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from snap_bench.design.config import MODELS_FILE, ConfigError, ConfigFiles, Node, known_keys, load_yaml
+from snap_bench.design.entry_values import (
+    concurrency_setting,
+    rate_setting,
+    reasoning_setting,
+    top_logprobs_setting,
+    weights_setting,
+)
 from snap_bench.design.local_weights import LocalWeights
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
@@ -80,7 +87,6 @@ ENTRY_KEYS = (
 )
 PRICE_KEYS = ("input_per_million", "output_per_million")
 RETIRED_KEYS = ("date", "successor")
-LOCAL_KEYS = ("requirement", "sha256", "module", "file", "parts")
 # Ports a URL without one uses: https://openrouter.ai and https://openrouter.ai:443 are one host.
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 
@@ -306,7 +312,7 @@ def load_models(config: ConfigFiles) -> ModelRegistry:
         source=config.folder / MODELS_FILE,
         default_base_url=default_url.rstrip("/"),
         default_key_env=default_key_env,
-        default_rate_limit=_rate(default_rate),
+        default_rate_limit=rate_setting(default_rate),
         sources={name: entry.path for name, entry in entries.items()},
     )
 
@@ -332,7 +338,7 @@ def _model(
         )
     known_keys(entry, ENTRY_KEYS)
     default_key_env, key_host = default_key
-    weights = _weights(entry.get("local")) if entry.has("local") else None
+    weights = weights_setting(entry.get("local")) if entry.has("local") else None
     price = None
     if entry.has("price"):
         price_node = entry.get("price")
@@ -362,10 +368,12 @@ def _model(
         api_key_env=None if weights else entry.get("api_key_env", default_key_env).optional_text(),
         price=price,
         weights=weights,
-        rate_limit_per_minute=_rate(
+        rate_limit_per_minute=rate_setting(
             entry.get("rate_limit_per_minute", None) if entry.has("rate_limit_per_minute") else default_rate
         ),
-        concurrency=_concurrency(entry.get("concurrency", None) if entry.has("concurrency") else default_concurrency),
+        concurrency=concurrency_setting(
+            entry.get("concurrency", None) if entry.has("concurrency") else default_concurrency
+        ),
         reasoning=reasoning_setting(entry.get("reasoning")) if entry.has("reasoning") else None,
         max_tokens=entry.get("max_tokens").integer(1, 1_000_000) if entry.has("max_tokens") else None,
         top_logprobs=top_logprobs_setting(entry.get("logprobs")) if entry.has("logprobs") else None,
@@ -406,68 +414,3 @@ def _retirement(node: Node) -> Retirement:
     successor = node.get("successor").text() if node.has("successor") else None
     # `date`, not `on`: YAML 1.1 reads a bare `on` key as true.
     return Retirement(date=str(node.get("date").value), successor=successor)
-
-
-# OpenRouter's `reasoning.effort` values; `off` (or YAML's false) sends effort "none", which turns
-# reasoning off on the models that allow it.
-REASONING_EFFORTS = ("xhigh", "high", "medium", "low", "minimal", "none")
-REASONING_OFF = "off"
-# How many alternatives per answer token an entry's `logprobs: true` asks for.
-DEFAULT_TOP_LOGPROBS = 5
-MAX_TOP_LOGPROBS = 20
-
-
-def reasoning_setting(node: Node) -> str:
-    """models.yaml `reasoning`: an effort level, or off."""
-    if node.value is False:  # YAML reads a bare `off` as false
-        return REASONING_OFF
-    return node.choice((*REASONING_EFFORTS, REASONING_OFF))
-
-
-def top_logprobs_setting(node: Node) -> int | None:
-    """models.yaml `logprobs`: true (5 alternatives per token), a count from 1 to 20, or false."""
-    if node.value is True:
-        return DEFAULT_TOP_LOGPROBS
-    if node.value is False or node.value is None:
-        return None
-    return node.integer(1, MAX_TOP_LOGPROBS)
-
-
-def _rate(node: Node) -> float | None:
-    return None if node.value is None else node.number(0.001, 1_000_000, "rate limit (requests per minute)")
-
-
-def _concurrency(node: Node) -> int | None:
-    if node.value is None:
-        return None
-    value = node.number(1, 10_000, "concurrency (requests in flight at once)")
-    if value != int(value):
-        raise node.error(f"concurrency {value!r} is not a whole number", "give a whole number of requests, e.g. 8")
-    return int(value)
-
-
-def _weights(node: Node) -> LocalWeights:
-    known_keys(node, LOCAL_KEYS)
-    sha256 = node.get("sha256").text().lower()
-    if len(sha256) != 64 or any(char not in "0123456789abcdef" for char in sha256):
-        raise node.get("sha256").error("not a sha256 digest", "give the 64 hex digits of the weights file")
-    try:
-        return _local_weights(node, sha256)
-    except ValueError as error:
-        raise node.error(str(error), "give either module + file, or parts + file (see the shipped entries)") from None
-
-
-def _local_weights(node: Node, sha256: str) -> LocalWeights:
-    if node.has("parts"):
-        return LocalWeights(
-            requirement=node.get("requirement").text(),
-            sha256=sha256,
-            part_modules=tuple(node.get("parts").unique_texts()),
-            joined_name=node.get("file").text(),
-        )
-    return LocalWeights(
-        requirement=node.get("requirement").text(),
-        sha256=sha256,
-        module=node.get("module").text(),
-        file=node.get("file").text(),
-    )

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.observations.observation import Observation
+from snap_bench.wire.atomic import write_atomically
 
 if TYPE_CHECKING:
     pass
@@ -146,12 +147,11 @@ def baseline_path(template: str, model: str) -> Path:
 
 
 def write_baseline(path: Path, document: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     # One observation per line: a committed baseline diffs line by line when a result moves.
     lines = ",\n".join(json.dumps(row, sort_keys=True, allow_nan=False) for row in document["observations"])
     head = {key: value for key, value in document.items() if key != "observations"}
     text = json.dumps(head, indent=1, sort_keys=True)[:-2] + ',\n "observations": [\n' + lines + "\n ]\n}\n"
-    path.write_text(text, encoding="utf-8")
+    write_atomically(path, text.encode("utf-8"))
 
 
 def read_baseline_file(path: Path, document: dict[str, Any]) -> BaselineSpec:

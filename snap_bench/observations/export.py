@@ -1,4 +1,4 @@
-"""Observations written as they arrive (JSONL) and as a flat table at the end (CSV)."""
+"""Observations written as they arrive (JSONL), and the flat table (CSV) the session end writes whole."""
 
 from __future__ import annotations
 
@@ -30,11 +30,11 @@ class ObservationWriter:
         self._file.write(json.dumps(observation.to_dict(), ensure_ascii=False) + "\n")
         self._file.flush()
 
-    def close(self, observations: list[Observation]) -> None:
+    def close(self) -> None:
+        """Stop appending (the session's end writes observations.csv: :func:`snap_bench.plugin.outputs.write_csv`)."""
         if self._file is not None:
             self._file.close()
             self._file = None
-        write_csv(self.csv_path, observations)
 
 
 def csv_bytes(observations: list[Observation]) -> bytes:
@@ -55,10 +55,6 @@ def csv_bytes(observations: list[Observation]) -> bytes:
             ]
         )
     return buffer.getvalue().encode("utf-8")
-
-
-def write_csv(path: Path, observations: list[Observation]) -> None:
-    path.write_bytes(csv_bytes(observations))
 
 
 def read_jsonl(path: Path) -> list[Observation]:

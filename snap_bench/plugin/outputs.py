@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -29,12 +30,19 @@ from snap_bench.design.temperatures import DEFAULT
 from snap_bench.history.store import provenance
 from snap_bench.instruments import INSTRUMENT_FILE_KEYS
 from snap_bench.instruments.base import Instrument, Selection
+from snap_bench.judging.exit_status import ExitDecision
+from snap_bench.judging.judgement import Judgement
 from snap_bench.observations.case import Case
+from snap_bench.observations.export import csv_bytes
 from snap_bench.observations.observation import Condition, Observation
 from snap_bench.observations.spend import serving_by_model, serving_notices, spend_by_model, with_batch_spend
 from snap_bench.plugin.ledger import ConditionLedger
 from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.recordings.state import Recordings
+from snap_bench.report.ci_outputs import write_ci_summary
+from snap_bench.report.ci_summary import SUMMARY_FILE
+from snap_bench.wire.atomic import write_atomically
+from snap_bench.wire.end_files import EndFiles
 
 if TYPE_CHECKING:
     from snap_bench.judging.baseline import BaselineSpec
@@ -50,6 +58,7 @@ class FinishedSession(Protocol):
     models: list[ModelSpec]
     baseline: BaselineSpec | None
     recordings: Recordings
+    judgement: Judgement | None
 
     @property
     def observations(self) -> list[Observation]: ...
@@ -105,54 +114,77 @@ class Artefacts:
                 removed.append(path)
         return removed
 
-    def write_session_end(self, session: FinishedSession) -> None:
-        """session.json, the audits of the instruments that were asked, and the baselines asked for."""
-        self.write_session_meta(session.session_meta())
-        observed = sorted({observation.instrument for observation in session.observations})
-        self.write_audits(
-            [session.instrument(name) for name in observed],
-            [model.name for model in session.models],
-            {name: session.selection(session.instrument(name)) for name in observed},
-            session.recordings,
-        )
-        if session.options.save_baseline and session.observations:
+    def write_session_end(
+        self, session: FinishedSession, files: EndFiles, decision: ExitDecision, *, with_observations: bool
+    ) -> None:
+        """The job summary, observations.csv (``with_observations``: the session kept them), session.json, the
+        audits of the instruments that were asked, and the baselines asked for, each whole, through ``files``
+        (which writes none once a second Ctrl-C is seen)."""
+        # Always: the job summary of a run that judged nothing still says how it ended.
+        judged = session.judgement or Judgement()
+        files.write(SUMMARY_FILE, lambda: write_ci_summary(self.out_dir, judged, decision))
+        if with_observations:
+            files.write("observations.csv", lambda: write_csv(self.out_dir / "observations.csv", session.observations))
+        files.write("session.json", lambda: self.write_session_meta(session.session_meta()))
+        observed = [session.instrument(name) for name in sorted({o.instrument for o in session.observations})]
+        models = [model.name for model in session.models]
+        selection = {instrument.name: session.selection(instrument) for instrument in observed}
+        for path, audit in self.audits(observed, models, selection, session.recordings).items():
+            files.write(
+                path.name, partial(write_atomically, path, (json.dumps(audit, indent=2) + "\n").encode("utf-8"))
+            )
+        template = session.options.save_baseline
+        if template and session.observations:
             versions = {name: instrument.version for name, instrument in session.instruments.items()}
             baseline = session.baseline
-            judged = [m.name for m in session.models if baseline is None or m.name != baseline.model]
-            self.save_baselines(session.options.save_baseline, judged, session.observations, versions)
+            for model in [m.name for m in session.models if baseline is None or m.name != baseline.model]:
+                save = partial(self.save_baselines, template, [model], session.observations, versions)
+                files.write(str(self.baseline_file(template, model)), save)
 
     def write_session_meta(self, meta: Mapping[str, Any]) -> None:
-        path = self.out_dir / "session.json"
-        path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        write_atomically(self.out_dir / "session.json", (json.dumps(meta, indent=2) + "\n").encode("utf-8"))
 
-    def write_audits(
+    def audits(
         self,
         instruments: Sequence[Instrument],
         models: list[str],
         selection: Mapping[str, Selection],
         recordings: Recordings,
-    ) -> None:
-        """What instruments chose from the data (phase-2 examples, best variants), for a reader to check."""
+    ) -> dict[Path, dict[str, Any]]:
+        """What instruments chose from the data (phase-2 examples, best variants), for a reader to check: the
+        audit files to write (an instrument that chose nothing has none)."""
+        audits = {}
         for instrument in instruments:
             try:
                 audit = instrument.audit(models, selection[instrument.name], recordings)
             except ConfigError as error:  # nothing was asked in that stage then; say so instead of failing the run
                 audit = {"instrument": instrument.name, "error": str(error)}
             if audit is not None:
-                path = self.out_dir / f"{instrument.name}-audit.json"
-                path.write_text(json.dumps(audit, indent=2) + "\n", encoding="utf-8")
+                audits[self.out_dir / f"{instrument.name}-audit.json"] = audit
+        return audits
 
     def save_baselines(
         self, template: str, models: list[str], observations: list[Observation], versions: dict[str, str]
     ) -> None:
         """One baseline file per model (``{model}`` in the template names it), relative to the project root."""
-        from snap_bench.judging.baseline import baseline_document, baseline_path, write_baseline
+        from snap_bench.judging.baseline import baseline_document, write_baseline
 
         for model in models:
-            path = baseline_path(template, model)
-            path = path if path.is_absolute() else self._root / path
+            path = self.baseline_file(template, model)
             write_baseline(path, baseline_document(model, observations, versions))
             self.saved_baselines.append(path)
+
+    def baseline_file(self, template: str, model: str) -> Path:
+        from snap_bench.judging.baseline import baseline_path
+
+        path = baseline_path(template, model)
+        return path if path.is_absolute() else self._root / path
+
+
+def write_csv(path: Path, observations: list[Observation]) -> None:
+    """observations.csv, whole or not at all: an interrupt or a kill while it is written leaves the previous file
+    or none."""
+    write_atomically(path, csv_bytes(observations))
 
 
 # -- what the session says of itself ---------------------------------------------------------------------

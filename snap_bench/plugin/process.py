@@ -48,8 +48,12 @@ from snap_bench.recordings.state import Recordings
 if TYPE_CHECKING:
     from snap_bench.asking.asker import Endpoint
     from snap_bench.instruments.base import Instrument
+    from snap_bench.judging.baseline import BaselineSpec
+    from snap_bench.judging.verdicts import ThresholdConfig
     from snap_bench.observations.case import Case
+    from snap_bench.observations.export import ObservationWriter
     from snap_bench.observations.observation import Condition
+    from snap_bench.plugin.outputs import Artefacts
 
 # -- activation ------------------------------------------------------------------------------------------
 
@@ -97,6 +101,47 @@ def choose_models(registry: ModelRegistry, options: SessionOptions, recordings: 
             f"name a model with --model (known: {', '.join(sorted(registry.models))})"
         )
     return registry.resolve(recorded)
+
+
+def baseline_of(
+    value: str, registry: ModelRegistry, recordings: Recordings, models: list[ModelSpec], root: Path
+) -> tuple[BaselineSpec, list[ModelSpec]]:
+    """--baseline parsed (a relative path below the project ``root``), and the run's models with a baseline
+    model that is replayed from its recordings appended, like any other model."""
+    from snap_bench.judging.baseline import parse_baseline
+
+    baseline = parse_baseline(value, sorted(registry.models), recordings.models(), root)
+    replayed = baseline.saved is None and not baseline.observations
+    if replayed and baseline.model not in [m.name for m in models]:
+        return baseline, [*models, registry.models[baseline.model]]
+    return baseline, models
+
+
+def thresholds_of(instrument: Instrument, options: SessionOptions) -> ThresholdConfig:
+    """The instrument's thresholds: thresholds.yaml's section, its own file's, the options' overrides; a
+    problem is a usage error."""
+    from snap_bench.analysis.metric_specs import SHARED_METRICS
+    from snap_bench.judging.verdicts import load_thresholds
+
+    try:
+        specs = {**SHARED_METRICS, **instrument.metrics}
+        overrides, own = options.threshold_overrides, instrument.thresholds_section()
+        return load_thresholds(options.config, instrument.name, overrides, options.judge, specs, own)
+    except ConfigError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+def start_outputs(options: SessionOptions, artefacts: Artefacts) -> ObservationWriter:
+    """What writers killed mid-write left beside the recordings removed, the shared state anew, the previous
+    run's outputs gone; the writer of this run's observations."""
+    from snap_bench.asking.session_asker import start_session_state
+    from snap_bench.observations.export import ObservationWriter
+    from snap_bench.recordings.cassettes import remove_stale_temporaries
+
+    remove_stale_temporaries(options.cassette_dir)
+    start_session_state(options.out_dir)
+    artefacts.clear_previous_run(options.json_path)
+    return ObservationWriter(options.out_dir)
 
 
 def check_save_baseline(save: str | None, models: list[ModelSpec]) -> None:

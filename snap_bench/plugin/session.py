@@ -17,23 +17,22 @@ from typing import Any
 import pytest
 
 from snap_bench.analysis.coverage import Coverage
-from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.asking import model_facts
 from snap_bench.asking.asker import Asker, Endpoint
 from snap_bench.asking.batch.step import BatchOutcome
 from snap_bench.asking.endpoints import EndpointProblem, Endpoints, NotRecorded, not_recorded
 from snap_bench.asking.interruption import InterruptFlag
-from snap_bench.asking.session_asker import build_asker, process_shares, start_session_state
+from snap_bench.asking.session_asker import build_asker, process_shares
 from snap_bench.asking.stops import StopBoard
 from snap_bench.design.config import ConfigError
 from snap_bench.design.models import ModelRegistry, ModelSpec, load_models
 from snap_bench.design.shards import in_shard
 from snap_bench.design.temperatures import DEFAULT
 from snap_bench.instruments import Instrument, Selection, registered
-from snap_bench.judging.baseline import BaselineSpec, parse_baseline
+from snap_bench.judging.baseline import BaselineSpec
 from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, findings
 from snap_bench.judging.judgement import Judgement
-from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
+from snap_bench.judging.verdicts import ThresholdConfig
 from snap_bench.observations.case import Case
 from snap_bench.observations.export import ObservationWriter
 from snap_bench.observations.observation import Condition, Observation, at_provider_default
@@ -47,13 +46,18 @@ from snap_bench.plugin.instrument_files import (
     wholly_unrecorded,
 )
 from snap_bench.plugin.ledger import ConditionLedger
-from snap_bench.plugin.outputs import Artefacts, instruments_run, left_out_notices, session_meta, session_notices
+from snap_bench.plugin.outputs import (
+    Artefacts,
+    instruments_run,
+    left_out_notices,
+    session_meta,
+    session_notices,
+)
 from snap_bench.plugin.reporting import RetryLog, register_controller_plugins
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_options import SessionOptions
-from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.recordings.state import Recordings
-from snap_bench.report.ci_outputs import write_ci_summary
+from snap_bench.wire.end_files import EndFiles, LaterCtrlC
 
 LOCAL_URLS_KEY = "snap_local_urls"
 
@@ -80,6 +84,7 @@ class SnapSession:
         self.instrument_files = InstrumentFiles(options.config)  # written in YAML under the run's paths
         self._asker: Asker | None = None
         self._interrupted = False  # Ctrl-C was seen (pytest_keyboard_interrupt)
+        self.later_ctrl_c = LaterCtrlC()  # the Ctrl-C after it
         self._writer: ObservationWriter | None = None
         self.baseline: BaselineSpec | None = None
         self.judgement: Judgement | None = None
@@ -121,16 +126,9 @@ class SnapSession:
             )
             self.models = [model_facts.with_catalogue_price(model, self.facts.get(model.name)) for model in self.models]
             if self.options.baseline:
-                self.baseline = parse_baseline(
-                    self.options.baseline,
-                    sorted(self.registry.models),
-                    self.recordings.models(),
-                    self.options.rootdir,
+                self.baseline, self.models = process.baseline_of(
+                    self.options.baseline, self.registry, self.recordings, self.models, self.options.rootdir
                 )
-                replayed = self.baseline.saved is None and not self.baseline.observations
-                if replayed and self.baseline.model not in [m.name for m in self.models]:
-                    # The baseline model is replayed from its recordings like any other model.
-                    self.models.append(self.registry.models[self.baseline.model])
             for name in self.active_instruments():
                 self.instrument(name)
             process.check_save_baseline(self.options.save_baseline, self.models)
@@ -256,10 +254,7 @@ class SnapSession:
                     self._start_preload()
             # What writers killed mid-write left beside the recordings; the shared state anew (the workers start
             # after this: xdist's sessionstart); the previous run's outputs gone.
-            remove_stale_temporaries(self.options.cassette_dir)
-            start_session_state(self.options.out_dir)
-            self.artefacts.clear_previous_run(self.options.json_path)
-            self._writer = ObservationWriter(self.options.out_dir)
+            self._writer = process.start_outputs(self.options, self.artefacts)
             model_facts.stop_unserved_models(self.models, self.facts, self.endpoints, self.stop_board())
             problem = model_facts.cost_limit_problem(self.options.max_cost_usd, self.models, self.endpoints)
             if problem is not None:
@@ -345,9 +340,8 @@ class SnapSession:
 
             settings = AnalysisSettings(n_resamples=self.options.resamples, seed=self.options.seed)
             baseline_rows = list(self.baseline.observations) if self.baseline is not None else []
-            outputs = SessionOutputs(
-                self.options.json_path, self.options.out_dir, self.session_meta(), self.options.history
-            )
+            options = self.options
+            outputs = SessionOutputs(options.json_path, options.out_dir, self.session_meta(), options.history)
             self.judgement = end_session(
                 self.config,
                 [*self.observations, *baseline_rows],
@@ -365,15 +359,7 @@ class SnapSession:
 
     def thresholds(self, instrument: str) -> ThresholdConfig:
         if instrument not in self._thresholds:
-            try:
-                kind, options = self.instrument(instrument), self.options
-                specs = {**SHARED_METRICS, **kind.metrics}
-                overrides, own = options.threshold_overrides, kind.thresholds_section()
-                self._thresholds[instrument] = load_thresholds(
-                    options.config, instrument, overrides, options.judge, specs, own
-                )
-            except ConfigError as error:
-                raise pytest.UsageError(str(error)) from None
+            self._thresholds[instrument] = process.thresholds_of(self.instrument(instrument), self.options)
         return self._thresholds[instrument]
 
     @pytest.hookimpl(tryfirst=True)
@@ -381,7 +367,12 @@ class SnapSession:
         # Ctrl-C, wherever it landed: the session finish must not wait for the requests in flight. First of
         # the hook's implementations: the terminal's renders the traceback (with its arguments) meanwhile.
         self._interrupted = True
-        if self.active and not self.collect_only and self.runs_tests():
+        if not self.active:
+            return
+        # A second Ctrl-C must not land inside pytest's handling of this one or inside a file of the session end:
+        # recorded from here on (the terminal's rendering of this one comes after this hook).
+        self.later_ctrl_c.take_over()
+        if not self.collect_only and self.runs_tests():
             # Every process of the session stops asking, those the signal did not reach too (the workers,
             # when only the controller was interrupted): they look at the flag before each request.
             InterruptFlag(self.options.out_dir).raise_flag()
@@ -393,18 +384,26 @@ class SnapSession:
             self._asker = None
         if self.is_worker or not self.active or self.collect_only:
             return
-        self.exit_decision = decide(self.exit_findings(int(exitstatus)))
-        # Always: the job summary of a run that judged nothing still says how it ended.
-        write_ci_summary(self.options.out_dir, self.judgement or Judgement(), self.exit_decision)
+        decision = self.exit_decision = decide(self.exit_findings(int(exitstatus)))
         if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             # pytest's own codes (interrupted, internal or usage error) keep their meaning; otherwise
             # the status follows the judgement, read by pytest from here (as pytest-cov does).
-            session.exitstatus = self.exit_decision.code
+            session.exitstatus = decision.code
         if self._writer is not None:
-            self._writer.close(self.observations)
+            self._writer.close()
         if self._endpoints is not None:
             self._endpoints.stop_servers()
-        self.artefacts.write_session_end(self)
+        # Each file whole, and none once a second Ctrl-C came (snap_bench.wire.end_files).
+        files = EndFiles(self.later_ctrl_c)
+        self.artefacts.write_session_end(self, files, decision, with_observations=self._writer is not None)
+        if files.not_written:
+            # The last line says why the status is what it is, and what the session did not leave behind.
+            self.exit_decision = dataclasses.replace(decision, reason=decision.reason + files.reason())
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self) -> None:
+        # Python's own Ctrl-C again, once everything of the session has ended (pytest run in-process goes on).
+        self.later_ctrl_c.give_back()
 
     def session_meta(self) -> dict[str, Any]:
         built = {name: instrument.version for name, instrument in self._instruments.items()}
@@ -414,9 +413,8 @@ class SnapSession:
             self.options, self.models, versions, self.ledger, self.coverage(), self.facts, self.batch, narrowed
         )
         unrecorded = [left.to_json() for left in self.unrecorded]
-        return {**meta, "gate": self.options.gate.option_value(), "not_asked": dict(self.not_asked)} | {
-            "not_recorded": unrecorded
-        }
+        gate = self.options.gate.option_value()
+        return {**meta, "gate": gate, "not_asked": dict(self.not_asked), "not_recorded": unrecorded}
 
     def verbosity(self) -> int:
         return int(self.config.getoption("verbose") or 0)

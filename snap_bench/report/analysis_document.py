@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from snap_bench.judging.verdicts import to_json
+from snap_bench.wire.atomic import write_atomically
 
 if TYPE_CHECKING:
     from snap_bench.analysis.coverage import Coverage
@@ -47,8 +48,8 @@ def analysis_document(
 
 
 def write_analysis_document(path: Path, document: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, indent=2, allow_nan=False, default=_plain) + "\n", encoding="utf-8")
+    text = json.dumps(document, indent=2, allow_nan=False, default=_plain) + "\n"
+    write_atomically(path, text.encode("utf-8"))
 
 
 def _instrument_models(

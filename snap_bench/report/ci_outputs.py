@@ -11,6 +11,7 @@ from snap_bench.judging.exit_status import ExitDecision
 from snap_bench.judging.judgement import Judgement
 from snap_bench.report.changes_file import CHANGES_FILE
 from snap_bench.report.ci_summary import SUMMARY_FILE, summary_markdown, workflow_commands
+from snap_bench.wire.atomic import write_atomically
 
 
 def in_github_actions() -> bool:
@@ -20,8 +21,7 @@ def in_github_actions() -> bool:
 def write_ci_summary(out_dir: Path, judgement: Judgement, decision: ExitDecision | None) -> None:
     exit_line = "" if decision is None else f"exit status {decision.code}: {decision.reason}"
     text = summary_markdown(judgement, exit_line, shown_path(out_dir / CHANGES_FILE))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / SUMMARY_FILE).write_text(text, encoding="utf-8")
+    write_atomically(out_dir / SUMMARY_FILE, text.encode("utf-8"))
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if in_github_actions() and step_summary:
         with Path(step_summary).open("a", encoding="utf-8") as handle:  # appended: other steps write there too

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from snap_bench.asking.replay import recorded_output_tokens
-from snap_bench.design.models import REASONING_OFF
+from snap_bench.design.entry_values import REASONING_OFF
 
 if TYPE_CHECKING:
     from snap_bench.analysis.planner import Planned

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 TEMPORARY_SUFFIX = ".tmp"
@@ -13,18 +13,24 @@ def write_atomically(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through ``.NAME.PID.RANDOM.tmp`` beside it.
 
     The writer's pid in the temporary name lets a later session tell a killed writer's leftover from a
-    write in progress (:func:`snap_bench.recordings.cassettes.remove_stale_temporaries`).
+    write in progress (:func:`snap_bench.recordings.cassettes.remove_stale_temporaries`). The file gets the
+    permissions any file the user writes gets (the umask's), not ``mkstemp``'s owner-only ones: a report or a
+    baseline others read stays readable.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(
-        dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=TEMPORARY_SUFFIX
-    )
+    while True:
+        temporary = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMPORARY_SUFFIX}"
+        try:
+            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
     try:
         with os.fdopen(handle, "wb") as file:
             file.write(data)
         os.replace(temporary, path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
 
 

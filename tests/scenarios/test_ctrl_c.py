@@ -162,3 +162,51 @@ def test_an_interrupt_pytest_cannot_render_still_ends_the_session_interrupted(
     assert "TypeError" not in result.stdout.str() + result.stderr.str()
     if not workers:  # the controller's own interrupt, shown where it landed (under xdist: which worker had it)
         result.stdout.fnmatch_lines(["*conftest.py:*: KeyboardInterrupt"])
+
+
+# The first Ctrl-C interrupts a process's third test; the controller sends itself the second while pytest handles
+# the first (it renders the first's traceback there, for about a second: the moment a user presses it again).
+SECOND_CTRL_C = """
+import os
+import signal
+import threading
+
+import pytest
+
+if threading.current_thread() is threading.main_thread():
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as a terminal's foreground process has it
+ran = []
+controller = []
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):
+        controller.append(True)
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    ran.append(item.nodeid)
+    if len(ran) == 3:
+        raise KeyboardInterrupt
+    return (yield)
+
+@pytest.hookimpl(trylast=True)
+def pytest_keyboard_interrupt(excinfo):
+    if controller:
+        os.kill(os.getpid(), signal.SIGINT)
+"""
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["plain", "xdist"])
+def test_a_second_ctrl_c_ends_the_session_interrupted_without_a_traceback_or_a_half_written_file(
+    bench: BenchProject, workers: tuple[str, ...]
+) -> None:
+    (bench.root / "conftest.py").write_text(SECOND_CTRL_C, encoding="utf-8")
+    result = bench.run("--model=fake-model", *DESIGN, *workers)
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED, output
+    # The last line says the status the process exits with, and what the session end did not write.
+    not_written = "a second Ctrl-C ended the session before it wrote *observations.csv, session.json*"
+    result.stdout.fnmatch_lines([f"exit status 2: interrupted*; {not_written}"])
+    assert "Traceback" not in output
+    assert not (bench.out / "observations.csv").exists()
+    assert not [path.name for path in bench.out.iterdir() if path.name.endswith(".tmp")]

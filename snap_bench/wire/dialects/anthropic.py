@@ -19,7 +19,8 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from snap_bench.design.models import ANTHROPIC, REASONING_OFF, ModelSpec
+from snap_bench.design.entry_values import REASONING_OFF
+from snap_bench.design.models import ANTHROPIC, ModelSpec
 from snap_bench.wire.dialects.base import Dialect, Messages, Parsed, count, malformed, never
 
 API_VERSION = "2023-06-01"

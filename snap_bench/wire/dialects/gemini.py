@@ -19,7 +19,8 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from snap_bench.design.models import GEMINI, REASONING_OFF, ModelSpec
+from snap_bench.design.entry_values import REASONING_OFF
+from snap_bench.design.models import GEMINI, ModelSpec
 from snap_bench.wire.dialects.base import Dialect, Messages, Parsed, applies_temperature, count, malformed, never
 
 # Gemini 2.5's budgets run from 128 (Pro) or 512 (Flash-Lite) up to 24576 (Flash) or 32768 (Pro).

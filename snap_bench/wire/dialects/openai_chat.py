@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from snap_bench.design.models import OPENAI, OPENAI_COMPATIBLE, OPENROUTER, REASONING_OFF, ModelSpec
+from snap_bench.design.entry_values import REASONING_OFF
+from snap_bench.design.models import OPENAI, OPENAI_COMPATIBLE, OPENROUTER, ModelSpec
 from snap_bench.wire.dialects.base import Dialect, Parsed, applies_temperature, count, error_object, malformed, short
 
 # Status codes a 200's error object may carry that are worth asking again (OpenRouter reports an upstream

@@ -20,8 +20,8 @@ import matplotlib
 import pandas
 import pytest
 
-from snap_bench.observations.export import write_csv
 from snap_bench.observations.observation import Observation
+from snap_bench.plugin.outputs import write_csv
 from snap_bench.report import summary_html
 from snap_bench.report.downloads import analysis_download
 from tests.conftest import shipped_instruments
