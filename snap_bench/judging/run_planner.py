@@ -271,3 +271,57 @@ class Planner:
             needed=needed,
             checks=checks,
         )
+
+
+@dataclass(frozen=True)
+class GatePlan:
+    """The plan against one baseline: ``plan`` where one could be made, else why not; ``file_runs`` the runs
+    per cell a baseline file holds (None for a replayed model, asked the plan's runs as well)."""
+
+    baseline: str
+    plan: RunPlan | None
+    why_not: str = ""
+    file_runs: int | None = None
+
+
+def auto_runs(found: GatePlan) -> tuple[int | None, str]:
+    """--snap-runs=auto: the runs to ask, or None and the usage error that names why and the fix."""
+    head = f"--snap-runs=auto against {found.baseline}"
+    plan = found.plan
+    if plan is None:
+        return None, (
+            f"{head}: {found.why_not}. Fix: --baseline=MODEL (a model with recordings) or a baseline file "
+            "(--snap-save-baseline), or give a number: --snap-runs=N"
+        )
+    if plan.needed is None:
+        return None, f"{head}: {undecidable(plan)}. Fix: {widen()}, or give a number: --snap-runs=N"
+    if found.file_runs is not None and plan.needed > found.file_runs:
+        return None, f"{head}: {short_file(found.file_runs, plan.needed)}"
+    return plan.needed, ""
+
+
+def undecidable(plan: RunPlan) -> str:
+    """Why no number of runs the planner tried decides the gate: the checks that never reached the target."""
+    short = [check for check in plan.checks if check.needed is None]
+    names = ", ".join(f"{check.kind} {check.metric}" for check in short[:4]) + (" ..." if len(short) > 4 else "")
+    top = max(plan.pass_rate, default=plan.planned)
+    rate = plan.pass_rate.get(top)
+    at = f" (an unchanged model passes {rate:.0%} at {top} runs)" if rate is not None else ""
+    return (
+        f"no number of runs up to {MOST_RUNS} decides it at this design{at}: "
+        f"{names or 'the gate'} stay{'s' if len(short) == 1 else ''} short of {TARGET:.0%}"
+    )
+
+
+def widen() -> str:
+    return (
+        "a design with less run noise (--snap-temperatures with 0 as well) or more cells (more system prompts, items)"
+    )
+
+
+def short_file(file_runs: int, needed: int) -> str:
+    return (
+        f"the baseline file holds {file_runs} run(s) per cell, and the gate pairs only the runs both hold, so more "
+        f"runs of the new model decide nothing; {needed} runs would. Fix: record the baseline at {needed} runs "
+        f"(--snap-runs={needed} --snap-save-baseline=baselines/{{model}}.json) and gate both at --snap-runs={needed}"
+    )
