@@ -36,7 +36,7 @@ import numpy as np
 
 from snap_bench.judging.baseline import BaselineSpec
 from snap_bench.judging.gate import Gate
-from snap_bench.observations.observation import Observation
+from snap_bench.observations.observation import Condition, Observation
 
 if TYPE_CHECKING:
     from snap_bench.judging.judgement import Judged, Judgement
@@ -327,3 +327,35 @@ def short_file(file_runs: int, needed: int) -> str:
         f"runs of the new model decide nothing; {needed} runs would. Fix: record the baseline at {needed} runs "
         f"(--snap-runs={needed} --snap-save-baseline=baselines/{{model}}.json) and gate both at --snap-runs={needed}"
     )
+
+
+def planned_runs(conditions: Sequence[Condition]) -> int:
+    """The runs per cell a design asks: the most any cell is asked."""
+    counts: dict[tuple[str, str], int] = {}
+    for condition in conditions:
+        key = (condition.instrument, condition.cell)
+        counts[key] = counts.get(key, 0) + 1
+    return max(counts.values(), default=1)
+
+
+def gate_plan(
+    baseline: BaselineSpec,
+    answers: Sequence[Observation],
+    instruments: Mapping[str, Judged],
+    thresholds: Callable[[str], ThresholdConfig],
+    gate: Gate,
+    planned: int,
+    seed: int,
+) -> GatePlan:
+    """The plan against ``baseline`` from its ``answers`` to the cells the run asks (a baseline file's rows, or
+    a replayed model's recordings), or why there is none."""
+    if baseline.saved is not None:
+        return GatePlan(baseline.model, None, "a saved analysis.json holds no per-condition answers to plan from")
+    if not answers:
+        return GatePlan(baseline.model, None, "the baseline holds no answer to the conditions this run asks")
+    used = {row.instrument for row in answers}
+    judged = {name: kind for name, kind in instruments.items() if name in used}
+    file_runs = recorded_runs(answers) if baseline.observations else None
+    planner = Planner(answers, judged, thresholds, gate, label=baseline.model, seed=seed)
+    # Against a file, the new model's runs beyond the file's pair with nothing: plan at the file's runs.
+    return GatePlan(baseline.model, planner.plan(file_runs or planned), file_runs=file_runs)

@@ -49,7 +49,6 @@ from snap_bench.plugin.instrument_files import (
 from snap_bench.plugin.ledger import ConditionLedger
 from snap_bench.plugin.outputs import Artefacts, instruments_run, left_out_notices, session_meta, session_notices
 from snap_bench.plugin.reporting import RetryLog, register_controller_plugins
-from snap_bench.plugin.run_planning import PLANNED_RUNS_KEY
 from snap_bench.plugin.session_end import SessionOutputs, end_session
 from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.recordings.cassettes import remove_stale_temporaries
@@ -57,10 +56,10 @@ from snap_bench.recordings.state import Recordings
 from snap_bench.report.ci_outputs import write_ci_summary
 
 if TYPE_CHECKING:
-    from snap_bench.judging.gate import Gate
     from snap_bench.judging.run_planner import GatePlan
 
 LOCAL_URLS_KEY = "snap_local_urls"
+PLANNED_RUNS_KEY = "snap_planned_runs"  # --snap-runs=auto: the controller's plan, handed to each worker
 
 
 class SnapSession:
@@ -151,8 +150,9 @@ class SnapSession:
         for name in self.active_instruments():
             self.selection(self.instrument(name))  # a typo in --snap-items is a usage error now
         self.not_asked = self._check_selection()
-        if self.options.plan_runs:
-            self._plan_runs()
+        if self.options.plan_runs:  # --snap-runs=auto; a worker takes the controller's plan
+            runs = getattr(self.config, "workerinput", {}).get(PLANNED_RUNS_KEY) or process.auto_runs(self)
+            self.options = dataclasses.replace(self.options, runs=int(runs))
         if self.runs_tests():
             asked = {name: source for name, source in self.in_run.items() if name not in self.not_asked}
             plans = Endpoints(self.models, self.recordings, self.options).plans()
@@ -169,46 +169,10 @@ class SnapSession:
         if not self.is_worker:
             register_controller_plugins(self.config.pluginmanager)
 
-    def _plan_runs(self) -> None:
-        """--snap-runs=auto: the runs that decide the gate, planned once (a worker takes the controller's), or a
-        usage error naming why no number does, before anything is asked."""
-        from snap_bench.judging.run_planner import auto_runs
-
-        runs = getattr(self.config, "workerinput", {}).get(PLANNED_RUNS_KEY)
-        if runs is None:
-            found = self.gate_plan()
-            if found is None:
-                raise pytest.UsageError("--snap-runs=auto needs --baseline: nothing to plan from")
-            runs, problem = auto_runs(found)
-            if runs is None:
-                raise pytest.UsageError(problem)
-        self.options = dataclasses.replace(self.options, runs=int(runs))
-
-    @property
-    def gate(self) -> Gate:
-        """What the exit status follows (--snap-gate)."""
-        return self.options.gate
-
     def gate_plan(self) -> GatePlan | None:
-        """The runs that decide the gate against the baseline, simulated from its answers to the cells this run
-        asks (None without a baseline); made once."""
+        """The runs that decide the gate against the baseline (None without one); planned once."""
         if self._gate_plan is None and self.baseline is not None:
-            from snap_bench.plugin.run_planning import baseline_answers, gate_plan, planned_runs
-
-            new = [model.name for model in self.models if model.name != self.baseline.model]
-            asked: dict[str, list[Condition]] = {}
-            for name in self.in_run:
-                if name in self.not_asked or not new:
-                    continue
-                instrument = self.instrument(name)
-                asked[name] = self._conditions(instrument, new[0], self.selection(instrument))
-            answers = baseline_answers(self.baseline, asked, self._instruments, self.recordings)
-            planned = planned_runs([condition for conditions in asked.values() for condition in conditions])
-            options = self.options
-            instruments = self._instruments
-            self._gate_plan = gate_plan(
-                self.baseline, answers, instruments, self.thresholds, options.gate, planned, options.seed
-            )
+            self._gate_plan = process.plan_gate(self, self.baseline)
         return self._gate_plan
 
     def _check_selection(self) -> dict[str, str]:
@@ -330,7 +294,7 @@ class SnapSession:
         """xdist: hand the local servers' URLs (started once, on the controller) to every worker."""
         node.workerinput[LOCAL_URLS_KEY] = dict(self._endpoints.local_urls if self._endpoints is not None else {})
         node.workerinput[model_facts.WORKER_INPUT_KEY] = {name: facts.to_json() for name, facts in self.facts.items()}
-        if self.options.plan_runs:  # --snap-runs=auto: the controller's plan, not one per worker
+        if self.options.plan_runs:
             node.workerinput[PLANNED_RUNS_KEY] = self.options.runs
 
     # -- the tests ----------------------------------------------------------------------------

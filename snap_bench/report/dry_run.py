@@ -46,10 +46,13 @@ ASSUMED_TOKENS = {"none": 16, "minimal": 64, "low": 256, "medium": 1024, "high":
 
 
 class RecordingSettings(Protocol):
-    """What the dry run reads of the session's settings: where the recordings are."""
+    """What the dry run reads of the session's settings: where the recordings are, and the gate."""
 
     @property
     def cassette_dir(self) -> Path: ...
+
+    @property
+    def gate(self) -> Gate: ...
 
 
 class DryRunView(Protocol):
@@ -57,9 +60,6 @@ class DryRunView(Protocol):
 
     @property
     def options(self) -> RecordingSettings: ...
-
-    @property
-    def gate(self) -> Gate: ...
 
     def gate_plan(self) -> GatePlan | None: ...
 
@@ -129,7 +129,7 @@ def dry_run_lines(session: DryRunView, cases: Sequence[Case]) -> list[str]:
         from snap_bench.report.gate_plan import gate_plan_lines
 
         new = [name for name in per_model if name != found.baseline]
-        lines.extend(gate_plan_lines(found, session.gate, new))
+        lines.extend(gate_plan_lines(found, session.options.gate, new))
     total, unpriced = Cost(), []
     lines.append("per model:")
     for name, cost in per_model.items():
