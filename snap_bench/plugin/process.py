@@ -48,12 +48,12 @@ from snap_bench.recordings.state import Recordings
 
 if TYPE_CHECKING:
     from snap_bench.asking.asker import Endpoint
-    from snap_bench.instruments.base import Instrument
+    from snap_bench.instruments.base import Instrument, Selection
     from snap_bench.judging.baseline import BaselineSpec
     from snap_bench.judging.run_planner import GatePlan
+    from snap_bench.judging.verdicts import ThresholdConfig
     from snap_bench.observations.case import Case
     from snap_bench.observations.observation import Condition
-    from snap_bench.plugin.session import SnapSession
 
 # -- activation ------------------------------------------------------------------------------------------
 
@@ -254,7 +254,28 @@ def run_batch_step(session: BatchingSession) -> BatchOutcome:
     return BatchOutcome(report, [*synchronous, *report.problems, *report.pending_lines()])
 
 
-def plan_gate(session: SnapSession, baseline: BaselineSpec) -> GatePlan:
+class PlanningSession(Protocol):
+    """What planning the gate reads of a session (the SnapSession provides it)."""
+
+    options: SessionOptions
+    models: list[ModelSpec]
+    not_asked: dict[str, str]
+
+    @property
+    def in_run(self) -> Mapping[str, Path | None]: ...
+
+    def instrument(self, name: str) -> Instrument: ...
+
+    def selection(self, instrument: Instrument) -> Selection: ...
+
+    def model_conditions(self, instrument: Instrument, model: str, selection: Selection) -> list[Condition]: ...
+
+    def thresholds(self, instrument: str) -> ThresholdConfig: ...
+
+    def gate_plan(self) -> GatePlan | None: ...
+
+
+def plan_gate(session: PlanningSession, baseline: BaselineSpec) -> GatePlan:
     """The runs that decide the gate against ``baseline`` for an unchanged model (snap_bench.judging.run_planner),
     from its answers to the cells the run asks: a baseline file's rows, or every recorded run of a replayed model."""
     from snap_bench.analysis.planner import recorded_runs_of
@@ -265,7 +286,7 @@ def plan_gate(session: SnapSession, baseline: BaselineSpec) -> GatePlan:
     for name in session.in_run:
         if new and name not in session.not_asked:
             instrument = session.instrument(name)
-            asked[name] = session._conditions(instrument, new[0], session.selection(instrument))
+            asked[name] = session.model_conditions(instrument, new[0], session.selection(instrument))
     if baseline.observations:
         cells = {(name, condition.cell) for name, conditions in asked.items() for condition in conditions}
         answers = [row for row in baseline.observations if (row.instrument, row.cell) in cells]
@@ -274,7 +295,7 @@ def plan_gate(session: SnapSession, baseline: BaselineSpec) -> GatePlan:
         def at_runs(name: str, runs: int) -> list[Condition]:
             instrument = session.instrument(name)
             selection = dataclasses.replace(session.selection(instrument), runs=runs)
-            return session._conditions(instrument, baseline.model, selection)
+            return session.model_conditions(instrument, baseline.model, selection)
 
         instruments = {name: session.instrument(name) for name in asked}
         answers = recorded_runs_of(baseline.model, asked, instruments, at_runs, session.options.cassette_dir)
@@ -284,7 +305,7 @@ def plan_gate(session: SnapSession, baseline: BaselineSpec) -> GatePlan:
     return gate_plan(baseline, answers, judged, session.thresholds, options.gate, planned, options.seed)
 
 
-def auto_runs(session: SnapSession) -> int:
+def auto_runs(session: PlanningSession) -> int:
     """--snap-runs=auto: the runs the plan names, or a usage error naming why no number decides the gate."""
     from snap_bench.judging.run_planner import auto_runs as planned
 

@@ -226,13 +226,13 @@ class SnapSession:
                 Case(model.name, instrument_name, condition)
                 for model in self.models
                 if model.name not in unrecorded
-                for condition in self._conditions(instrument, model.name, selection)
+                for condition in self.model_conditions(instrument, model.name, selection)
             ]
             return [case for case in cases if in_shard(case.id, self.options.shard)]  # --snap-shard
         except ConfigError as error:
             raise pytest.UsageError(str(error)) from None
 
-    def _conditions(self, instrument: Instrument, model: str, selection: Selection) -> list[Condition]:
+    def model_conditions(self, instrument: Instrument, model: str, selection: Selection) -> list[Condition]:
         conditions = instrument.conditions_for(model, selection, self.recordings)
         return at_provider_default(conditions) if self.at_provider_default(model) else conditions
 
