@@ -20,7 +20,8 @@ held the true difference, 0 (95 % intervals for comparisons, 90 % for drift).
 
     .venv/bin/python -m bench.gate_decides [--replicates 100] [--resamples 1000] [--seed 20261127]
     .venv/bin/python -m bench.gate_decides --quick        # 40 replicates, 400 resamples
-    .venv/bin/python -m bench.gate_decides --scenario unchanged --design t1-only
+    .venv/bin/python -m bench.gate_decides --scenario unchanged --design "temperature 1 only"
+    .venv/bin/python -m bench.gate_decides --scenario unchanged --runs auto   # at the planner's runs
 """
 
 from __future__ import annotations
@@ -190,11 +191,11 @@ def recording(model: str, who: Answerer, design: Design, rng: np.random.Generato
     return rows
 
 
-def one_replicate(args: tuple[str, str, int, int, float]) -> dict[str, Any]:
+def one_replicate(args: tuple[str, str, int, int, float, int | None]) -> dict[str, Any]:
     """One independent pair: the baseline's recording and the new model's, judged; the exit status and each
-    check's interval."""
-    design_name, scenario, seed, resamples, noise = args
-    design = DESIGNS[design_name]
+    check's interval. ``runs``: both asked that many runs per cell instead of the design's."""
+    design_name, scenario, seed, resamples, noise, runs = args
+    design = DESIGNS[design_name] if runs is None else replace(DESIGNS[design_name], runs=runs)
     factor, construct_moved, items_moved = SCENARIOS[scenario]
     base = answerer(20261127, design.items, noise)
     new = replace(base, noise=noise * factor)
@@ -220,6 +221,27 @@ def one_replicate(args: tuple[str, str, int, int, float]) -> dict[str, Any]:
     ]
     items_flagged = [c.item for c in judgement.item_changes if c.reliable]
     return {"exit": decision.code, "reason": decision.reason, "intervals": intervals, "items": items_flagged}
+
+
+def planned_runs(design_name: str, noise: float, seed: int) -> int | None:
+    """What --snap-runs=auto would ask: the planner's runs from one baseline recorded at the design (its own
+    seed, not a replicate's), printed with what it found and how long it took."""
+    from snap_bench.judging.run_planner import Planner
+
+    design = DESIGNS[design_name]
+    started = time.perf_counter()
+    recorded = recording(OLD, answerer(20261127, design.items, noise), design, np.random.default_rng(seed - 1))
+    kind = instrument(design.items)
+    planner = Planner(recorded, {kind.name: kind}, lambda _: thresholds_of(design.items), GATE, label=OLD, seed=seed)
+    plan = planner.plan(design.runs)
+    rates = ", ".join(f"{runs}: {rate:.0%}" for runs, rate in plan.pass_rate.items())
+    print(
+        f"{design_name}: planner ({plan.method}, {plan.pairs} pairs, scale {plan.scale:.2f}) from a baseline at "
+        f"{design.runs} runs: {plan.needed or 'no number up to the cap'} runs (pass rate by runs tried: {rates}; "
+        f"{time.perf_counter() - started:.0f} s)",
+        flush=True,
+    )
+    return plan.needed
 
 
 def report(design: str, scenario: str, results: list[dict[str, Any]]) -> list[str]:
@@ -256,6 +278,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="40 replicates, 400 resamples")
     parser.add_argument("--design", choices=sorted(DESIGNS), action="append")
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), action="append")
+    parser.add_argument(
+        "--runs",
+        default=None,
+        help="runs per cell for both recordings instead of the design's: a number, or 'auto': the runs the "
+        "planner (snap_bench.judging.run_planner) names from a baseline recorded at the design",
+    )
     args = parser.parse_args(argv)
     replicates, resamples = (40, 400) if args.quick else (args.replicates, args.resamples)
     plan = [
@@ -269,10 +297,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     for design, scenario in plan:
         started = time.perf_counter()
-        jobs = [(design, scenario, args.seed + 7919 * index, resamples, args.noise) for index in range(replicates)]
+        runs = None if args.runs is None else int(args.runs) if args.runs != "auto" else None
+        if args.runs == "auto":
+            runs = planned_runs(design, args.noise, args.seed)
+            if runs is None:
+                continue
+        jobs = [
+            (design, scenario, args.seed + 7919 * index, resamples, args.noise, runs) for index in range(replicates)
+        ]
         with ProcessPoolExecutor(args.jobs) as pool:
             results = list(pool.map(one_replicate, jobs))
-        for line in report(design, scenario, results):
+        for line in report(design if runs is None else f"{design} at {runs} runs", scenario, results):
             print(line, flush=True)
         print(f"    ({time.perf_counter() - started:.0f} s)", flush=True)
 

@@ -8,7 +8,8 @@ study prints nothing. Imported on use: the analysis loads numpy, scipy and panda
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 # The interval bootstraps of the original design's figures are not what the planner reads.
 PLANNER_RESAMPLES = 10
+_RUN = re.compile(r"-r(\d+)$")
 
 
 def scored_observation(instrument: Planned, model: str, condition: Condition, text: str) -> Observation:
@@ -84,3 +86,25 @@ def planner_lines(instrument: Planned, model: str, conditions: Sequence[Conditio
 
 def _count(value: int | None) -> str:
     return "-" if value is None else str(value)
+
+
+def recorded_runs_of(
+    model: str,
+    asked: Mapping[str, Sequence[Condition]],
+    instruments: Mapping[str, Planned],
+    at_runs: Callable[[str, int], Sequence[Condition]],
+    recordings: Path,
+) -> list[Observation]:
+    """Every recorded run of ``model`` to the cells the run asks (``asked``: instrument -> conditions), scored:
+    the baseline's answers the gate's run planner draws from (snap_bench.judging.run_planner). ``at_runs(name,
+    runs)``: the instrument's asked conditions at that many runs (the recordings may hold more than the run asks)."""
+    rows: list[Observation] = []
+    for name, conditions in asked.items():
+        folder = Recordings(recordings).folder(model, name)
+        runs = [int(found.group(1)) for path in folder.glob("*.json") if (found := _RUN.search(path.stem))]
+        if not runs or not conditions:
+            continue
+        cells = {condition.cell for condition in conditions}
+        wanted = [condition for condition in at_runs(name, max(runs)) if condition.cell in cells]
+        rows.extend(recorded_observations(instruments[name], model, wanted, recordings))
+    return rows

@@ -42,6 +42,22 @@ def positive_int(value: str) -> int:
     return number
 
 
+# --snap-runs=auto: the runs the planner finds from the baseline's answers (snap_bench.judging.run_planner).
+AUTO_RUNS = "auto"
+
+
+def runs_option(value: str) -> int | str:
+    """--snap-runs: a whole number >= 1, or ``auto``."""
+    if value.strip().lower() == AUTO_RUNS:
+        return AUTO_RUNS
+    try:
+        return positive_int(value)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is neither a whole number >= 1 nor 'auto' (the runs that decide the gate, with --baseline)"
+        ) from None
+
+
 def top_logprobs(value: str) -> int:
     number = positive_int(value)
     if number > 20:
@@ -148,10 +164,12 @@ def _design_options(group: pytest.OptionGroup) -> None:
     )
     group.addoption(
         "--snap-runs",
-        type=positive_int,
+        type=runs_option,
         default=None,
-        metavar="N",
-        help="repetitions per cell instead of each instrument's own runs. Default: %(default)r.",
+        metavar="N|auto",
+        help="repetitions per cell instead of each instrument's own runs; 'auto' (with --baseline): the runs at "
+        "which the gate passes an unchanged model 95%% of the time, simulated from the baseline's recorded answers "
+        "(docs/gate.md). Default: %(default)r.",
     )
 
 

@@ -29,6 +29,7 @@ imports and its heap are handled around the tests.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import importlib
 import threading
@@ -47,8 +48,9 @@ from snap_bench.recordings.state import Recordings
 
 if TYPE_CHECKING:
     from snap_bench.asking.asker import Endpoint
-    from snap_bench.instruments.base import Instrument
+    from snap_bench.instruments.base import Instrument, Selection
     from snap_bench.judging.baseline import BaselineSpec
+    from snap_bench.judging.run_planner import GatePlan
     from snap_bench.judging.verdicts import ThresholdConfig
     from snap_bench.observations.case import Case
     from snap_bench.observations.export import ObservationWriter
@@ -303,3 +305,67 @@ def run_batch_step(session: BatchingSession) -> BatchOutcome:
     except ValueError as error:  # a ledger that cannot be read (snap_bench.asking.batch.ledger)
         raise pytest.UsageError(str(error)) from None
     return BatchOutcome(report, [*synchronous, *report.problems, *report.pending_lines()])
+
+
+class PlanningSession(Protocol):
+    """What planning the gate reads of a session (the SnapSession provides it)."""
+
+    options: SessionOptions
+    models: list[ModelSpec]
+    not_asked: dict[str, str]
+
+    @property
+    def in_run(self) -> Mapping[str, Path | None]: ...
+
+    def instrument(self, name: str) -> Instrument: ...
+
+    def selection(self, instrument: Instrument) -> Selection: ...
+
+    def model_conditions(self, instrument: Instrument, model: str, selection: Selection) -> list[Condition]: ...
+
+    def thresholds(self, instrument: str) -> ThresholdConfig: ...
+
+    def gate_plan(self) -> GatePlan | None: ...
+
+
+def plan_gate(session: PlanningSession, baseline: BaselineSpec) -> GatePlan:
+    """The runs that decide the gate against ``baseline`` for an unchanged model (snap_bench.judging.run_planner),
+    from its answers to the cells the run asks: a baseline file's rows, or every recorded run of a replayed model."""
+    from snap_bench.analysis.planner import recorded_runs_of
+    from snap_bench.judging.run_planner import gate_plan, planned_runs
+
+    new = [model.name for model in session.models if model.name != baseline.model]
+    asked: dict[str, list[Condition]] = {}
+    for name in session.in_run:
+        if new and name not in session.not_asked:
+            instrument = session.instrument(name)
+            asked[name] = session.model_conditions(instrument, new[0], session.selection(instrument))
+    if baseline.observations:
+        cells = {(name, condition.cell) for name, conditions in asked.items() for condition in conditions}
+        answers = [row for row in baseline.observations if (row.instrument, row.cell) in cells]
+    else:
+
+        def at_runs(name: str, runs: int) -> list[Condition]:
+            instrument = session.instrument(name)
+            selection = dataclasses.replace(session.selection(instrument), runs=runs)
+            return session.model_conditions(instrument, baseline.model, selection)
+
+        instruments = {name: session.instrument(name) for name in asked}
+        answers = recorded_runs_of(baseline.model, asked, instruments, at_runs, session.options.cassette_dir)
+    options = session.options
+    planned = planned_runs([condition for conditions in asked.values() for condition in conditions])
+    judged = {name: session.instrument(name) for name in asked}
+    return gate_plan(baseline, answers, judged, session.thresholds, options.gate, planned, options.seed)
+
+
+def auto_runs(session: PlanningSession) -> int:
+    """--snap-runs=auto: the runs the plan names, or a usage error naming why no number decides the gate."""
+    from snap_bench.judging.run_planner import auto_runs as planned
+
+    found = session.gate_plan()
+    if found is None:
+        raise pytest.UsageError("--snap-runs=auto needs --baseline: nothing to plan from")
+    runs, problem = planned(found)
+    if runs is None:
+        raise pytest.UsageError(problem)
+    return runs

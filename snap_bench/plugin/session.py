@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -54,12 +54,16 @@ from snap_bench.plugin.outputs import (
     session_notices,
 )
 from snap_bench.plugin.reporting import RetryLog, register_controller_plugins
-from snap_bench.plugin.session_end import SessionOutputs, end_session
+from snap_bench.plugin.session_end import judge_at_end
 from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.recordings.state import Recordings
 from snap_bench.wire.end_files import EndFiles, LaterCtrlC
 
+if TYPE_CHECKING:
+    from snap_bench.judging.run_planner import GatePlan
+
 LOCAL_URLS_KEY = "snap_local_urls"
+PLANNED_RUNS_KEY = "snap_planned_runs"  # --snap-runs=auto: the controller's plan, handed to each worker
 
 
 class SnapSession:
@@ -97,6 +101,7 @@ class SnapSession:
         self.in_run: dict[str, Path | None] = {}  # the run's instruments -> the file that runs each
         self.unrecorded: list[NotRecorded] = []  # offline, what a model has no recording of (not run)
         self.batch = BatchOutcome()  # the batch step's outcome: its batches' spend, what is pending
+        self._gate_plan: GatePlan | None = None  # the runs that decide the gate (snap_bench.judging.run_planner)
 
     # -- activation --------------------------------------------------------------------------
 
@@ -137,6 +142,9 @@ class SnapSession:
         for name in self.active_instruments():
             self.selection(self.instrument(name))  # a typo in --snap-items is a usage error now
         self.not_asked = self._check_selection()
+        if self.options.plan_runs:  # --snap-runs=auto; a worker takes the controller's plan
+            runs = getattr(self.config, "workerinput", {}).get(PLANNED_RUNS_KEY) or process.auto_runs(self)
+            self.options = dataclasses.replace(self.options, runs=int(runs))
         if self.runs_tests():
             asked = {name: source for name, source in self.in_run.items() if name not in self.not_asked}
             plans = Endpoints(self.models, self.recordings, self.options).plans()
@@ -152,6 +160,12 @@ class SnapSession:
         self.active = True
         if not self.is_worker:
             register_controller_plugins(self.config.pluginmanager)
+
+    def gate_plan(self) -> GatePlan | None:
+        """The runs that decide the gate against the baseline (None without one); planned once."""
+        if self._gate_plan is None and self.baseline is not None:
+            self._gate_plan = process.plan_gate(self, self.baseline)
+        return self._gate_plan
 
     def _check_selection(self) -> dict[str, str]:
         """What the run would silently not measure is a usage error; instruments left out by choice, named."""
@@ -269,6 +283,8 @@ class SnapSession:
         """xdist: hand the local servers' URLs (started once, on the controller) to every worker."""
         node.workerinput[LOCAL_URLS_KEY] = dict(self._endpoints.local_urls if self._endpoints is not None else {})
         node.workerinput[model_facts.WORKER_INPUT_KEY] = {name: facts.to_json() for name, facts in self.facts.items()}
+        if self.options.plan_runs:
+            node.workerinput[PLANNED_RUNS_KEY] = self.options.runs
 
     # -- the tests ----------------------------------------------------------------------------
 
@@ -336,25 +352,7 @@ class SnapSession:
         result = yield
         self.ledger.sort()
         if not self.is_worker and self.active and not self.collect_only and self.observations and self.options.analyse:
-            from snap_bench.analysis.metric_tables import AnalysisSettings  # numpy, scipy, pandas: the controller only
-
-            settings = AnalysisSettings(n_resamples=self.options.resamples, seed=self.options.seed)
-            baseline_rows = list(self.baseline.observations) if self.baseline is not None else []
-            options = self.options
-            outputs = SessionOutputs(options.json_path, options.out_dir, self.session_meta(), options.history)
-            self.judgement = end_session(
-                self.config,
-                [*self.observations, *baseline_rows],
-                self._instruments,
-                settings,
-                self.thresholds,
-                self.baseline,
-                outputs,
-                gate=self.options.gate,
-                session=session,
-                models=[model.name for model in self.models],
-                coverage=self.coverage(),
-            )
+            self.judgement = judge_at_end(self, session)
         return result
 
     def thresholds(self, instrument: str) -> ThresholdConfig:

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
@@ -35,9 +35,55 @@ from snap_bench.report.item_changes_file import ITEM_CHANGES_FILE, write_item_ch
 if TYPE_CHECKING:
     from snap_bench.analysis.coverage import Coverage
     from snap_bench.analysis.metric_tables import AnalysisSettings
+    from snap_bench.design.models import ModelSpec
     from snap_bench.instruments.base import Instrument
     from snap_bench.judging.baseline import BaselineSpec
     from snap_bench.judging.verdicts import ThresholdConfig
+    from snap_bench.plugin.session_options import SessionOptions
+
+
+class EndingSession(Protocol):
+    """What judging at the end of a session reads of it (the plugin's session provides it)."""
+
+    config: pytest.Config
+    options: SessionOptions
+    models: list[ModelSpec]
+    baseline: BaselineSpec | None
+
+    @property
+    def observations(self) -> list[Observation]: ...
+
+    @property
+    def instruments(self) -> dict[str, Instrument]: ...
+
+    def thresholds(self, instrument: str) -> ThresholdConfig: ...
+
+    def session_meta(self) -> dict[str, Any]: ...
+
+    def coverage(self) -> dict[str, Coverage]: ...
+
+
+def judge_at_end(ending: EndingSession, session: pytest.Session) -> Judgement:
+    """The session's observations (the baseline's beside them) judged, the checks emitted, the outputs written."""
+    from snap_bench.analysis.metric_tables import AnalysisSettings  # numpy, scipy, pandas: the controller only
+
+    options = ending.options
+    settings = AnalysisSettings(n_resamples=options.resamples, seed=options.seed)
+    baseline_rows = list(ending.baseline.observations) if ending.baseline is not None else []
+    outputs = SessionOutputs(options.json_path, options.out_dir, ending.session_meta(), options.history)
+    return end_session(
+        ending.config,
+        [*ending.observations, *baseline_rows],
+        ending.instruments,
+        settings,
+        ending.thresholds,
+        ending.baseline,
+        outputs,
+        gate=options.gate,
+        session=session,
+        models=[model.name for model in ending.models],
+        coverage=ending.coverage(),
+    )
 
 
 def end_session(

@@ -23,7 +23,7 @@ from snap_bench.history.database import INSTALL_DRIVER, postgres_driver_installe
 from snap_bench.instruments import instrument_kinds, registered
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.judging.gate import Gate
-from snap_bench.plugin.options import BATCH_MODES, comma_list, positive_float, positive_int
+from snap_bench.plugin.options import AUTO_RUNS, BATCH_MODES, comma_list, positive_float, positive_int
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class SessionOptions(AskingSettings):
     temperatures: list[str]
     prompts: list[str]
     runs: int | None
+    # --snap-runs=auto: the runs are planned from the baseline's answers at session start (runs is None until then)
+    plan_runs: bool
     # the instruments whose follow-up stage was asked for (--snap-perturbation-phase2)
     follow_up: frozenset[str]
     dry_run: bool
@@ -101,7 +103,8 @@ class SessionOptions(AskingSettings):
             items=config.getoption("snap_items") or [],
             temperatures=config.getoption("snap_temperatures") or [],
             prompts=config.getoption("snap_prompts") or [],
-            runs=config.getoption("snap_runs"),
+            runs=_runs(config),
+            plan_runs=config.getoption("snap_runs") == AUTO_RUNS,
             follow_up=frozenset(name for name, kind in registered().items() if kind.follow_up_requested(config)),
             dry_run=bool(config.getoption("snap_dry_run")),
             record_mode=config.getoption("snap_record_mode"),
@@ -262,6 +265,21 @@ def _gate(config: pytest.Config) -> Gate:
             "--baseline was given. Fix: add --baseline=MODEL or --baseline=PATH, or use --snap-gate=thresholds."
         )
     return gate
+
+
+def _runs(config: pytest.Config) -> int | None:
+    """--snap-runs as a number (None: each instrument's own, or planned later for ``auto``). ``auto`` plans from
+    a baseline's answers, so it needs --baseline."""
+    value: int | str | None = config.getoption("snap_runs")
+    if value != AUTO_RUNS:
+        return value if isinstance(value, int) else None
+    if not config.getoption("baseline"):
+        raise pytest.UsageError(
+            "--snap-runs=auto plans the runs from a baseline's recorded answers, and no --baseline was given. "
+            "Fix: add --baseline=MODEL (a model with recordings) or --baseline=PATH (a baseline file), or give a "
+            "number: --snap-runs=3"
+        )
+    return None
 
 
 def _batch(config: pytest.Config) -> str | None:

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from snap_bench.design.models import ModelSpec
+    from snap_bench.judging.gate import Gate
+    from snap_bench.judging.run_planner import GatePlan
     from snap_bench.observations.case import Case
     from snap_bench.observations.observation import Condition
 
@@ -44,10 +46,13 @@ ASSUMED_TOKENS = {"none": 16, "minimal": 64, "low": 256, "medium": 1024, "high":
 
 
 class RecordingSettings(Protocol):
-    """What the dry run reads of the session's settings: where the recordings are."""
+    """What the dry run reads of the session's settings: where the recordings are, and the gate."""
 
     @property
     def cassette_dir(self) -> Path: ...
+
+    @property
+    def gate(self) -> Gate: ...
 
 
 class DryRunView(Protocol):
@@ -55,6 +60,8 @@ class DryRunView(Protocol):
 
     @property
     def options(self) -> RecordingSettings: ...
+
+    def gate_plan(self) -> GatePlan | None: ...
 
     models: list[ModelSpec]
 
@@ -116,6 +123,13 @@ def dry_run_lines(session: DryRunView, cases: Sequence[Case]) -> list[str]:
                 from snap_bench.analysis.planner import planner_lines
 
                 lines.extend(planner_lines(instrument, model.name, by_model[model.name], session.options.cassette_dir))
+    found = session.gate_plan()
+    if found is not None:
+        # Before anything is paid for: whether the design decides the gate against an unchanged model.
+        from snap_bench.report.gate_plan import gate_plan_lines
+
+        new = [name for name in per_model if name != found.baseline]
+        lines.extend(gate_plan_lines(found, session.options.gate, new))
     total, unpriced = Cost(), []
     lines.append("per model:")
     for name, cost in per_model.items():

@@ -40,6 +40,7 @@ def _lines(tmp_path: Path, models: list[ModelSpec]) -> list[str]:
         instrument=lambda name: questionnaire,
         at_provider_default=lambda model: False,
         price_source=lambda model: "models.yaml",
+        gate_plan=lambda: None,  # no baseline: no gate to plan
     )
     conditions = [Condition("questionnaire", f"Q{i}", (("t", "t0"),), 0.0, 1) for i in range(100)]
     cases = [Case(model.name, "questionnaire", condition) for model in models for condition in conditions]
