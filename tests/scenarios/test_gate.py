@@ -126,7 +126,8 @@ def test_baseline_gate_passes_an_equal_model_and_fails_a_regression(
     worse.stdout.fnmatch_lines(["  REGRESSION other-model profile test_retest_r: *[[]*], margin *"])
     comparison = {c["metric"]: c for c in bench.analysis()["baseline"]}["test_retest_r"]
     assert str(comparison["message"]).startswith("REGRESSION: worse than the baseline")
-    assert "paired bootstrap" in str(comparison["message"])
+    # the noise of the design both answered: each model's answers redrawn within its cells
+    assert "fixed design: answers resampled within cells" in str(comparison["message"])
     worse.stdout.fnmatch_lines(["FAILED snap-bench::thresholds[[]other-model-vs-fake-model-profile-test_retest_r[]]*"])
 
 

@@ -261,9 +261,15 @@ def test_a_retried_condition_shows_on_the_progress_with_its_waits_and_why(
     fake_server.script.failures = deque([Failure(429, retry_after="0"), Failure(503, retry_after="0")])
     result = bench.run("--model=fake-model", *SMALL, "--snap-runs=1", "--snap-concurrency=1", *workers)
     result.assert_outcomes(passed=SMALL_SIZE)
-    result.stdout.fnmatch_lines(
-        ["snap-bench: retried fake-model-M01-*: 3 attempts, 0.0 s waited (HTTP 429, HTTP 503)", "retries: 1 condition*"]
-    )
+    # The two failures go to whichever requests come next: one condition's two retries, or, where another
+    # process's request came between them (under xdist, at any moment), one retry each of two conditions.
+    retried = [line for line in result.stdout.lines if line.startswith("snap-bench: retried fake-model-M01-")]
+    attempts = [int(line.split(": ")[2].split()[0]) for line in retried]
+    assert sum(attempts) - len(attempts) == 2, retried
+    assert all(", 0.0 s waited (HTTP " in line for line in retried), retried
+    assert "HTTP 429" in " ".join(retried)
+    assert "HTTP 503" in " ".join(retried)
+    result.stdout.fnmatch_lines([f"retries: {len(retried)} condition*"])
 
 
 @pytest.mark.parametrize("timeout", [("--snap-timeout=1",), ("-o", "snap_timeout=1")], ids=["option", "ini"])
