@@ -40,6 +40,7 @@ import numpy as np
 from bench.drift_items import CONSTRUCTS, ITEMS, Answerer, answerer
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.analysis.metric_tables import AnalysisSettings
+from snap_bench.analysis.planner import scored_observation
 from snap_bench.design.config import ConfigFiles
 from snap_bench.instruments import Instrument, load_instruments
 from snap_bench.instruments.base import Selection
@@ -100,26 +101,7 @@ def recording(
         spread = truth.noise[temperature]
         draw = rng.normal(0.0, spread) if spread else 0.0
         score = int(np.clip(np.round(truth.truth[condition.item, levels["system_prompt"]] + draw), 1, 5))
-        scored = instrument.score(condition, str(score))
-        rows.append(
-            Observation(
-                model=model,
-                instrument=NAME,
-                condition_id=condition.id,
-                cell=condition.cell,
-                item=condition.item,
-                factors=levels,
-                temperature=condition.temperature,
-                run=condition.run,
-                messages=[],
-                raw_answer=str(score),
-                score=scored.score,
-                keyed_score=scored.keyed_score,
-                code=None if scored.code is None else int(scored.code),
-                reason=scored.reason,
-                construct=scored.construct,
-            )
-        )
+        rows.append(scored_observation(instrument, model, condition, str(score)))
     return rows
 
 

@@ -46,6 +46,7 @@ import numpy as np
 
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.analysis.metric_tables import AnalysisSettings
+from snap_bench.analysis.planner import scored_observation
 from snap_bench.design.config import ConfigFiles
 from snap_bench.instruments import Instrument, questionnaire_kind
 from snap_bench.instruments.base import Selection
@@ -55,7 +56,6 @@ from snap_bench.judging.gate import Gate
 from snap_bench.judging.judgement import judge_session
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.observation import Condition, Observation
-from snap_bench.observations.parsing import AnswerCode
 
 CONFIG = ConfigFiles.shipped()
 OLD, NEW = "baseline", "new"
@@ -165,29 +165,9 @@ def recording(model: str, who: Answerer, design: Design, rng: np.random.Generato
         keyed_answer = int(np.clip(np.rint(keyed), LOW, HIGH))
         reverse = int(condition.item[1:]) % 3 == 0
         raw = LOW + HIGH - keyed_answer if reverse else keyed_answer
-        scored = kind.score(condition, str(raw))
-        score, keyed_score, code, reason = scored.score, scored.keyed_score, scored.code, scored.reason
-        if design.unscored and rng.random() < design.unscored:
-            score, keyed_score, code, reason = None, None, AnswerCode.INVALID, "no number in the answer"
-        rows.append(
-            Observation(
-                model=model,
-                instrument=kind.name,
-                condition_id=condition.id,
-                cell=condition.cell,
-                item=condition.item,
-                factors=dict(condition.levels),
-                temperature=condition.temperature,
-                run=condition.run,
-                messages=[],
-                raw_answer=str(raw),
-                score=score,
-                keyed_score=keyed_score,
-                code=None if code is None else int(code),
-                reason=reason,
-                construct=scored.construct,
-            )
-        )
+        # An unscored answer is one the questionnaire cannot read, as a model's that gives no number.
+        text = "I would rather not say." if design.unscored and rng.random() < design.unscored else str(raw)
+        rows.append(scored_observation(kind, model, condition, text))
     return rows
 
 

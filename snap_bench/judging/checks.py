@@ -99,17 +99,8 @@ def comparison_record(name: str, comparison: Any, gated: bool) -> CheckRecord:
         margin = worst + comparison.margin
     not_compared = getattr(comparison, "not_compared", False)
     undecided = getattr(comparison, "undecided", False)
-    decision = (
-        "not compared"
-        if not_compared
-        else "pass"
-        if not comparison.regressed and not undecided
-        else "ungated"
-        if not gated
-        else "undecided"
-        if undecided
-        else "fail"
-    )
+    passed = not comparison.regressed and not undecided
+    decision = "not compared" if not_compared else _decision(passed, undecided, gated)
     within = "no margin" if comparison.margin is None else f"within {comparison.margin:g}"
     return CheckRecord(
         name=name,
@@ -155,16 +146,19 @@ def drift_record(drift: Any, gated: bool) -> CheckRecord:
         n_designed=drift.n_conditions,
         threshold="no margin" if drift.margin is None else f"within +-{drift.margin:g} of {drift.baseline}",
         margin=margin,
-        decision="pass"
-        if not drift.moved and not drift.undecided
-        else "ungated"
-        if not gated
-        else "undecided"
-        if drift.undecided
-        else "fail",
+        decision=_decision(not drift.moved and not drift.undecided, drift.undecided, gated),
         message=drift.message,
         status=drift.outcome,
     )
+
+
+def _decision(passed: bool, undecided: bool, gated: bool) -> str:
+    """A computed check's decision: passed, else outside the gate (ungated), else undecided or failed."""
+    if passed:
+        return "pass"
+    if not gated:
+        return "ungated"
+    return "undecided" if undecided else "fail"
 
 
 def item_record(change: Any, gated: bool) -> CheckRecord:

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from snap_bench.analysis.metric_specs import SHARED_METRICS
+from snap_bench.analysis.planner import scored_observation
 from snap_bench.design.config import ConfigFiles
 from snap_bench.instruments import Instrument, questionnaire_kind
 from snap_bench.instruments.base import Selection
@@ -60,26 +61,7 @@ def recorded(kind: Instrument, noise: float, runs: int = 3, seed: int = 7) -> li
     for condition in kind.conditions(selection):
         truth = 1 + int(condition.item[1:]) % 5
         answer = int(np.clip(np.rint(truth + rng.normal(0, noise)), 1, 5)) if noise else truth
-        scored = kind.score(condition, str(answer))
-        rows.append(
-            Observation(
-                model="old@baseline",
-                instrument=kind.name,
-                condition_id=condition.id,
-                cell=condition.cell,
-                item=condition.item,
-                factors=dict(condition.levels),
-                temperature=condition.temperature,
-                run=condition.run,
-                messages=[],
-                raw_answer=str(answer),
-                score=scored.score,
-                keyed_score=scored.keyed_score,
-                code=None if scored.code is None else int(scored.code),
-                reason=scored.reason,
-                construct=scored.construct,
-            )
-        )
+        rows.append(scored_observation(kind, "old@baseline", condition, str(answer)))
     return rows
 
 
