@@ -26,7 +26,8 @@ class Comparison:
     margin), undecided (it straddles the margin), REGRESSION (it lies wholly past it) or not compared.
     ``compared``/``designed``: the units the comparison rests on out of the baseline's (``unit``: cells, rows,
     conditions). ``regressed``: a regression was shown; ``runs_to_decide``: for an undecided check, the runs
-    that would decide it at the observed noise and difference (None where none would show it passed)."""
+    that would decide it at the observed noise and difference (None where no number of runs would: the
+    difference lies past the margin, or the interval resamples items and more items would)."""
 
     model: str
     baseline: str
@@ -50,6 +51,8 @@ class Comparison:
     unit: str = "conditions"
     reason: str = ""
     runs_to_decide: int | None = None
+    # What more of would decide an undecided check: "runs", "items", or "" where more of neither would.
+    decided_by: str = ""
 
     @property
     def not_compared(self) -> bool:
@@ -191,7 +194,7 @@ def _decide(question: Question, result: Result, min_coverage: float, *, paired: 
             result.unit,
         )
     reason = ""
-    needed = None
+    needed, decided_by = None, ""
     if clearly:
         reason = f"worse than the baseline by more than the margin ({bound})"
     elif reaches:
@@ -199,7 +202,9 @@ def _decide(question: Question, result: Result, min_coverage: float, *, paired: 
         deciding = runs_to_decide(
             estimate, low, high, margin, runs=runs if unit == "runs" else result.n, better=question.better, unit=unit
         )
-        needed = deciding.runs
+        # Only a count of runs is something a run can be asked for (--snap-runs); items are named in the words.
+        needed = deciding.runs if unit == "runs" else None
+        decided_by = unit if deciding.runs is not None else ""
         reason = f"the interval straddles the margin ({bound}); {deciding.advice}"
     head = f"{outcome}: {reason}; " if reason else f"{outcome}: "
     message = (
@@ -226,6 +231,7 @@ def _decide(question: Question, result: Result, min_coverage: float, *, paired: 
         unit=result.unit,
         reason=reason,
         runs_to_decide=needed,
+        decided_by=decided_by,
     )
 
 

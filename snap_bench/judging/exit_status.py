@@ -188,7 +188,7 @@ def decide(findings: ExitFindings) -> ExitDecision:
         if findings.runs_to_decide is not None:
             advice = f"about --snap-runs={findings.runs_to_decide} would decide them at the observed noise"
         else:
-            advice = "more runs would not show them passed at the observed difference (the check's line says why)"
+            advice = "no number of runs decides them all at the observed difference (each check's line says what would)"
         return ExitDecision(
             BenchExit.UNDECIDED,
             f"undecided: {len(findings.undecided)} gated check(s) could not tell a change from the run noise "

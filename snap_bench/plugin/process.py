@@ -43,6 +43,7 @@ from snap_bench.asking.batch.session_step import batch_step
 from snap_bench.asking.batch.step import BatchOutcome
 from snap_bench.design.config import ConfigError
 from snap_bench.design.models import ModelRegistry, ModelSpec
+from snap_bench.judging.gate import Gate
 from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.recordings.state import Recordings
 
@@ -106,13 +107,22 @@ def choose_models(registry: ModelRegistry, options: SessionOptions, recordings: 
 
 
 def baseline_of(
-    value: str, registry: ModelRegistry, recordings: Recordings, models: list[ModelSpec], root: Path
+    value: str, registry: ModelRegistry, recordings: Recordings, models: list[ModelSpec], root: Path, gate: Gate
 ) -> tuple[BaselineSpec, list[ModelSpec]]:
     """--baseline parsed (a relative path below the project ``root``), and the run's models with a baseline
-    model that is replayed from its recordings appended, like any other model."""
+    model that is replayed from its recordings appended, like any other model; a ValueError where ``gate``
+    follows checks the baseline cannot give."""
     from snap_bench.judging.baseline import parse_baseline
 
     baseline = parse_baseline(value, sorted(registry.models), recordings.models(), root)
+    if baseline.saved is not None and (gate.drift or gate.items):
+        # Drift and item changes pair each condition's answers; a saved analysis holds figures only, so the
+        # gate would follow checks that are never made.
+        raise ValueError(
+            f"--snap-gate={gate.option_value()} with --baseline={value}: drift and items compare each condition's "
+            "answers, which a saved analysis.json does not hold. Fix: gate against a baseline file "
+            "(--snap-save-baseline) or a model with recordings, or leave drift and items out of --snap-gate"
+        )
     replayed = baseline.saved is None and not baseline.observations
     if replayed and baseline.model not in [m.name for m in models]:
         return baseline, [*models, registry.models[baseline.model]]

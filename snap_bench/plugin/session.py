@@ -131,9 +131,8 @@ class SnapSession:
             )
             self.models = [model_facts.with_catalogue_price(model, self.facts.get(model.name)) for model in self.models]
             if self.options.baseline:
-                self.baseline, self.models = process.baseline_of(
-                    self.options.baseline, self.registry, self.recordings, self.models, self.options.rootdir
-                )
+                known = (self.registry, self.recordings, self.models, self.options.rootdir, self.options.gate)
+                self.baseline, self.models = process.baseline_of(self.options.baseline, *known)
             for name in self.active_instruments():
                 self.instrument(name)
             process.check_save_baseline(self.options.save_baseline, self.models)

@@ -325,10 +325,11 @@ def _short_drift(d: Drift) -> str:
 
 def _deciding(c: Any) -> str:
     """An undecided check's advice in a few words (its message has it in full)."""
-    if c.runs_to_decide is None:
-        return "more runs cannot pass it"
-    unit = "runs" if "--snap-runs" in c.reason or "runs would" in c.reason else "items"
-    return f"decided at about {c.runs_to_decide} {unit}"
+    if c.decided_by == "runs":
+        return f"decided at about {c.runs_to_decide} runs"
+    if c.decided_by == "items":
+        return "more items would decide it"
+    return "more runs cannot pass it"
 
 
 def _short_comparison(c: Any) -> str:

@@ -50,6 +50,9 @@ def test_an_undecided_comparison_names_the_runs_that_would_decide_it() -> None:
     by_items = _decide(QUESTION, result(-0.07, -0.21, 0.07, noise="items"), 0.5, paired=True, runs=3)
     assert "about 14 items would decide it" in by_items.message
     assert "--snap-runs" not in by_items.message
+    # and the exit line, which names --snap-runs, never counts those items as runs
+    assert by_items.runs_to_decide is None
+    assert (comparison.decided_by, by_items.decided_by) == ("runs", "items")
 
 
 def test_a_difference_past_the_margin_cannot_be_decided_into_a_pass() -> None:
