@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-# The most runs a suggestion names: beyond it the design, not the runs, is what to change.
-MOST_RUNS = 50
+# The most runs a suggestion names (and the gate's planner searches, snap_bench.judging.run_planner): beyond it
+# the design, not the runs, is what to change.
+MOST_RUNS = 30
 
 
 @dataclass(frozen=True)

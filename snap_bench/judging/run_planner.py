@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from snap_bench.judging.baseline import BaselineSpec
+from snap_bench.judging.deciding import MOST_RUNS
 from snap_bench.judging.gate import Gate
 from snap_bench.observations.observation import Condition, Observation
 
@@ -45,10 +46,9 @@ if TYPE_CHECKING:
 # The share of unchanged pairs the whole gate must pass at the runs planned (the gate's own target: an
 # unchanged model passes at least 95 % of the time).
 TARGET = 0.95
-# The most runs per cell the planner searches: beyond it the design (a temperature, a prompt, items), not the
-# runs, is what to change. The rungs it climbs above the planned runs: roughly geometric, since an interval's
-# half-width goes as one over the square root of the runs (the next rung narrows it by a similar share).
-MOST_RUNS = 30
+# The rungs the planner climbs above the planned runs, up to deciding.MOST_RUNS (beyond which the design, not the
+# runs, is what to change): roughly geometric, since an interval's half-width goes as one over the square root of
+# the runs (the next rung narrows it by a similar share).
 LADDER = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 30)
 # Simulated pairs per number of runs, and the bootstrap resamples of each pair's intervals: enough to tell 95 %
 # from 80 % at a dry run's cost (19 of 20 pairs pass a design whose true rate is 95 % three times in four, one

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from snap_bench.judging.run_planner import MOST_RUNS, TARGET, short_file, undecidable, widen
+from snap_bench.judging.deciding import MOST_RUNS
+from snap_bench.judging.run_planner import TARGET, short_file, undecidable, widen
 
 if TYPE_CHECKING:
     from snap_bench.judging.gate import Gate
