@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.drift_items import CONSTRUCTS, ITEMS, Answerer, answerer
+from bench.drift_items import ITEMS, Answerer, answerer
 from snap_bench.analysis.metric_specs import SHARED_METRICS
 from snap_bench.analysis.metric_tables import AnalysisSettings
 from snap_bench.analysis.planner import scored_observation
@@ -56,15 +56,15 @@ OLD, NEW = "old", "new"
 ANSWERER_SEED = 20260514
 
 
-def questionnaire_yaml(runs: int | None = None) -> str:
-    """The 12 items: three per construct, the third reverse-keyed (two statement-reverse pairs each);
-    ``runs``: the design's runs (default: the questionnaire kind's 3)."""
+def questionnaire_yaml(runs: int | None = None, items: int = len(ITEMS)) -> str:
+    """``items`` items (12 here), three per construct, the third reverse-keyed (two statement-reverse pairs
+    each), named ``quizN``; ``runs``: the design's runs (default: the questionnaire kind's 3)."""
     labels = "[Disagree strongly, Disagree, Neutral, Agree, Agree strongly]"
-    lines = [f"questionnaire: {NAME}", f"scale: {{points: 5, labels: {labels}}}"]
+    lines = [f"questionnaire: quiz{items}", f"scale: {{points: 5, labels: {labels}}}"]
     lines += [f"runs: {runs}"] if runs is not None else []
     lines.append("items:")
-    for index, item in enumerate(ITEMS):
-        construct = CONSTRUCTS[index // 3]
+    for index in range(items):
+        item, construct = f"Q{index + 1:02d}", f"c{index // 3 + 1}"
         reverse = "true" if index % 3 == 2 else "false"
         lines.append(f'  - {{id: {item}, construct: {construct}, text: "Statement {item}.", reverse: {reverse}}}')
     return "\n".join(lines) + "\n"
@@ -84,9 +84,12 @@ def instruments() -> dict[str, Instrument]:
 
 @cache
 def thresholds(instrument: str) -> ThresholdConfig:
-    kind = instruments()[instrument]
-    specs = {**SHARED_METRICS, **kind.metrics}
-    return load_thresholds(CONFIG, instrument, {}, None, specs, kind.thresholds_section())
+    return thresholds_of_kind(instruments()[instrument])
+
+
+def thresholds_of_kind(kind: Instrument) -> ThresholdConfig:
+    """The shipped thresholds of a questionnaire (its own file's ``thresholds:`` over the kind's defaults)."""
+    return load_thresholds(CONFIG, kind.name, {}, None, {**SHARED_METRICS, **kind.metrics}, kind.thresholds_section())
 
 
 def recording(

@@ -44,24 +44,21 @@ from typing import Any
 
 import numpy as np
 
-from snap_bench.analysis.metric_specs import SHARED_METRICS
+from bench.fixed_design import CONFIG, questionnaire_yaml, thresholds_of_kind
 from snap_bench.analysis.metric_tables import AnalysisSettings
 from snap_bench.analysis.planner import scored_observation
-from snap_bench.design.config import ConfigFiles
 from snap_bench.instruments import Instrument, questionnaire_kind
 from snap_bench.instruments.base import Selection
 from snap_bench.judging.baseline import BaselineSpec
 from snap_bench.judging.exit_status import decide, findings
 from snap_bench.judging.gate import Gate
 from snap_bench.judging.judgement import judge_session
-from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
+from snap_bench.judging.verdicts import ThresholdConfig
 from snap_bench.observations.observation import Condition, Observation
 
-CONFIG = ConfigFiles.shipped()
 OLD, NEW = "baseline", "new"
 LOW, HIGH = 1, 5
 GATE = Gate.parse("baseline,drift,items")
-LABELS = "[Strongly disagree, Disagree, Neutral, Agree, Strongly agree]"
 
 
 @dataclass(frozen=True)
@@ -98,23 +95,15 @@ SCENARIOS = {
 
 @cache
 def instrument(items: int) -> Instrument:
-    """The questionnaire in YAML, written once per size into a temporary folder."""
-    folder = Path(tempfile.mkdtemp(prefix="gate-decides-"))
-    lines = [f"questionnaire: quiz{items}", f"scale: {{points: 5, labels: {LABELS}}}", "items:"]
-    for index in range(items):
-        reverse = "true" if index % 3 == 2 else "false"
-        construct = f"c{index // 3 + 1}"
-        text = f'"Statement {index + 1}."'
-        lines.append(f"  - {{id: Q{index + 1:02d}, construct: {construct}, text: {text}, reverse: {reverse}}}")
-    path = folder / f"quiz{items}.yaml"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    """The questionnaire in YAML (bench.fixed_design's, at ``items`` items), written once per size."""
+    path = Path(tempfile.mkdtemp(prefix="gate-decides-")) / f"quiz{items}.yaml"
+    path.write_text(questionnaire_yaml(items=items), encoding="utf-8")
     return questionnaire_kind(path, CONFIG)(CONFIG)
 
 
 @cache
 def thresholds_of(items: int) -> ThresholdConfig:
-    kind = instrument(items)
-    return load_thresholds(CONFIG, kind.name, {}, None, {**SHARED_METRICS, **kind.metrics}, kind.thresholds_section())
+    return thresholds_of_kind(instrument(items))
 
 
 def conditions(design: Design) -> list[Condition]:
