@@ -328,7 +328,7 @@ def _deciding(c: Any) -> str:
     if c.decided_by == "runs":
         return f"decided at about {c.runs_to_decide} runs"
     if c.decided_by == "items":
-        return "more items would decide it"
+        return "more items decide it"
     return "more runs cannot pass it"
 
 

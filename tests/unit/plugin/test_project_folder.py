@@ -10,9 +10,9 @@ import pytest
 
 from snap_bench.design.project import PROJECT_FILE
 from snap_bench.judging.baseline import parse_baseline
-from snap_bench.observations.observation import Observation
 from snap_bench.plugin.session import SnapSession
 from snap_bench.plugin.session_options import SessionOptions, project_folder
+from tests.unit.plugin.test_second_ctrl_c import observation
 
 
 @pytest.fixture
@@ -47,22 +47,7 @@ def test_baseline_paths_are_the_project_roots_wherever_pytest_starts(
     monkeypatch.chdir(project / "benchmarks")
     config = pytester.parseconfig(".", "--snap-save-baseline=baselines/{model}.json")
     session = SnapSession(config, SessionOptions.from_config(config))
-    kept = Observation(
-        model="m",
-        instrument="profile",
-        condition_id="M01-P1-NEU-t0-C0-r1",
-        cell="M01-P1-NEU-t0-C0",
-        item="M01",
-        factors={"system_prompt": "NEU"},
-        temperature=0.0,
-        run=1,
-        messages=[],
-        raw_answer="4",
-        score=4,
-        keyed_score=4.0,
-        code=None,
-        reason="",
-    )
+    kept = observation("4")
     session.artefacts.save_baselines(str(config.getoption("snap_save_baseline")), ["m"], [kept], {"profile": "1"})
     # written where the CI workflow gates the root's baselines, not below benchmarks/
     assert session.artefacts.saved_baselines == [project / "baselines" / "m.json"]
