@@ -236,8 +236,67 @@ def fit_reml(problem: RemlProblem, start: Sequence[float] | None, *, intervals: 
     """Maximise the restricted likelihood over non-negative variances by L-BFGS-B.
 
     ``start`` holds starting shares of the components (ignored unless there is one per parameter);
-    ``intervals=False`` skips the information matrix.
+    ``intervals=False`` skips the information matrix. Where every cell's replications agree, the residual's
+    maximum is the boundary, 0, and the rest is the fit of the cell means (:func:`_cell_means`).
     """
+    reduced = _cell_means(problem)
+    if reduced is None:
+        return _maximum(problem, start, intervals=intervals)
+    cell_means, kept = reduced
+    fit = _maximum(
+        cell_means,
+        [start[index] for index in kept] if start is not None and len(start) == problem.n_parameters else None,
+        intervals=intervals,
+    )
+    estimate = np.zeros(problem.n_parameters)
+    estimate[kept] = fit.estimate
+    covariance = np.zeros((problem.n_parameters, problem.n_parameters))
+    covariance[np.ix_(kept, kept)] = fit.covariance
+    return RemlFit(estimate=estimate, covariance=covariance, log_likelihood=fit.log_likelihood, mean=fit.mean)
+
+
+def _cell_means(problem: RemlProblem) -> tuple[RemlProblem, list[int]] | None:
+    """Where some cell holds replications and none differ within their cell (a deterministic model at
+    temperature 0): the fit of the cell means alone, one score a cell, and the parameters of ``problem`` it
+    estimates, in its order (the residual, left out, is 0); None otherwise.
+
+    The within-cell part of the restricted likelihood, df log(s) + 0 / s, rises without bound as the residual s
+    falls to 0, whatever the other components, so the residual's maximum is the boundary 0 (a singular fit, as
+    lme4 reports one). At s = 0 the cell means' covariance is Z D Z' + the cells' own variance x I, whose diagonal
+    part is the cell component, or the term that spans every cell (item x prompt: its indicator is the identity):
+    the model of the cell means with that component as their residual. Fitting it so, rather than holding s at a
+    floor near 0, keeps V well conditioned: at the floor V^-1 weighs each cell 10^10 times, the objective loses
+    its digits to cancellation, and the search stops short of the maximum or steps to a V that is numerically
+    singular (a division by zero, or a Cholesky factor that fails).
+    """
+    n_cells = problem.counts.size
+    if problem.df_within <= 0 or problem.ss_within > _BOUNDARY * float(np.sum(problem.counts)):
+        return None
+    levels = np.bincount(problem.term_of_column, minlength=problem.n_terms)
+    spanning = [k for k in range(problem.n_terms) if levels[k] == n_cells]
+    diagonal = problem.n_terms if problem.has_cell else spanning[0] if spanning else None
+    if diagonal is None or not problem.free[diagonal]:
+        return None
+    terms = [k for k in range(problem.n_terms) if k != diagonal]
+    columns = np.isin(problem.term_of_column, terms)
+    renumbered = np.searchsorted(np.asarray(terms), problem.term_of_column[columns])
+    kept = [*terms, diagonal]
+    reduced = RemlProblem(
+        z=problem.z[:, columns],
+        term_of_column=np.asarray(renumbered, dtype=np.intp),
+        n_terms=len(terms),
+        has_cell=False,
+        counts=np.ones(n_cells),
+        cell_means=problem.cell_means,
+        ss_within=0.0,
+        df_within=0.0,
+        free=problem.free[kept],
+    )
+    return reduced, kept
+
+
+def _maximum(problem: RemlProblem, start: Sequence[float] | None, *, intervals: bool) -> RemlFit:
+    """:func:`fit_reml`'s search, on the problem as given."""
     free = problem.free
     n_parameters = problem.n_parameters
     if start is not None and len(start) == n_parameters:

@@ -6,6 +6,7 @@ and 1, 3 runs), through ``compare_with_baseline`` with the questionnaire kind's 
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cache
 from pathlib import Path
 
@@ -86,3 +87,27 @@ def test_a_design_asked_once_falls_back_on_its_pairings_method_and_says_so(tmp_p
     assert comparisons["contradiction_rate[t1]"].method == f"Newcombe paired ({NO_REPEATED_CELL})"
     # a run-to-run figure has no runs to pair on at all
     assert comparisons["test_retest_r"].outcome == "not compared"
+
+
+def test_a_level_answered_alike_in_every_run_with_a_cell_asked_once_is_compared() -> None:
+    """bench.gate_decides' answerer at 12 runs, temperature 0 only (every cell answered alike in every run), the
+    new model's first cell asked once: the pairing falls back on the jackknife over items, whose refit with the
+    first item left out divided by zero in the REML (the residual then fits at its boundary, 0), so the check was
+    `not compared` and the gate exited 6. It is compared now: both models gave the same answers, the difference
+    is 0 and so is its interval."""
+    from bench import gate_decides as simulated
+
+    design = dataclasses.replace(simulated.DESIGNS["runs = 2"], runs=12, temperatures=(0.0,))
+    kind = simulated.instrument(design.items)
+    truth = simulated.answerer(20261127, design.items, 1.0)
+    old = simulated.recording("old", truth, design, np.random.default_rng(1))
+    new = simulated.recording("new", truth, design, np.random.default_rng(2))
+    once = new[0].cell
+    new = [row for row in new if row.cell != once or row.run == 1]
+    comparisons = compare_with_baseline(
+        [*new, *old], BaselineSpec("old"), {kind.name: kind}, SETTINGS, lambda _: simulated.thresholds_of(design.items)
+    )
+    dependability = next(c for c in comparisons if c.metric == "dependability[t0]")
+    assert dependability.method == f"paired jackknife over items ({NO_REPEATED_CELL})", dependability.message
+    assert dependability.outcome == "non-inferior", dependability.message
+    assert (dependability.difference, dependability.ci_low, dependability.ci_high) == (0.0, 0.0, 0.0)
