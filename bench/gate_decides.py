@@ -205,7 +205,7 @@ def planned_runs(design_name: str, noise: float, seed: int) -> int | None:
     plan = planner.plan(design.runs)
     rates = ", ".join(f"{runs}: {rate:.0%}" for runs, rate in plan.pass_rate.items())
     print(
-        f"{design_name}: planner ({plan.method}, {plan.pairs} pairs, scale {plan.scale:.2f}) from a baseline at "
+        f"{design_name}: planner ({plan.method}, {plan.pairs} pairs) from a baseline at "
         f"{design.runs} runs: {plan.needed or 'no number up to the cap'} runs (pass rate by runs tried: {rates}; "
         f"{time.perf_counter() - started:.0f} s)",
         flush=True,

@@ -12,11 +12,10 @@ changes them). The runs planned are the fewest ``r`` (on a ladder from the plann
 at which all but ``allowed_failures`` of ``PAIRS`` pairs pass (19 of 20: at least ``TARGET``), with the same
 seeds at every ``r`` (common random numbers, so the pass rate rises with ``r`` rather than with luck).
 
-Drawn from its own ``n`` answers, a cell's redrawn answers vary by ``(n - 1) / n`` of the cell's variance (the
-plug-in variance of a resample; half of it for a cell asked twice), so a replay at ``r`` runs is as noisy as
-the model at ``r n / (n - 1)`` runs; the runs named are scaled so (``n`` the baseline's runs per cell, the
-harmonic mean over its cells asked more than once). A baseline none of whose cells varied between its
-runs is replayed exactly and not scaled.
+Drawn from its own ``n`` answers, a cell's redrawn answers would vary by ``(n - 1) / n`` of the cell's variance
+(the plug-in variance of a resample; half of it for a cell asked twice), so a replay at ``r`` runs would be as
+quiet as the model at ``r n / (n - 1)`` runs. The draw restores it instead (:func:`restored_draw`), so the runs
+simulated are the runs named.
 
 Where the simulation would cost more than :data:`MOST_ANSWERS` redrawn answers per pair the planner does
 not simulate: it judges one replayed pair at the planned runs and reads each undecided check's analytic figure
@@ -29,15 +28,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from statistics import harmonic_mean
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 from snap_bench.judging.baseline import BaselineSpec
 from snap_bench.judging.deciding import MOST_RUNS
 from snap_bench.judging.gate import Gate
-from snap_bench.observations.observation import Condition, Observation
+from snap_bench.observations.observation import Condition, Observation, Scored
 
 if TYPE_CHECKING:
     from snap_bench.judging.judgement import Judged, Judgement
@@ -65,6 +64,13 @@ PAIRED_KINDS = ("baseline", "drift", "items")
 NEW = "unchanged replay"
 
 
+@runtime_checkable
+class Scorer(Protocol):
+    """An instrument that scores an answer's text: what a replay's restored answers are read by."""
+
+    def score(self, condition: Condition, answer: str) -> Scored: ...
+
+
 @dataclass(frozen=True)
 class CheckPlan:
     """One gated check across the simulated pairs: the share it passed at each number of runs tried, and the
@@ -90,8 +96,6 @@ class RunPlan:
     pass_rate: Mapping[int, float]  # the whole gate's, at each number of runs tried
     needed: int | None  # the fewest runs per cell that pass TARGET of the pairs (None: none up to MOST_RUNS)
     checks: tuple[CheckPlan, ...]
-    # The runs tried are scaled by this to name the model's runs (n / (n - 1); 1 when replayed exactly).
-    scale: float = 1.0
 
     @property
     def decidable(self) -> bool:
@@ -107,34 +111,77 @@ def recorded_runs(baseline: Sequence[Observation]) -> int:
     return max(counts.values(), default=0)
 
 
-def shrinkage_scale(baseline: Sequence[Observation]) -> float:
-    """``n / (n - 1)``: how many of the model's runs one redrawn run stands for (module docstring); 1 where no
-    cell's answers varied (the replay is then exact) or no cell was asked twice."""
-    cells: dict[tuple[str, str], list[tuple[object, ...]]] = {}
-    for row in baseline:
-        cells.setdefault((row.instrument, row.cell), []).append((row.score, row.keyed_score, row.code))
-    repeated = [answers for answers in cells.values() if len(answers) > 1]
-    if not any(len(set(answers)) > 1 for answers in repeated):
-        return 1.0
-    # The harmonic mean weighs the cells asked least, whose shrinkage is largest.
-    n = harmonic_mean([len(answers) for answers in repeated])
-    return n / (n - 1)
+def restored_draw(
+    answers: Sequence[Observation], scorer: Scorer | None
+) -> tuple[list[Observation], npt.NDArray[np.float64]]:
+    """The answers a cell's replay draws from and their probabilities, whose variance is the cell's unbiased
+    variance ``s^2``, not the plug-in ``(n - 1) / n s^2`` of its ``n`` recorded answers.
+
+    A discrete smoothed bootstrap: the recorded answers (each 1 / n) mixed with a two-point draw one scale point
+    outside their range (``lo = min - 1``, ``hi = max + 1``, each kept only where the instrument reads it back as
+    that score, else the recorded extreme), with the cell's mean: its variance ``q = (m - lo)(hi - m)`` exceeds the
+    plug-in ``p``, and a weight ``w = (k - 1) p / (q - p)`` of it (``k = n / (n - 1)``) gives ``(1 - w) p + w q =
+    k p``; the mean is unchanged. Scaling each answer's distance from the mean by ``sqrt(k)`` and rounding to the
+    scale, the other way to restore it, restores nothing for a cell asked twice: 2 and 3 become 1.79 and 3.21,
+    rounded back to 2 and 3. The new answers are texts the instrument scores (``scorer``), as a model's are.
+    Recorded as they were (no restoration): a cell asked once, one whose answers agree or are not all scored
+    numbers, an instrument that reads no number back, and a cell whose answers already span what it reads
+    (``w`` would exceed 1: its variance is the most the scale allows)."""
+    recorded = list(answers)
+    uniform = np.full(len(recorded), 1.0 / len(recorded))
+    scores = [row.score for row in recorded]
+    if scorer is None or len(recorded) < 2 or any(row.code is not None or row.score is None for row in recorded):
+        return recorded, uniform
+    values = np.asarray(scores, dtype=np.float64)
+    mean, plug_in = float(values.mean()), float(values.var())
+    if plug_in <= 0:
+        return recorded, uniform
+    low = _read_back(recorded[0], int(values.min()) - 1, scorer) or recorded[int(values.argmin())]
+    high = _read_back(recorded[0], int(values.max()) + 1, scorer) or recorded[int(values.argmax())]
+    lo, hi = float(low.score or 0), float(high.score or 0)
+    spread = (mean - lo) * (hi - mean)
+    k = len(recorded) / (len(recorded) - 1)
+    if spread <= plug_in or (k - 1) * plug_in > spread - plug_in:
+        return recorded, uniform
+    weight = (k - 1) * plug_in / (spread - plug_in)
+    up = (mean - lo) / (hi - lo)  # the two-point draw's chance of ``hi``, so that its mean is the cell's
+    probabilities = np.concatenate([(1 - weight) * uniform, [weight * (1 - up), weight * up]])
+    return [*recorded, low, high], probabilities
+
+
+def _read_back(template: Observation, value: int, scorer: Scorer) -> Observation | None:
+    """``template``'s cell answered ``value``, scored by the instrument from its text; None where the instrument
+    does not read it back as that score (off the scale)."""
+    levels = tuple(template.factors.items())
+    condition = Condition(template.instrument, template.item, levels, template.temperature, template.run)
+    scored = scorer.score(condition, str(value))
+    if scored.code is not None or scored.score != value:
+        return None
+    return replace(
+        template, raw_answer=str(value), score=scored.score, keyed_score=scored.keyed_score, reason=scored.reason
+    )
 
 
 def replay(
-    baseline: Sequence[Observation], model: str, runs: int | None, rng: np.random.Generator
+    baseline: Sequence[Observation],
+    model: str,
+    runs: int | None,
+    rng: np.random.Generator,
+    scorers: Mapping[str, Scorer] | None = None,
 ) -> list[Observation]:
     """One replay of the baseline as ``model``: each cell's ``runs`` answers (None: as many as it holds) redrawn
-    from the baseline's answers to that cell; a cell it answered once keeps that answer in every run."""
+    from the baseline's answers to that cell, as noisy as the model's (:func:`restored_draw`, with the
+    instrument's scorer from ``scorers``); a cell it answered once keeps that answer in every run."""
     cells: dict[tuple[str, str], list[Observation]] = {}
     for row in baseline:
         cells.setdefault((row.instrument, row.cell), []).append(row)
     rows = []
-    for (_, cell), answers in sorted(cells.items()):
+    for (instrument, cell), answers in sorted(cells.items()):
         count = len(answers) if runs is None else runs
-        drawn = rng.integers(0, len(answers), size=count)
+        pool, probabilities = restored_draw(answers, (scorers or {}).get(instrument))
+        drawn = rng.choice(len(pool), size=count, p=probabilities)
         for run, index in enumerate(drawn, start=1):
-            rows.append(replace(answers[int(index)], model=model, run=run, condition_id=f"{cell}-r{run}"))
+            rows.append(replace(pool[int(index)], model=model, run=run, condition_id=f"{cell}-r{run}"))
     return rows
 
 
@@ -158,7 +205,11 @@ class Planner:
         from snap_bench.judging.judgement import judge_session
 
         rng = np.random.default_rng([self.seed, index])
-        observations = [*replay(self.baseline, self.label, runs, rng), *replay(self.baseline, NEW, runs, rng)]
+        scorers = {name: kind for name, kind in self.instruments.items() if isinstance(kind, Scorer)}
+        observations = [
+            *replay(self.baseline, self.label, runs, rng, scorers),
+            *replay(self.baseline, NEW, runs, rng, scorers),
+        ]
         settings = AnalysisSettings(n_resamples=self.resamples, seed=self.seed + index)
         return judge_session(
             observations, self.instruments, settings, self.thresholds, BaselineSpec(self.label), gate=self.gate
@@ -205,15 +256,13 @@ class Planner:
             raise ValueError("the baseline holds no per-condition answers to plan from")
         if self.answers_per_pair() > MOST_ANSWERS:
             return self.analytic(planned)
-        scale = shrinkage_scale(self.baseline)
         tried: dict[int, tuple[float, dict[tuple[str, str, str], float], int]] = {}
         found: int | None = None
-        for simulated in self._ladder(planned, scale):
-            named = self._named(simulated, scale)
-            tried[named] = self.shares(simulated)
-            rate, _, judged = tried[named]
+        for runs in self._ladder(planned):
+            tried[runs] = self.shares(runs)
+            rate, _, judged = tried[runs]
             if judged == self.pairs and rate >= 1 - self.allowed_failures / self.pairs:
-                found = named
+                found = runs
                 break
         keys = sorted({key for _, per_check, _ in tried.values() for key in per_check})
         checks = []
@@ -230,20 +279,12 @@ class Planner:
             pass_rate={runs: rate for runs, (rate, _, _) in tried.items()},
             needed=found,
             checks=tuple(checks),
-            scale=scale,
         )
 
     @staticmethod
-    def _ladder(planned: int, scale: float) -> list[int]:
-        """The simulated runs to try, fewest first: the planned runs', then those of each rung of LADDER above."""
-        rungs = [planned, *(runs for runs in LADDER if planned < runs <= MOST_RUNS)]
-        simulated = [max(2, math.floor(runs / scale + 1e-9)) for runs in rungs]
-        return list(dict.fromkeys(simulated))
-
-    @staticmethod
-    def _named(simulated: int, scale: float) -> int:
-        """The model's runs a simulated count stands for (at least 2: a cell asked once shows no noise)."""
-        return max(2, math.ceil(simulated * scale - 1e-9))
+    def _ladder(planned: int) -> list[int]:
+        """The runs to try, fewest first: the planned runs, then each rung of LADDER above them."""
+        return [planned, *(runs for runs in LADDER if planned < runs <= MOST_RUNS)]
 
     def analytic(self, planned: int) -> RunPlan:
         """One replayed pair at the planned runs, each undecided check's runs read off its interval."""

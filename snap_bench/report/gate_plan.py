@@ -52,11 +52,10 @@ def _method(plan: RunPlan) -> str:
             "analytic (the design is too large to simulate in a dry run): one replayed pair judged at the planned "
             "runs, each undecided interval narrowed as one over the square root of the runs"
         )
-    scaled = f"; a resample of the baseline's answers stands for {plan.scale:.2f} runs of the model" * (plan.scale > 1)
     tried = ", ".join(str(runs) for runs in plan.pass_rate)
     return (
         f"simulated: {plan.pairs} pairs of replays of the baseline's own answers judged as the gate judges them, at "
-        f"{tried} runs per cell (up to {MOST_RUNS}; target {TARGET:.0%} of pairs passed){scaled}"
+        f"{tried} runs per cell (up to {MOST_RUNS}; target {TARGET:.0%} of pairs passed)"
     )
 
 

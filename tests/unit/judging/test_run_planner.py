@@ -21,9 +21,9 @@ from snap_bench.design.config import ConfigFiles
 from snap_bench.instruments import Instrument, questionnaire_kind
 from snap_bench.instruments.base import Selection
 from snap_bench.judging.gate import Gate
-from snap_bench.judging.run_planner import TARGET, Planner, replay, shrinkage_scale
+from snap_bench.judging.run_planner import LADDER, TARGET, Planner, replay, restored_draw
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
-from snap_bench.observations.observation import Observation
+from snap_bench.observations.observation import Condition, Observation
 
 CONFIG = ConfigFiles.shipped()
 GATE = Gate.parse("baseline,drift,items")
@@ -83,10 +83,51 @@ def test_a_replay_draws_each_cell_from_its_own_answers(kind: Instrument) -> None
     assert [row.score for row in drawn if row.item == "Q1"] == [once[0].score] * 5
 
 
-def test_a_resample_of_n_answers_stands_for_n_over_n_minus_1_runs(kind: Instrument) -> None:
-    assert shrinkage_scale(recorded(kind, noise=1.0, runs=2)) == pytest.approx(2.0)
-    assert shrinkage_scale(recorded(kind, noise=1.0, runs=3)) == pytest.approx(1.5)
-    assert shrinkage_scale(recorded(kind, noise=0.0, runs=2)) == 1.0  # nothing varies: the replay is exact
+def test_a_replays_answers_are_as_noisy_as_the_models(kind: Instrument) -> None:
+    """Drawn from a cell's n recorded answers, a replay's answers have the cell's mean and its unbiased variance
+    s^2, not the plug-in (n - 1) / n s^2 of a plain resample (half of it for a baseline of two runs): so a replay at
+    r runs is as noisy as the model at r runs. Its new answers are the instrument's own, on the scale."""
+    rows = recorded(kind, noise=1.0, runs=2)
+    cells: dict[str, list[Observation]] = {}
+    for row in rows:
+        cells.setdefault(row.cell, []).append(row)
+    varied = [answers for answers in cells.values() if len({row.score for row in answers}) > 1]
+    assert varied
+    for answers in varied:
+        scores = np.array([row.score for row in answers], dtype=float)
+        pool, probabilities = restored_draw(answers, kind)
+        drawn = np.array([row.score for row in pool], dtype=float)
+        mean = float(probabilities @ drawn)
+        assert mean == pytest.approx(scores.mean())
+        assert float(probabilities @ (drawn - mean) ** 2) == pytest.approx(scores.var(ddof=1))
+    # ... and so are the answers a replay draws: the within-cell variance over many runs, against s^2
+    drawn_rows = replay(rows, "new", 400, np.random.default_rng(3), {kind.name: kind})
+    by_cell: dict[str, list[float]] = {}
+    for row in drawn_rows:
+        by_cell.setdefault(row.cell, []).append(float(row.score or 0))
+    replayed = sum(np.var(by_cell[answers[0].cell], ddof=1) for answers in varied)
+    unbiased = sum(np.var([row.score for row in answers], ddof=1) for answers in varied)
+    assert replayed / unbiased == pytest.approx(1.0, abs=0.15)
+    for row in drawn_rows:
+        assert row.score is not None
+        assert 1 <= row.score <= 5
+        assert row.raw_answer is not None
+        assert kind.score(Condition(row.instrument, row.item, tuple(row.factors.items()), row.temperature, row.run),
+                          row.raw_answer).keyed_score == row.keyed_score  # fmt: skip
+
+
+def test_the_runs_a_plan_names_are_the_runs_it_simulated(kind: Instrument, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A baseline of two runs: every rung the planner names was judged at that many runs per cell (it once judged
+    the rung named 12 at 6, scaling a plain resample's runs by n / (n - 1))."""
+    simulated: list[int] = []
+
+    def no_pair_passes(self: Planner, runs: int) -> tuple[float, dict[tuple[str, str, str], float], int]:
+        simulated.append(runs)
+        return 0.0, {}, 2
+
+    monkeypatch.setattr(Planner, "shares", no_pair_passes)
+    plan = planner(kind, recorded(kind, noise=1.0, runs=2)).plan(planned=2)
+    assert list(plan.pass_rate) == simulated == list(LADDER)
 
 
 def test_an_answerer_without_run_noise_is_decided_at_the_baselines_runs(kind: Instrument) -> None:

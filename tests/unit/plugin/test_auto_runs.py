@@ -52,7 +52,7 @@ def test_auto_needs_a_baseline_and_says_how_to_give_one() -> None:
 
 def plan(needed: int | None, planned: int = 3, rates: dict[int, float] | None = None) -> RunPlan:
     check = CheckPlan("drift", "quiz", "drift[c1]", passed=rates or {3: 0.4}, needed=needed)
-    return RunPlan(planned, 3, "simulated", 30, rates or {3: 0.4}, needed, (check,), scale=1.5)
+    return RunPlan(planned, 3, "simulated", 30, rates or {3: 0.4}, needed, (check,))
 
 
 def test_auto_asks_the_runs_the_plan_needs() -> None:
