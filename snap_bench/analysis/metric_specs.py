@@ -13,7 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from snap_bench.analysis.pairings import BootstrapPairing, JackknifePairing, Pairing, ProportionPairing
+from snap_bench.analysis.pairings import (
+    BootstrapPairing,
+    IndependentPairing,
+    JackknifePairing,
+    Pairing,
+    ProportionPairing,
+)
 
 Better = Literal["higher", "lower"]
 Unit = Literal["coefficient", "share", "percent", "points"]
@@ -71,6 +77,18 @@ DEPENDABILITY_PAIRING = JackknifePairing(
 )
 
 
+# Per temperature, the run-to-run SD: both recordings' own SDs, each pooled over the cells of the design both
+# answered with its chi-square interval, combined. It is the one figure of a fixed design whose noise is the
+# run noise alone (no item spread in it), so it tells a noisier model from an unchanged one where the
+# coefficients, which mix the run noise with the items' spread, cannot on a small questionnaire.
+RUN_SD_PAIRING = IndependentPairing(
+    values="score",
+    estimate="snap_bench.analysis.stability:run_sd_estimate",
+    by="temperature",
+    method="fixed design: each side's SD pooled within cells (chi-square interval), combined (MOVER)",
+)
+
+
 def contradiction_pairing(condition: Sequence[str], table: str) -> ProportionPairing:
     """Each (statement, reverse) pair under one condition that both models answered is a pair: Newcombe's
     paired interval of the contradiction rates, per temperature (``table``: the instrument's pair table)."""
@@ -105,6 +123,7 @@ SHARED_METRICS: Mapping[str, MetricSpec] = {
         unit="points",
         better="lower",
         composite_scale=None,
+        pairing=RUN_SD_PAIRING,
         description="standard deviation of one answer around its cell's mean when the same prompt is asked again",
     ),
     "test_retest_r": MetricSpec(

@@ -121,16 +121,18 @@ class IndependentPairing(_PairingBase):
     """A figure whose interval is conditional on the shipped design (the compass's spread net of run
     noise), so two models' estimates are independent: ``estimate`` gives each side's (value, low, high) and
     the difference's interval is recovered from both (``stats.paired.mover_ci``). ``values``: the column a
-    scored answer has."""
+    scored answer has. ``method``: what the comparison says its interval is (one that reads the run noise
+    of the design both answered starts "fixed design", so an undecided check counts its cure in runs)."""
 
     values: str
     estimate: str
+    method: str = "each side's own interval, combined (MOVER)"
 
     def load_estimate(self) -> Estimate:
         return cast("Estimate", load_function(self.estimate))
 
     def describe(self) -> str:
-        return "each side's own interval, combined (MOVER)"
+        return self.method
 
 
 Pairing: TypeAlias = BootstrapPairing | ProportionPairing | JackknifePairing | IndependentPairing

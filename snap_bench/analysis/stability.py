@@ -195,6 +195,22 @@ def dependability_refit(instrument: Any, rows: Any, start: Sequence[float] | Non
     return single_answer_phi(rows, instrument.stability, start)
 
 
+def run_sd_estimate(instrument: Any, rows: Any) -> tuple[float, float, float]:
+    """The run-to-run SD of one level's scored answers, pooled within their design cells, with its chi-square
+    interval (``stats.within_cell.pooled_sd``): the upgrade gate's ``run_sd`` on the answers both models
+    gave; NaN when no cell holds two scored answers."""
+    from snap_bench.stats.within_cell import pooled_sd
+
+    scored = rows.dropna(subset=["score"])
+    if scored.empty:
+        return math.nan, math.nan, math.nan
+    cells = scored["cell"].factorize()[0]
+    try:
+        return pooled_sd(scored["score"].to_numpy(float), cells)
+    except ValueError:
+        return math.nan, math.nan, math.nan
+
+
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 

@@ -10,7 +10,8 @@ from its own, with replacement, each recording on its own (they are independent)
   the SE corrected by sqrt(R / (R - 1)) (resampling R answers from R underestimates their variance by
   (R - 1) / R; R the fewest answers in a cell, so the correction is never too small);
 - :func:`mean_variance`: the exact variance of a mean that such resampling (corrected) converges to, a
-  stratified variance over the cells (Cochran 1977, eq. 5.3), for rates.
+  stratified variance over the cells (Cochran 1977, eq. 5.3), for rates;
+- :func:`pooled_sd`: the run-to-run SD itself, pooled over the cells, with its chi-square interval.
 
 A cell answered alike in every run (temperature 0) has no noise, and adds none; a cell asked once has no
 noise of its own to resample: the callers say what they do with it.
@@ -27,7 +28,9 @@ import numpy.typing as npt
 from snap_bench.stats._validation import check_confidence
 from snap_bench.stats.errors import UndefinedStatistic
 
-__all__ = ["CellDraws", "FixedDesignCI", "fixed_design_ci", "mean_variance"]
+FloatArray = npt.NDArray[np.float64]
+
+__all__ = ["CellDraws", "FixedDesignCI", "fixed_design_ci", "mean_variance", "pooled_sd"]
 
 _NAME = "fixed-design interval"
 
@@ -105,6 +108,54 @@ def fixed_design_ci(
     return FixedDesignCI(float(estimate), estimate - half, estimate + half, error, int(values.size), n_undefined)
 
 
+def _cell_sums(values: npt.ArrayLike, cells: npt.ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray, int]:
+    """Each cell's count, sum and sum of squares, and the number of values; ValueError on a bad input."""
+    data = np.asarray(values, dtype=np.float64).reshape(-1)
+    codes = np.asarray(cells, dtype=np.intp).reshape(-1)
+    if data.shape != codes.shape or data.size == 0:
+        raise ValueError(f"one cell per value needed; got {data.shape} and {codes.shape}")
+    if np.isnan(data).any():
+        raise ValueError("values must not be NaN")
+    sizes = np.bincount(codes).astype(np.float64)
+    sums = np.bincount(codes, weights=data).astype(np.float64)
+    squares = np.bincount(codes, weights=data * data).astype(np.float64)
+    return sizes, sums, squares, int(data.size)
+
+
+def _within(sizes: FloatArray, sums: FloatArray, squares: FloatArray) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+    """Each cell's sample variance (n - 1 denominator; 0 for a cell of one answer) and which cells have two
+    answers or more; ValueError when none has."""
+    repeated = sizes >= 2
+    if not repeated.any():
+        raise ValueError("no cell has two answers: no run-to-run noise to read off")
+    within = np.zeros_like(sizes)
+    within[repeated] = (squares[repeated] - sums[repeated] ** 2 / sizes[repeated]) / (sizes[repeated] - 1)
+    return np.maximum(within, 0.0), repeated  # rounding below 0 for a cell answered alike
+
+
+def pooled_sd(values: npt.ArrayLike, cells: npt.ArrayLike, confidence: float = 0.95) -> tuple[float, float, float]:
+    r"""The run-to-run SD of one answer, pooled over the cells, with its interval: (s, low, high).
+
+    :math:`s^2 = \sum_c (n_c - 1) s_c^2 / \nu`, :math:`\nu = \sum_c (n_c - 1)` (cells of one answer add
+    nothing), and the interval :math:`[s \sqrt{\nu / \chi^2_{\nu, 1 - \alpha/2}},\ s \sqrt{\nu /
+    \chi^2_{\nu, \alpha/2}}]` of a normal variance (Snedecor & Cochran 1989, sec. 5.9). It rests on the
+    design's answers alone, so two recordings' SDs are independent estimates. A design whose cells all
+    answer alike has s = 0 and the interval [0, 0]: nothing in the answers varies. ValueError when no cell
+    has two answers.
+    """
+    from scipy.stats import chi2
+
+    check_confidence(confidence)
+    sizes, sums, squares, _ = _cell_sums(values, cells)
+    within, repeated = _within(sizes, sums, squares)
+    df = float(np.sum(sizes[repeated] - 1))
+    sd = math.sqrt(float(np.sum(within[repeated] * (sizes[repeated] - 1))) / df)
+    alpha = 1 - confidence
+    low = sd * math.sqrt(df / float(chi2.ppf(1 - alpha / 2, df)))
+    high = sd * math.sqrt(df / float(chi2.ppf(alpha / 2, df)))
+    return sd, low, high
+
+
 def mean_variance(values: npt.ArrayLike, cells: npt.ArrayLike) -> tuple[float, int]:
     r"""The variance of the mean of ``values`` given the design: each cell's answers a sample of its own.
 
@@ -113,23 +164,8 @@ def mean_variance(values: npt.ArrayLike, cells: npt.ArrayLike) -> tuple[float, i
     off it: leaving it out would make V too small). Returns (V, the number of cells with two answers or
     more); raises ValueError when none has: there is no run noise to read off at all.
     """
-    data = np.asarray(values, dtype=np.float64).reshape(-1)
-    codes = np.asarray(cells, dtype=np.intp).reshape(-1)
-    if data.shape != codes.shape or data.size == 0:
-        raise ValueError(f"one cell per value needed; got {data.shape} and {codes.shape}")
-    if np.isnan(data).any():
-        raise ValueError("values must not be NaN")
-    sizes = np.bincount(codes).astype(np.float64)
-    sums = np.bincount(codes, weights=data)
-    squares = np.bincount(codes, weights=data * data)
-    repeated = sizes >= 2
-    if not repeated.any():
-        raise ValueError("no cell has two answers: no run-to-run noise to read off")
-    within = np.zeros_like(sizes)
-    within[repeated] = (squares[repeated] - sums[repeated] ** 2 / sizes[repeated]) / (sizes[repeated] - 1)
-    within = np.maximum(within, 0.0)  # rounding below 0 for a cell answered alike
+    sizes, sums, squares, total = _cell_sums(values, cells)
+    within, repeated = _within(sizes, sums, squares)
     pooled = float(np.sum(within[repeated] * (sizes[repeated] - 1)) / np.sum(sizes[repeated] - 1))
-    single = sizes == 1
-    within[single] = pooled
-    total = float(data.size)
-    return float(np.sum(sizes * within) / total**2), int(repeated.sum())
+    within[sizes == 1] = pooled
+    return float(np.sum(sizes * within) / float(total) ** 2), int(repeated.sum())

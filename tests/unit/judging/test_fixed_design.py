@@ -14,7 +14,7 @@ import numpy as np
 
 from bench.drift_items import ITEMS, answerer
 from bench.fixed_design import ANSWERER_SEED, NAME, load, recording
-from snap_bench.analysis.metric_specs import SHARED_METRICS
+from snap_bench.analysis.metric_specs import RUN_SD_PAIRING, SHARED_METRICS
 from snap_bench.analysis.metric_tables import AnalysisSettings
 from snap_bench.instruments import Instrument
 from snap_bench.judging.baseline import BaselineSpec
@@ -53,7 +53,7 @@ def test_an_unchanged_models_intervals_are_read_off_its_run_noise(tmp_path: Path
     comparisons = gate(tmp_path, noise=1.0)
     assert set(comparisons) >= {"dependability[t1]", "contradiction_rate[t1]", "cv_mean", "test_retest_r"}
     for name, comparison in comparisons.items():
-        assert comparison.method.startswith((FIXED_DESIGN, FIXED_DESIGN_RATE)), (name, comparison.method)
+        assert comparison.method.startswith((FIXED_DESIGN, FIXED_DESIGN_RATE, RUN_SD_PAIRING.method)), name
     # at temperature 0 the answerer gives one answer per cell in every run of both recordings: no noise
     # (Newcombe's interval, the conditions taken as a sample, had a width there)
     for name in ("contradiction_rate[t0]", "dependability[t0]"):
@@ -111,3 +111,27 @@ def test_a_level_answered_alike_in_every_run_with_a_cell_asked_once_is_compared(
     assert dependability.method == f"paired jackknife over items ({NO_REPEATED_CELL})", dependability.message
     assert dependability.outcome == "non-inferior", dependability.message
     assert (dependability.difference, dependability.ci_low, dependability.ci_high) == (0.0, 0.0, 0.0)
+
+
+def test_a_noisier_model_s_run_sd_is_shown_worse_and_an_unchanged_one_s_passes() -> None:
+    """bench.gate_decides' answerer at 6 runs: the run-to-run SD at temperature 1 (each recording's own, pooled
+    within its cells, combined) passes an unchanged model and shows one whose run noise tripled (SD 1.7 against
+    0.85 once rounded and clipped to the scale) as a regression; at temperature 0 both answer alike in every
+    run, so the difference is 0 with no width."""
+    from bench import gate_decides as simulated
+
+    design = dataclasses.replace(simulated.DESIGNS["12 items"], runs=6)
+    kind = simulated.instrument(design.items)
+    truth = simulated.answerer(20261127, design.items, 1.0)
+    old = simulated.recording("old", truth, design, np.random.default_rng(1))
+    outcomes = {}
+    for name, noise in (("same", 1.0), ("noisier", 3.0)):
+        new = simulated.recording(name, dataclasses.replace(truth, noise=noise), design, np.random.default_rng(2))
+        comparisons = compare_with_baseline(
+            [*new, *old], BaselineSpec("old"), {kind.name: kind}, SETTINGS, lambda _: simulated.thresholds_of(12)
+        )
+        found = {c.metric: c for c in comparisons}
+        outcomes[name] = found["run_sd[t1]"].outcome
+        assert found["run_sd[t1]"].method == RUN_SD_PAIRING.method
+        assert (found["run_sd[t0]"].difference, found["run_sd[t0]"].ci_low, found["run_sd[t0]"].ci_high) == (0, 0, 0)
+    assert outcomes == {"same": "non-inferior", "noisier": "REGRESSION"}

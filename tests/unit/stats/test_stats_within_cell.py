@@ -10,7 +10,8 @@ import pytest
 from scipy import stats as scipy_stats
 
 from snap_bench.stats import UndefinedStatistic
-from snap_bench.stats.within_cell import CellDraws, fixed_design_ci, mean_variance
+from snap_bench.stats.paired import mover_ci
+from snap_bench.stats.within_cell import CellDraws, fixed_design_ci, mean_variance, pooled_sd
 
 
 def test_answers_are_redrawn_only_from_their_own_cell() -> None:
@@ -89,3 +90,33 @@ def test_the_interval_of_a_difference_of_two_recordings_covers_at_its_level() ->
             assert interval.standard_error == pytest.approx(math.sqrt(exact), rel=0.3)
     assert 0.92 <= covered / 300 <= 0.98
     assert narrow < covered
+
+
+def test_the_pooled_run_sd_and_its_chi_square_interval_equal_r_s() -> None:
+    # Five cells of three answers, each of sample variance 4: pooled SD 2 on 10 degrees of freedom. R:
+    # 2 * sqrt(10 / qchisq(c(0.975, 0.025), 10)) = 1.397434, 3.509867 (Snedecor & Cochran 1989, sec. 5.9).
+    values = [c + offset for c in (1.0, 2.0, 3.0, 4.0, 5.0) for offset in (-2.0, 0.0, 2.0)]
+    cells = [cell for cell in range(5) for _ in range(3)]
+    sd, low, high = pooled_sd([*values, 9.0], [*cells, 5])  # a cell of one answer adds nothing
+    assert (sd, low, high) == pytest.approx((2.0, 1.397434, 3.509867), abs=1e-6)
+
+
+def test_a_pooled_run_sd_of_answers_alike_is_zero_and_of_no_repeated_cell_undefined() -> None:
+    assert pooled_sd([3.0, 3.0, 4.0, 4.0], [0, 0, 1, 1]) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="no cell has two answers"):
+        pooled_sd([3.0, 4.0], [0, 1])
+
+
+def test_two_recordings_run_sds_combined_cover_their_difference_at_their_level() -> None:
+    # Two independent recordings of one model (48 cells x 3 runs, SD 1): the difference of their pooled SDs,
+    # each side's chi-square interval combined (MOVER), covers the true difference, 0, about 95 % of the time.
+    rng = np.random.default_rng(7)
+    cells = np.repeat(np.arange(48), 3)
+    means = rng.uniform(1, 5, 48)[cells]
+    held = [
+        low <= 0 <= high
+        for _ in range(2000)
+        for _, low, high in [mover_ci(pooled_sd(means + rng.normal(0, 1, cells.size), cells),
+                                      pooled_sd(means + rng.normal(0, 1, cells.size), cells))]
+    ]  # fmt: skip
+    assert 0.93 <= float(np.mean(held)) <= 0.97
