@@ -335,6 +335,8 @@ def pace_summary(state_dir: Path, models: list[str]) -> list[str]:
                 found += f" (the provider's headers state {float(header):.0f})"
         elif header:
             found = f"paced at {float(state['header_rate']) * 60:.0f} req/min from the provider's headers"
+        elif refused:
+            found = "not paced (no rate-limit headers; its refusals sporadic, no limit)"
         else:
             found = "not paced (no rate-limit headers, nothing refused)"
         lines.append(f"{model}: {found}; {said}")

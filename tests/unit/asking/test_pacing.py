@@ -232,6 +232,18 @@ def test_processes_share_one_pace_through_the_state_file(tmp_path: Path) -> None
     assert not path.exists()
 
 
+def test_the_summary_says_when_refusals_found_no_limit(tmp_path: Path) -> None:
+    """A flaky upstream's few 429s: the line says they were refused and that no pace came of them."""
+    state = SharedState(pace_file(tmp_path, "m"), durable=False)
+    pacer = Pacer(state, PaceSettings(), clock=lambda: T0)
+    pacer.reserve()
+    pacer.hear_response(200, {})
+    pacer.hear_response(429, {"Retry-After": "1"})
+    assert pace_summary(tmp_path, ["m"]) == [
+        "m: not paced (no rate-limit headers; its refusals sporadic, no limit); 1 request refused (429)"
+    ]
+
+
 @dataclass
 class Run:
     """What a simulated run came to."""
@@ -436,6 +448,36 @@ def test_a_flaky_provider_s_refusals_leave_the_pace_no_slower_than_the_fixed_one
     adaptive, fixed = run(True), run(False)
     assert adaptive.answered + adaptive.lost == 200
     assert adaptive.finished_s <= 1.1 * fixed.finished_s
+
+
+class OverloadedProvider(FlakyProvider):
+    """An upstream that refuses its first ``refused`` requests (429, Retry-After 1, no rate-limit headers: an
+    overload, no limit of the key), then answers every request."""
+
+    def __init__(self, refused: int, latency_s: float) -> None:
+        super().__init__(0.0, seed=1, latency_s=latency_s)
+        self.left = refused
+
+    def __call__(self) -> Outcome:
+        if self.left > 0:
+            self.left -= 1
+            return self.faults[0]
+        return super().__call__()
+
+
+@pytest.mark.parametrize("refused", [10, 30, 100])
+def test_an_upstream_that_refused_everything_for_a_while_leaves_no_lasting_pace(refused: int) -> None:
+    """Every request refused for a while is a sustained pattern, but nothing got through to measure a pace from,
+    and a cut from what little did is undone once answers keep coming: the run ends within 20 % of the fixed
+    pace's (which only waits each Retry-After). Every 429 cutting the pace took 7 to 3,600 times as long."""
+
+    def run(adaptive: bool) -> Run:
+        overloaded = OverloadedProvider(refused, latency_s=0.2)
+        return simulate("none", 6000, 300, 2, 0.2, PaceSettings(adaptive=adaptive), adaptive=adaptive, flaky=overloaded)
+
+    adaptive, fixed = run(True), run(False)
+    assert adaptive.answered + adaptive.lost == 300
+    assert adaptive.finished_s <= 1.2 * fixed.finished_s
 
 
 def test_a_refusal_whose_headers_state_requests_remaining_is_no_rate_limit_of_the_key() -> None:
