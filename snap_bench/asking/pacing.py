@@ -114,7 +114,8 @@ def current_interval(state: dict[str, Any], settings: PaceSettings) -> float:
 
 
 def note(state: dict[str, Any], settings: PaceSettings, signal: Signal, now: float) -> dict[str, Any]:
-    """The state after a response: its headers set the pace; a 429 cuts it; a success may raise it."""
+    """The state after a response: its headers set the pace; a 429 that is a limit cuts it; answers undo a cut
+    and may raise the pace."""
     state = dict(state)
     if not settings.adaptive:
         counted = "refused" if signal.status == 429 else "answered" if signal.status == 200 else None
