@@ -34,8 +34,8 @@ class RetryPolicy:
     """
 
     max_attempts: int = 5
-    # 429s at the provider's rate limit asked again beyond max_attempts: the pace slows down on each
-    # (snap_bench.asking.pacing), so a refusal there costs a wait, never the answer.
+    # 429s asked again beyond max_attempts: each waits its Retry-After, and at a rate limit the pace slows
+    # down (snap_bench.asking.pacing), so a refusal there costs a wait, never the answer.
     max_rate_limited: int = 5
     base_delay_s: float = 1.0
     max_delay_s: float = 60.0

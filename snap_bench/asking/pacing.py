@@ -8,15 +8,25 @@ reached, so requests are *paced*, one start every ``interval`` seconds, never se
   headers nothing is paced until a refusal.
 - A 429 whose headers state requests remaining is no rate limit of the key (an upstream's refusal: a provider
   behind a router, an overloaded model): only its own retry waits; the pace is not cut.
-- A refusal (429) starts an *episode*: the pace drops to ``decrease`` times the rate being sent (over the last few
-  starts) or the pace, whichever is lower, once per episode: the refusals of requests paced before the cut are of
-  the same episode (where that is not known, those within a cooldown of at least the Retry-After). Every later
-  start waits at least the Retry-After. Successes of requests paced before the cut say nothing of the new pace.
+- A 429 without rate-limit headers is the key's limit only as part of a sustained pattern: at least half of the
+  last ``sustained_of`` responses (answers and refusals) refused, or refused again (a request paced after a cut)
+  before that cut is undone. Fewer are sporadic, as a flaky upstream's are, and only their own retries wait
+  their Retry-After: the pace is neither set nor cut, and no later start waits. A limit the provider states (its
+  headers say nothing remains, or the pace is the headers') is a limit at its first 429.
+- A limit starts an *episode*: the pace drops to ``decrease`` times itself (without a pace yet, times the rate
+  that got through: the rate sent times the share of recent responses answered), once per episode: the
+  refusals of requests paced before the cut are of the same episode (where that is not known, those within a
+  cooldown of at least the Retry-After). Every later start waits at least the Retry-After. Successes of
+  requests paced before the cut say nothing of the new pace.
+- A cut is undone after ``undo_after`` answers of requests paced after it (the pace back to the
+  rate it was cut from): an upstream's run of refusals is over, and a limit refusing again is found again.
 - A success of a request paced after the cut, while the pace holds requests back, raises the refusal-found pace
-  a little (additive increase: ``increase``; ``increase_under_headers`` when the headers state a rate, up to it).
+  a little (additive increase: ``increase``, only while none of the recent responses was refused;
+  ``increase_under_headers`` when the headers state a rate, up to it).
 - The in-flight window starts at 1 and grows by one per success (slow start: it doubles per round trip) until
-  the first refusal, then by one per window of successes, up to the ceiling (``--snap-concurrency``). It keeps
-  the first requests, sent before the provider has said anything, from being a burst.
+  the first limit (a sporadic 429 is none), then by one per window of successes, up to the ceiling
+  (``--snap-concurrency``). It keeps the first requests, sent before the provider has said anything, from being
+  a burst.
 
 The state is a small JSON document in the session's state folder (:class:`snap_bench.asking.throttle.SharedState`),
 so xdist workers share one pace per model; :func:`pace_summary` reads it at the end of the session.
@@ -40,6 +50,8 @@ PACE_FILE_PREFIX = "pace-"
 # How many recent request starts the state keeps: what the rate being sent is measured over at a refusal (few:
 # the rate of the moment, not the average of a slow start).
 RECENT_STARTS = 8
+# The fewest answers among the recent responses that measure the rate getting through a limit found without a pace.
+MEASURED_ANSWERS = 3
 
 
 @dataclass(frozen=True)
@@ -54,13 +66,22 @@ class PaceSettings:
     # Pace at this share of the rate the headers state: the provider's clock and ours differ a little.
     margin: float = 0.97
     decrease: float = 0.85
-    # A success raises a refusal-found rate by this share: back from a cut in about 160 paced successes. Faster
-    # refuses more, slower stays longer under the limit (tests/unit/asking/test_pacing.py simulates both).
+    # A success raises a refusal-found rate by this share (while nothing recent was refused), on from where an
+    # undone cut left it: faster refuses more, slower stays longer under the limit
+    # (tests/unit/asking/test_pacing.py simulates both).
     increase: float = 0.001
     # Under a pace from headers a refusal is a bunch of requests that arrived together (a busy machine, another
     # client of the key), not a wrong rate: back to the headers' pace within about ten successes.
     increase_under_headers: float = 0.02
     cooldown_s: float = 2.0
+    # A 429 without rate-limit headers is the key's limit only when at least half of the last ``sustained_of``
+    # responses (answers and refusals) were refused: a flaky upstream refuses a few in a hundred whatever the
+    # pace (a 429 of 3 to 9 % of its answers and refusals at 20 to 50 % faults), a limit the pace is well above
+    # refuses most. Fewer than half may be either, and is left to each request's own Retry-After.
+    sustained_of: int = 10
+    # A cut is undone (the pace back to the rate it was cut from) after this many answers of requests paced
+    # after it: an upstream's burst of refusals is over, and a limit is found again if it refuses again.
+    undo_after: int = 32
 
 
 @dataclass(frozen=True)
@@ -93,7 +114,8 @@ def current_interval(state: dict[str, Any], settings: PaceSettings) -> float:
 
 
 def note(state: dict[str, Any], settings: PaceSettings, signal: Signal, now: float) -> dict[str, Any]:
-    """The state after a response: its headers set the pace; a 429 cuts it; a success may raise it."""
+    """The state after a response: its headers set the pace; a 429 that is a limit cuts it; answers undo a cut
+    and may raise the pace."""
     state = dict(state)
     if not settings.adaptive:
         counted = "refused" if signal.status == 429 else "answered" if signal.status == 200 else None
@@ -111,6 +133,9 @@ def note(state: dict[str, Any], settings: PaceSettings, signal: Signal, now: flo
         state["refused"] = int(state.get("refused", 0)) + 1
         if signal.headers is not None and signal.headers.remaining:
             return state  # the key has requests left: an upstream's refusal, only its own retry waits
+        state["recent"] = _heard(state, settings, refused=True)
+        if not (_stated(state, signal) or _sustained(state, settings, cooling)):
+            return state  # sporadic, as a flaky upstream's are: only its own retry waits its Retry-After
         wait = signal.retry_after_s or 0.0
         state["next_slot"] = max(float(state.get("next_slot", 0.0)), now + wait)
         if not cooling:
@@ -121,12 +146,22 @@ def note(state: dict[str, Any], settings: PaceSettings, signal: Signal, now: flo
     if signal.status != 200:
         return state  # a 5xx or a timeout says nothing of the rate limit
     state["answered"] = int(state.get("answered", 0)) + 1
+    state["recent"] = _heard(state, settings, refused=False)
     if cooling:
         return state  # sent before the cut: nothing to learn of the new pace
+    if state.get("cut_from") is not None:
+        state["since_cut"] = int(state.get("since_cut", 0)) + 1
+        if state["since_cut"] >= settings.undo_after:
+            # Answers kept coming: the cut is undone (a limit refusing again is found again).
+            if state.get("refusal_rate"):
+                state["refusal_rate"] = max(float(state["refusal_rate"]), float(state["cut_from"]))
+            state["cut_from"] = None
     if state.get("refusal_rate"):
         paced = float(state.get("next_slot", 0.0)) >= now - current_interval(state, settings)
+        header = state.get("header_rate")
+        if not header and any(state["recent"]):
+            paced = False  # a pace still refused, however sporadically, has not shown it can go faster
         if paced:  # only a pace that holds requests back has shown it can go faster
-            header = state.get("header_rate")
             increase = settings.increase_under_headers if header else settings.increase
             raised = float(state["refusal_rate"]) * (1.0 + increase)
             # Back to the headers' pace (or, without headers, on up while nothing is refused).
@@ -147,16 +182,45 @@ def _before_cut(state: dict[str, Any], reserved_at: float | None, now: float) ->
     return now < float(state.get("cooldown_until", 0.0))
 
 
+def _heard(state: dict[str, Any], settings: PaceSettings, *, refused: bool) -> list[int]:
+    """The last ``sustained_of`` answers and refusals heard (1: refused), this one last."""
+    return [*state.get("recent", [])[-(settings.sustained_of - 1) :], int(refused)]
+
+
+def _stated(state: dict[str, Any], signal: Signal) -> bool:
+    """Whether a refusal is the key's limit by what the provider states: its headers say nothing remains, or the
+    pace is the headers' (a refusal under it is requests that arrived together: cut, and back within a few)."""
+    return bool(state.get("header_rate")) or (signal.headers is not None and signal.headers.remaining == 0)
+
+
+def _sustained(state: dict[str, Any], settings: PaceSettings, cooling: bool) -> bool:
+    """Whether a refusal without headers is a limit: at least half of the recent responses refused, or refused
+    again after a cut that is not undone yet (of a request paced after it: the cut was not enough)."""
+    recent = state.get("recent", [])
+    again = state.get("cut_from") is not None and not cooling
+    return again or 2 * sum(recent) >= settings.sustained_of
+
+
 def _cut(state: dict[str, Any], settings: PaceSettings, now: float) -> dict[str, Any]:
-    """One refusal episode: the pace to ``decrease`` times the rate being sent or the pace, whichever is lower.
+    """One refusal episode: the pace to ``decrease`` times itself, never a send rate that slow answers or backoffs
+    held down. Without a pace yet, times the rate that got through: the rate being sent times the share of the
+    recent responses answered (at a limit, about the limit; the send rate is the limit's and the refused
+    retries' together). Fewer than ``MEASURED_ANSWERS`` answered: nothing measured (an upstream refusing every
+    request for a while lets nothing through whatever the pace), so no pace, only the Retry-After waits.
     (The window is not cut: a per-minute limit is a rate, and the pace holds it; the window only grows more
     slowly from here on.)"""
-    sending = _rate_of([float(start) for start in state.get("starts", []) if float(start) <= now])
     interval = current_interval(state, settings)
-    paced = 1.0 / interval if interval > 0 else None
-    known = [rate for rate in (sending, paced) if rate is not None]
-    if known:
-        state["refusal_rate"] = settings.decrease * min(known)
+    base: float | None = 1.0 / interval if interval > 0 else None
+    if base is None:
+        sending = _rate_of([float(start) for start in state.get("starts", []) if float(start) <= now])
+        recent = state.get("recent", [])
+        answered = len(recent) - sum(recent)
+        if sending is not None and answered >= MEASURED_ANSWERS:
+            base = sending * answered / len(recent)
+    if base:
+        state["refusal_rate"] = settings.decrease * base
+        state["cut_from"] = base
+        state["since_cut"] = 0
     state["cut"] = True
     return state
 
@@ -272,6 +336,8 @@ def pace_summary(state_dir: Path, models: list[str]) -> list[str]:
                 found += f" (the provider's headers state {float(header):.0f})"
         elif header:
             found = f"paced at {float(state['header_rate']) * 60:.0f} req/min from the provider's headers"
+        elif refused:
+            found = "not paced (no rate-limit headers; its refusals sporadic, no limit)"
         else:
             found = "not paced (no rate-limit headers, nothing refused)"
         lines.append(f"{model}: {found}; {said}")

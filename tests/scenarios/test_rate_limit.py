@@ -88,7 +88,10 @@ def test_a_limit_stated_only_by_refusals_loses_no_answer(
     assert limit.admitted == SLICE_SIZE
     assert refused_said(result.stdout.str()) == limit.refused
     if limit.refused:
-        result.stdout.fnmatch_lines(["pace: fake-model: paced at * req/min after refusals; *"])
+        # Found from a sustained pattern of refusals; a few sporadic ones (a busy machine's timing) find no limit.
+        line = re.search(r"pace: fake-model: (.*);", result.stdout.str())
+        assert line is not None
+        assert re.fullmatch(r"paced at \d+ req/min after refusals|not paced \(.*sporadic, no limit\)", line[1])
 
 
 @pytest.mark.parametrize("workers", WORKERS)

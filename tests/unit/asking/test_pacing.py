@@ -71,17 +71,96 @@ def test_a_refusal_cuts_once_per_episode_and_every_request_waits_its_retry_after
     for start in range(11):  # 10 requests a second, unpaced
         state, _ = reserve(state, settings, T0 + start / 10)
     now = T0 + 1.0
+    for _ in range(5):
+        state = note(state, settings, Signal(200), now)
+    # Half of the last ten refused: a limit (what fewer refusals are is the next tests').
+    for _ in range(4):
+        state = note(state, settings, Signal(429, retry_after_s=1.0), now)
     state = note(state, settings, Signal(429, retry_after_s=3.0), now)
-    assert state["refusal_rate"] == pytest.approx(5.0)  # half the 10 a second that were sent
+    assert state["refusal_rate"] == pytest.approx(2.5)  # half the 5 a second that got through of the 10 sent
     assert float(state["next_slot"]) == pytest.approx(now + 3.0)
     # The refusals of what was in flight, within the cooldown (the Retry-After, being longer), cut no more.
     for later in (0.5, 2.5):
         state = note(state, settings, Signal(429, retry_after_s=1.0), now + later)
-    assert state["refusal_rate"] == pytest.approx(5.0)
-    assert state["refused"] == 3
-    # After it, a refusal is a new episode.
-    state = note(state, settings, Signal(429, retry_after_s=1.0), now + 3.5)
     assert state["refusal_rate"] == pytest.approx(2.5)
+    assert state["refused"] == 7
+    # After it, a refusal is a new episode: cut from the pace.
+    state = note(state, settings, Signal(429, retry_after_s=1.0), now + 3.5)
+    assert state["refusal_rate"] == pytest.approx(1.25)
+
+
+def _answered(state: dict[str, Any], settings: PaceSettings, count: int, now: float) -> dict[str, Any]:
+    for _ in range(count):
+        state = note(state, settings, Signal(200, reserved_at=now), now)
+    return state
+
+
+def test_a_sporadic_refusal_without_headers_neither_cuts_the_pace_nor_holds_later_starts() -> None:
+    """A flaky upstream's 429 among answers (no rate-limit headers): only the refused request's own retry waits
+    its Retry-After; the pace is neither set nor cut, and no later start waits."""
+    settings = PaceSettings()
+    state: dict[str, Any] = {"starts": [T0 - 1.0, T0 - 0.5], "next_slot": T0}
+    state = _answered(state, settings, 6, T0)
+    for _ in range(4):  # four of the last ten: fewer than half
+        state = note(state, settings, Signal(429, retry_after_s=1.0, reserved_at=T0), T0)
+    assert state["refused"] == 4
+    assert state.get("refusal_rate") is None
+    assert float(state["next_slot"]) == T0
+    # Under a pace found from refusals earlier, the same: it is not cut.
+    paced = _answered({"refusal_rate": 2.0, "next_slot": T0}, settings, 9, T0)
+    refused = note(paced, settings, Signal(429, retry_after_s=1.0, reserved_at=T0), T0)
+    assert refused["refusal_rate"] == paced["refusal_rate"]
+
+
+def test_a_limit_that_lets_nothing_through_sets_no_pace() -> None:
+    """Every request refused: what gets through is not measured (a slowed send rate is the Retry-After's), so no
+    pace is set from it; each later start waits the Retry-After."""
+    settings = PaceSettings()
+    state: dict[str, Any] = {}
+    for start in range(10):
+        state, _ = reserve(state, settings, T0 + start / 10)
+    for _ in range(10):
+        state = note(state, settings, Signal(429, retry_after_s=2.0), T0 + 1.0)
+    assert state.get("refusal_rate") is None
+    assert float(state["next_slot"]) == pytest.approx(T0 + 3.0)
+
+
+def test_a_refusal_after_a_cut_cuts_again_from_the_pace_not_from_a_held_down_send_rate() -> None:
+    """Refused again, of a request paced after a cut not undone yet: the cut was not enough, so the pace is cut
+    again, from itself, however slowly the last starts went (slow answers, backoffs)."""
+    settings = PaceSettings(decrease=0.5)
+    slow_starts = [T0 - 70.0 + 10.0 * i for i in range(8)]  # one start every 10 s: held down
+    state: dict[str, Any] = {"refusal_rate": 2.0, "cut_from": 4.0, "cut_at": T0 - 1.0, "starts": slow_starts}
+    state = note(state, settings, Signal(429, retry_after_s=1.0, reserved_at=T0), T0)
+    assert state["refusal_rate"] == pytest.approx(1.0)
+    assert state["cut_from"] == pytest.approx(2.0)
+
+
+def test_a_cut_is_undone_when_answers_keep_coming() -> None:
+    """After a cut without headers, ``undo_after`` answers of requests paced after it take the pace back to the
+    rate it was cut from (an upstream's burst of refusals is over); a limit refusing again is found again."""
+    settings = PaceSettings(decrease=0.5)
+    state: dict[str, Any] = {"refusal_rate": 2.0, "cut_from": 4.0, "cut_at": T0, "since_cut": 0, "next_slot": T0}
+    state = _answered(state, settings, settings.undo_after - 1, T0 + 1.0)
+    assert float(state["refusal_rate"]) < 2.2  # back by 0.1 % a paced answer until then
+    state = _answered(state, settings, 1, T0 + 1.0)
+    assert state["refusal_rate"] == pytest.approx(4.0)
+    assert state["cut_from"] is None
+    # A refusal now is sporadic again: no cut.
+    state = note(state, settings, Signal(429, retry_after_s=1.0, reserved_at=T0 + 2.0), T0 + 2.0)
+    assert state["refusal_rate"] == pytest.approx(4.0)
+
+
+def test_a_pace_still_refused_without_headers_does_not_rise() -> None:
+    """Refusals that are not a limit still say the pace has not shown it can go faster: while one of the recent
+    responses was refused, answers do not raise a refusal-found pace."""
+    settings = PaceSettings(increase=0.1)
+    state: dict[str, Any] = {"refusal_rate": 1.0, "next_slot": T0 + 5.0}
+    state = note(state, settings, Signal(429, retry_after_s=1.0, reserved_at=T0), T0)
+    state = _answered(state, settings, settings.sustained_of - 1, T0 + 1.0)
+    assert state["refusal_rate"] == 1.0
+    state = _answered(state, settings, 1, T0 + 1.0)  # the refusal is no longer among the last ten
+    assert state["refusal_rate"] == pytest.approx(1.1)
 
 
 def test_successes_raise_a_refusal_found_pace_only_while_it_holds_requests_back() -> None:
@@ -151,6 +230,18 @@ def test_processes_share_one_pace_through_the_state_file(tmp_path: Path) -> None
     ]
     clear_paces(tmp_path)
     assert not path.exists()
+
+
+def test_the_summary_says_when_refusals_found_no_limit(tmp_path: Path) -> None:
+    """A flaky upstream's few 429s: the line says they were refused and that no pace came of them."""
+    state = SharedState(pace_file(tmp_path, "m"), durable=False)
+    pacer = Pacer(state, PaceSettings(), clock=lambda: T0)
+    pacer.reserve()
+    pacer.hear_response(200, {})
+    pacer.hear_response(429, {"Retry-After": "1"})
+    assert pace_summary(tmp_path, ["m"]) == [
+        "m: not paced (no rate-limit headers; its refusals sporadic, no limit); 1 request refused (429)"
+    ]
 
 
 @dataclass
@@ -299,12 +390,16 @@ def test_a_run_at_a_stated_limit_finishes_near_the_floor_with_nothing_refused(st
 
 @pytest.mark.parametrize("latency_s", [0.2, 1.0, 3.0])
 def test_a_run_without_headers_finds_the_limit_from_refusals_and_loses_nothing(latency_s: float) -> None:
+    """A limit that states nothing but its 429s is found from a sustained pattern of them only (half the recent
+    responses refused, or refused again after a cut): fewer look like a flaky upstream's sporadic 429s and are
+    left to each request's Retry-After, so the pace may settle a little above the limit, refused now and then
+    (9 to 14 % of the conditions here, 2 to 5 % when every 429 cut the pace; none lost either way)."""
     run = simulate("none", PER_MINUTE, CONDITIONS, ceiling=16, latency_s=latency_s, settings=PaceSettings(ceiling=16))
     assert run.answered == CONDITIONS
     assert run.most_attempts <= MAX_ATTEMPTS  # every refused request was answered within the client's retries
-    assert run.refused <= 0.05 * CONDITIONS
+    assert run.refused <= 0.15 * CONDITIONS
     assert run.finished_s <= 1.2 * FLOOR_S
-    assert 0.7 * PER_MINUTE <= run.state["refusal_rate"] * 60 <= 1.1 * PER_MINUTE
+    assert 0.7 * PER_MINUTE <= run.state["refusal_rate"] * 60 <= 1.2 * PER_MINUTE
 
 
 @pytest.mark.parametrize("ceiling", [1, 3])
@@ -336,9 +431,9 @@ def test_a_refusal_of_a_request_paced_after_the_cut_is_a_new_episode() -> None:
     assert state["refusal_rate"] == pytest.approx(2.0)
 
 
-# Issue 46, item 9: each such refusal cuts the pace from a send rate that slow answers and backoffs held down,
-# and it comes back at 0.1 % per success (a simulated run takes 1.2 to 26 times as long as the fixed pace's).
-@pytest.mark.xfail(strict=True, reason="the pace collapses under a flaky provider's refusals (issue 46, item 9)")
+# Issue 46, item 9: every such refusal cut the pace from a send rate that slow answers and backoffs held down, and
+# it came back at 0.1 % per success (1.2 to 26 times the fixed pace's time); a header-less 429 now cuts only as
+# part of a sustained pattern, and a cut is undone when answers keep coming.
 @pytest.mark.parametrize("fault_rate", [0.2, 0.5])
 @pytest.mark.parametrize("seed", [7, 11, 13])
 def test_a_flaky_provider_s_refusals_leave_the_pace_no_slower_than_the_fixed_one(fault_rate: float, seed: int) -> None:
@@ -353,6 +448,36 @@ def test_a_flaky_provider_s_refusals_leave_the_pace_no_slower_than_the_fixed_one
     adaptive, fixed = run(True), run(False)
     assert adaptive.answered + adaptive.lost == 200
     assert adaptive.finished_s <= 1.1 * fixed.finished_s
+
+
+class OverloadedProvider(FlakyProvider):
+    """An upstream that refuses its first ``refused`` requests (429, Retry-After 1, no rate-limit headers: an
+    overload, no limit of the key), then answers every request."""
+
+    def __init__(self, refused: int, latency_s: float) -> None:
+        super().__init__(0.0, seed=1, latency_s=latency_s)
+        self.left = refused
+
+    def __call__(self) -> Outcome:
+        if self.left > 0:
+            self.left -= 1
+            return self.faults[0]
+        return super().__call__()
+
+
+@pytest.mark.parametrize("refused", [10, 30, 100])
+def test_an_upstream_that_refused_everything_for_a_while_leaves_no_lasting_pace(refused: int) -> None:
+    """Every request refused for a while is a sustained pattern, but nothing got through to measure a pace from,
+    and a cut from what little did is undone once answers keep coming: the run ends within 20 % of the fixed
+    pace's (which only waits each Retry-After). Every 429 cutting the pace took 7 to 3,600 times as long."""
+
+    def run(adaptive: bool) -> Run:
+        overloaded = OverloadedProvider(refused, latency_s=0.2)
+        return simulate("none", 6000, 300, 2, 0.2, PaceSettings(adaptive=adaptive), adaptive=adaptive, flaky=overloaded)
+
+    adaptive, fixed = run(True), run(False)
+    assert adaptive.answered + adaptive.lost == 300
+    assert adaptive.finished_s <= 1.2 * fixed.finished_s
 
 
 def test_a_refusal_whose_headers_state_requests_remaining_is_no_rate_limit_of_the_key() -> None:
