@@ -81,18 +81,26 @@ def _lapack_result(output: tuple[FloatArray, int], routine: str, failure: str) -
 
 
 def _cholesky(matrix: FloatArray) -> FloatArray:
-    """The lower Cholesky factor (the upper triangle is left as it was: only the lower one is read)."""
+    """The lower Cholesky factor (the upper triangle is left as it was: only the lower one is read).
+    A model with no random term but the residual (the cell means of a design whose only facet spans every
+    cell) has 0 x 0 matrices, which LAPACK refuses: there, every solve below is empty."""
+    if matrix.size == 0:
+        return matrix
     output = scipy_lapack.dpotrf(matrix, lower=1, clean=0)
     return _lapack_result(output, "potrf", "{info}-th leading minor not positive definite")
 
 
 def _cho_solve(factor: FloatArray, rhs: FloatArray) -> FloatArray:
     """x with L L' x = rhs, L from :func:`_cholesky`."""
+    if factor.size == 0:
+        return np.zeros_like(rhs)
     return _lapack_result(scipy_lapack.dpotrs(factor, rhs, lower=1), "potrs", "")
 
 
 def _solve_lower(factor: FloatArray, rhs: FloatArray) -> FloatArray:
     """x with L x = rhs, L lower triangular."""
+    if factor.size == 0:
+        return np.zeros_like(rhs)
     output = scipy_lapack.dtrtrs(factor, rhs, lower=1)
     return _lapack_result(output, "trtrs", "singular matrix: zero at diagonal {info}")
 

@@ -104,3 +104,16 @@ def test_the_paired_jackknife_of_agreeing_runs_is_an_interval() -> None:
     interval = jackknife_ci(phi(fits["new"]) - phi(fits["old"]), left_out)
     assert all(math.isfinite(value) for value in (interval.low, interval.high))
     assert interval.low < interval.estimate < interval.high
+
+
+def test_items_alone_answered_alike_in_every_run_fit_the_items_variance_and_a_phi_of_1() -> None:
+    """One system prompt: the cells are the items, so with the residual at 0 the cell means' model has no random
+    term left but the items' own, the variance of the item means (REML of one variance: the n - 1 denominator).
+    Its empty matrices made LAPACK fail (``unexpected array size``), so `dependability[t0]` was not compared."""
+    answers = CELL_MEANS[:, 0]
+    index = list(itertools.product(range(answers.size), range(3)))
+    labels = {"item": [i for i, _ in index], "run": [r for _, r in index]}
+    study = g_study([answers[i] for i, _ in index], labels, GStudyDesign("item", (), replicate="run"), intervals=False)
+    assert study.component("item").variance == pytest.approx(float(np.var(answers, ddof=1)), rel=1e-6)
+    assert study.component(RESIDUAL_EFFECT).variance == 0.0
+    assert decision_study(study, {"run": 1.0}).phi.value == pytest.approx(1.0)
