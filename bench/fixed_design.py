@@ -56,12 +56,22 @@ OLD, NEW = "old", "new"
 ANSWERER_SEED = 20260514
 
 
-def questionnaire_yaml(runs: int | None = None, items: int = len(ITEMS)) -> str:
+# The original design's figures, which the questionnaire kind reports but does not gate, given margins as a team
+# that gates them too would (docs/gate.md, Margins): this bench measures every pairing method's interval.
+ORIGINAL_FIGURE_MARGINS = {"test_retest_r": 0.30, "icc2_1": 0.30, "cv_mean": 9.0}
+
+
+def questionnaire_yaml(
+    runs: int | None = None, items: int = len(ITEMS), margins: dict[str, float] | None = None
+) -> str:
     """``items`` items (12 here), three per construct, the third reverse-keyed (two statement-reverse pairs
-    each), named ``quizN``; ``runs``: the design's runs (default: the questionnaire kind's 3)."""
+    each), named ``quizN``; ``runs``: the design's runs (default: the questionnaire kind's 3); ``margins``:
+    upgrade-gate margins of the file's own, over the kind's."""
     labels = "[Disagree strongly, Disagree, Neutral, Agree, Agree strongly]"
     lines = [f"questionnaire: quiz{items}", f"scale: {{points: 5, labels: {labels}}}"]
     lines += [f"runs: {runs}"] if runs is not None else []
+    if margins:
+        lines += ["thresholds:", "  non_inferiority:", *(f"    {name}: {value}" for name, value in margins.items())]
     lines.append("items:")
     for index in range(items):
         item, construct = f"Q{index + 1:02d}", f"c{index // 3 + 1}"
@@ -71,9 +81,10 @@ def questionnaire_yaml(runs: int | None = None, items: int = len(ITEMS)) -> str:
 
 
 def load(folder: Path, runs: int | None = None) -> dict[str, Instrument]:
-    """Every instrument, the 12-item questionnaire written into ``folder`` among them."""
+    """Every instrument, the 12-item questionnaire (the original design's figures gated too) written into
+    ``folder`` among them."""
     path = folder / f"{NAME}.yaml"
-    path.write_text(questionnaire_yaml(runs), encoding="utf-8")
+    path.write_text(questionnaire_yaml(runs, margins=ORIGINAL_FIGURE_MARGINS), encoding="utf-8")
     return load_instruments(CONFIG, [path])
 
 
