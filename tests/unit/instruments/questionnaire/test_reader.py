@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
+import yaml
 
 from snap_bench.design.config import ConfigError, ConfigFiles
 from snap_bench.instruments import questionnaire_kind
@@ -135,16 +137,22 @@ def test_own_thresholds_lie_over_the_defaults_for_a_questionnaire(tmp_path: Path
 
 
 def test_one_text_per_item_drops_the_inter_paraphrase_margin(tmp_path: Path) -> None:
-    """A single-paraphrase questionnaire reports no inter-paraphrase r: a default margin for it would leave
-    every gate of it incomplete; one with paraphrases keeps it."""
-    single = questionnaire_kind(write(tmp_path, MINIMAL), CONFIG)(CONFIG).thresholds_section()
+    """A single-paraphrase questionnaire reports no inter-paraphrase r: a default margin for it (the packaged
+    defaults gate no such figure, a project's `config/thresholds.yaml` may) would leave every gate of it
+    incomplete; one with paraphrases keeps it."""
+    shipped = yaml.safe_load((CONFIG.packaged / "thresholds.yaml").read_text(encoding="utf-8"))
+    shipped["questionnaire"]["non_inferiority"]["inter_paraphrase_r"] = 0.3
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "thresholds.yaml").write_text(yaml.safe_dump(shipped), encoding="utf-8")
+    config = dataclasses.replace(CONFIG, folder=tmp_path / "config")
+    single = questionnaire_kind(write(tmp_path, MINIMAL), config)(config).thresholds_section()
     assert single is not None
     assert "inter_paraphrase_r" not in single.get("non_inferiority").mapping()
     assert "dependability" in single.get("non_inferiority").mapping()
     two = MINIMAL.replace(
         'text: "I stay calm when plans fall apart."', "paraphrases: {P1: I stay calm., P2: I keep calm.}"
     ).replace('text: "Small setbacks make me lose my temper."', "paraphrases: {P1: I snap., P2: I lose it.}")
-    paraphrased = questionnaire_kind(write(tmp_path, two, "calm2.yaml"), CONFIG)(CONFIG).thresholds_section()
+    paraphrased = questionnaire_kind(write(tmp_path, two, "calm2.yaml"), config)(config).thresholds_section()
     assert paraphrased is not None
     assert "inter_paraphrase_r" in paraphrased.get("non_inferiority").mapping()
 
