@@ -71,7 +71,7 @@ lint: setup-dev
 	$(BIN)/lint-imports
 
 test: lint
-	$(BIN)/pytest tests -n 2 $(ARGS)
+	$(BIN)/pytest tests -n 2 --durations=30 $(ARGS)
 
 $(LOWEST)/bin/python:
 	$(PYTHON) -m venv $(LOWEST)
