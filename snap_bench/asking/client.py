@@ -36,7 +36,7 @@ class RetryPolicy:
     max_attempts: int = 5
     # 429s asked again beyond max_attempts: each waits its Retry-After, and at a rate limit the pace slows
     # down (snap_bench.asking.pacing), so a refusal there costs a wait, never the answer.
-    max_rate_limited: int = 5
+    max_rate_limited: int = 10
     base_delay_s: float = 1.0
     max_delay_s: float = 60.0
     timeout_s: float = 120.0
