@@ -15,6 +15,7 @@ import pytest
 from snap_bench.design.config import PACKAGED, ConfigFiles
 from snap_bench.instruments import Instrument, load_instruments
 from snap_bench.instruments.task import TaskInstrument, task_kind
+from snap_bench.session.run import SessionResult, run_session
 from tests.fake_openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -59,9 +60,12 @@ class BenchProject:
     """The shipped benchmark suite in a pytester folder, its config/ holding only a models.yaml that adds
     fake models (every other file is the packaged default until a test makes it the project's own)."""
 
-    def __init__(self, pytester: pytest.Pytester, base_url: str, instruments: tuple[str, ...] = ("profile",)) -> None:
-        self.pytester = pytester
-        self.root = pytester.path
+    def __init__(
+        self, where: pytest.Pytester | Path, base_url: str, instruments: tuple[str, ...] = ("profile",)
+    ) -> None:
+        # A pytester folder for the sessions run under pytest; a plain folder for those run in-process.
+        self.pytester = where if isinstance(where, pytest.Pytester) else None
+        self.root = where.path if isinstance(where, pytest.Pytester) else where
         (self.root / "config").mkdir()
         # Only the named instruments' test modules: each scenario counts the tests of one design.
         (self.root / "benchmarks").mkdir()
@@ -107,9 +111,18 @@ class BenchProject:
         return document
 
     def run(self, *args: str, gate: bool = False) -> pytest.RunResult:
-        """Run the benchmarks; without ``gate`` the threshold checks are left out of the outcomes."""
+        """Run the benchmarks under pytest, in a process of their own (the pytest-contract tier); without ``gate``
+        the threshold checks are left out of the outcomes."""
         extra = () if gate else ("--snap-no-analysis",)
+        assert self.pytester is not None, "a project in a plain folder runs its session in-process: session()"
         return self.pytester.runpytest_subprocess("benchmarks", "-p", "no:cacheprovider", *extra, *args)
+
+    def session(self, *args: str, gate: bool = False) -> SessionResult:
+        """Run the benchmarks' session in this process, with no test runner (the session tier: the stage itself,
+        snap_bench.session.run); without ``gate`` nothing is judged. Paths among ``args`` are the run's paths."""
+        extra = () if gate else ("--snap-no-analysis",)
+        paths = () if any(not arg.startswith("-") for arg in args) else ("benchmarks",)
+        return run_session([*paths, *extra, *args], root=self.root)
 
 
 def gates_against_itself(
@@ -127,8 +140,18 @@ def gates_against_itself(
 
 @pytest.fixture
 def bench(pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> BenchProject:
+    """A benchmark project whose sessions run under pytest (the pytest-contract tier)."""
     monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
     return BenchProject(pytester, fake_server.base_url)
+
+
+@pytest.fixture
+def project(tmp_path: Path, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> BenchProject:
+    """A benchmark project whose sessions run in-process (the session tier: BenchProject.session)."""
+    monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
+    root = tmp_path / "project"
+    root.mkdir()
+    return BenchProject(root, fake_server.base_url)
 
 
 def set_limit(task_file: Path, limit: int | None) -> None:

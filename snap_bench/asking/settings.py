@@ -1,7 +1,7 @@
 """How a session asks: where it keeps recordings and its shared state, and the limits of asking.
 
 The part of the session's settings the asking side reads (the plugin parses the command line and the ini
-file into them: snap_bench.plugin.session_options), so that the asker, the endpoints and the batch step are
+file into them: snap_bench.session.settings), so that the asker, the endpoints and the batch step are
 built from one plain value and know nothing of pytest.
 """
 

@@ -23,8 +23,6 @@ from snap_bench.observations.observation import Condition, Observation, Scored
 from snap_bench.report.context import ReportContext
 
 if TYPE_CHECKING:
-    import pytest
-
     from snap_bench.analysis.metric_tables import AnalysisSettings, ModelAnalysis
     from snap_bench.analysis.stability import StabilityDesign
     from snap_bench.history.database import Store
@@ -43,6 +41,20 @@ pytestmark = pytest.mark.instrument("{name}")
 def {test}(case: Case, ask: Ask) -> None:
     ask(case)
 '''
+
+
+@dataclass(frozen=True)
+class InstrumentOption:
+    """A command-line switch (on or off) of an instrument's own; its value is read by its flag."""
+
+    flag: str  # "--snap-compass-per-prompt"
+    help: str
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def dest(self) -> str:
+        """The attribute pytest keeps the value under (``snap_compass_per_prompt``)."""
+        return self.flag.lstrip("-").replace("-", "_")
 
 
 @dataclass(frozen=True)
@@ -92,17 +104,16 @@ class Instrument(ABC):
 
     # -- options -----------------------------------------------------------------------------------
 
-    @classmethod
-    def add_options(cls, group: pytest.OptionGroup) -> None:
-        """Command-line options of this instrument's own (``--snap-<name>-...``)."""
+    # Switches of this instrument's own (``--snap-<name>-...``), declared as values: the plugin turns them into
+    # pytest options, and a session run without pytest hands their values over as a mapping (flag -> value).
+    options: ClassVar[tuple[InstrumentOption, ...]] = ()
+
+    def read_options(self, values: Mapping[str, object]) -> None:
+        """Take this instrument's own option values (flag -> value; called once per session)."""
         return None
 
-    def read_options(self, config: pytest.Config) -> None:
-        """Take this instrument's own option values from ``config`` (called once per session)."""
-        return None
-
     @classmethod
-    def follow_up_requested(cls, config: pytest.Config) -> bool:
+    def follow_up_requested(cls, values: Mapping[str, object]) -> bool:
         """Whether the stage of the design that depends on each model's recorded answers is asked for
         (such an option also activates the plugin, as any snap-bench option does)."""
         return False
@@ -230,8 +241,12 @@ class InstrumentKind:
     def metrics(self) -> Mapping[str, MetricSpec]:
         return self.hooks.metrics
 
-    def follow_up_requested(self, config: pytest.Config) -> bool:
-        return self.hooks.follow_up_requested(config)
+    @property
+    def options(self) -> tuple[InstrumentOption, ...]:
+        return self.hooks.options
+
+    def follow_up_requested(self, values: Mapping[str, object]) -> bool:
+        return self.hooks.follow_up_requested(values)
 
     def benchmark_module(self) -> str:
         return self.hooks.benchmark_module()

@@ -31,7 +31,7 @@ class ObservationWriter:
         self._file.flush()
 
     def close(self) -> None:
-        """Stop appending (the session's end writes observations.csv: :func:`snap_bench.plugin.outputs.write_csv`)."""
+        """Stop appending (the session's end writes observations.csv: :func:`snap_bench.session.outputs.write_csv`)."""
         if self._file is not None:
             self._file.close()
             self._file = None

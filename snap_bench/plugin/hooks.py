@@ -19,9 +19,13 @@ from snap_bench.design.config import ConfigError
 from snap_bench.instruments import instrument_file_key, registered
 from snap_bench.observations.case import Case
 from snap_bench.observations.observation import Observation
-from snap_bench.plugin.instrument_files import BrokenInstrumentFile, InstrumentFileModule
-from snap_bench.plugin.options import add_options
-from snap_bench.plugin.process import freeze_session_heap, thaw_previous_session_heap, upcoming_params
+from snap_bench.plugin.process import (
+    BrokenInstrumentFile,
+    InstrumentFileModule,
+    freeze_session_heap,
+    thaw_previous_session_heap,
+    upcoming_params,
+)
 from snap_bench.plugin.reporting import (
     NOT_MEASURED_ATTRIBUTE,
     RETRIES_KEY,
@@ -30,10 +34,11 @@ from snap_bench.plugin.reporting import (
     retries_to_report,
     teststatus,
 )
-from snap_bench.plugin.session import SnapSession
-from snap_bench.plugin.session_options import SessionOptions, check_out_dir
+from snap_bench.plugin.session import SnapSession, usage_errors
 from snap_bench.report.dry_run import dry_run_lines
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE
+from snap_bench.session.options import GROUP, declare_options
+from snap_bench.session.settings import SessionSettings, check_out_dir
 
 if TYPE_CHECKING:
     from _pytest._code.code import TracebackEntry
@@ -49,7 +54,7 @@ Ask = Callable[[Case], Observation]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    add_options(parser)
+    declare_options(parser.getgroup(*GROUP), parser)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -60,23 +65,26 @@ def pytest_configure(config: pytest.Config) -> None:
         "instrument(name): run this test once per model and condition of the named instrument "
         "(it receives the `case` fixture)",
     )
-    session = SnapSession(config, SessionOptions.from_config(config))
+    with usage_errors():
+        session = SnapSession(config, SessionSettings.from_config(config))
     config.stash[SESSION_KEY] = session
     if config.getoption("snap_dry_run") and hasattr(config.option, "dist"):
         # The dry run prices what this process collects: no workers (xdist's configure runs after this one).
         config.option.dist = "no"
     if not session.wanted():
         # The team's own `pytest` (no benchmark path, no snap-bench option) leaves the benchmarks folder alone.
-        config.stash[IGNORED_KEY] = (session.options.rootdir / session.options.benchmarks_dir).resolve()
+        options = session.stage.options
+        config.stash[IGNORED_KEY] = (options.rootdir / options.benchmarks_dir).resolve()
     config.pluginmanager.register(session, "snap-bench-session")
     config.pluginmanager.register(SessionReporter(session), "snap-bench-reporter")
     if session.wanted() and session.runs_tests():
         # Before pytest-html's configure creates the report's folder (an unusable one is an INTERNALERROR there).
-        check_out_dir(session.options.out_dir)
+        with usage_errors():
+            check_out_dir(session.stage.options.out_dir)
     # The HTML report is the deliverable: a benchmark session writes one without being asked
     # (before pytest-html's own configure hook reads the option; --html still wins).
     if session.wanted() and session.runs_tests() and hasattr(config.option, "htmlpath") and not config.option.htmlpath:
-        config.option.htmlpath = str(session.options.out_dir / "report.html")
+        config.option.htmlpath = str(session.stage.options.out_dir / "report.html")
         config.option.self_contained_html = True
 
 
@@ -121,7 +129,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.getoption("snap_dry_run"):
         cases = [case for item in session.items if isinstance(case := _case(item), Case)]
         terminal = session.config.pluginmanager.get_plugin("terminalreporter")
-        for line in dry_run_lines(snap_session(session.config), cases):
+        for line in dry_run_lines(snap_session(session.config).stage, cases):
             terminal.write_line(line) if terminal is not None else print(line)
 
 
@@ -137,11 +145,11 @@ def _case(item: pytest.Item) -> object:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    """A YAML questionnaire or task is a test module of its own (snap_bench.plugin.instrument_files)."""
+    """A YAML questionnaire or task (found by snap_bench.session.scope) is a test module of its own."""
     if not instrument_file_key(file_path):
         return None
     try:
-        name = snap_session(parent.config).instrument_files.add(file_path)
+        name = snap_session(parent.config).stage.instrument_files.add(file_path)
     except ConfigError as error:
         return BrokenInstrumentFile.from_parent(parent, path=file_path, problem=str(error))
     module: InstrumentFileModule = InstrumentFileModule.from_parent(parent, path=file_path)
@@ -160,7 +168,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         )
     session = snap_session(metafunc.config)
     session.activate()
-    cases = session.cases(session.instrument(str(marker.args[0])).name)
+    cases = session.cases(str(marker.args[0]))
     metafunc.parametrize("case", cases, ids=[case.id for case in cases])
 
 

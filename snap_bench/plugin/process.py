@@ -1,9 +1,9 @@
-"""The benchmark session as a process: whether it is one, what it asks ahead of the test running, and how its
-imports and its heap are handled around the tests.
+"""The benchmark session as a pytest process: whether it is one, what it collects, what it asks ahead of the test
+running, and how its imports and its heap are handled around the tests.
 
 - **Activation.** A pytest session is a benchmark session when a snap-bench option was given or its paths lie
   under the benchmarks folder (the plugin stays out of the way of any other test suite); whether it only looks
-  (``--collect-only``, ``--snap-dry-run``); which models it asks.
+  (``--collect-only``, ``--snap-dry-run``).
 - **What comes next.** The benchmark conditions this process is about to run, nearest first, for asking ahead.
   Under xdist a worker's own queue comes first (the test indices the controller has sent it and it has not run
   yet); then, in any process, the collection's order after the current test. The second part may hold another
@@ -14,9 +14,7 @@ imports and its heap are handled around the tests.
   used to start only once the last test had reported. The controller mostly waits while the workers run the
   tests (and, live, while the provider answers), so a background thread imports them then. Nothing is lost if
   it has not finished: Python's import lock makes the end of the session wait for the module being imported.
-- **The batch step** (``--snap-batch``, and the collection of what earlier batches finished) runs on the
-  controller in its session start, before any worker starts (xdist's own session start runs last); what it
-  does is :mod:`snap_bench.asking.batch.session_step`.
+- **Instrument files** (snap_bench.session.scope finds them) are collected as test modules of their own.
 - **The heap at exit.** When a session ends, pytest runs a full garbage collection and the interpreter walks
   every tracked object again while it shuts down; a benchmark session's heap is large (every test report, the
   observations, numpy, scipy, pandas and matplotlib), so those passes cost about 0.6 s of a 2,268-condition run
@@ -29,39 +27,25 @@ imports and its heap are handled around the tests.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import importlib
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import types
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 import pytest
 
-from snap_bench.asking.batch.session_step import batch_step
-from snap_bench.asking.batch.step import BatchOutcome
-from snap_bench.design.config import ConfigError
-from snap_bench.design.models import ModelRegistry, ModelSpec
-from snap_bench.judging.gate import Gate
-from snap_bench.plugin.session_options import SessionOptions
-from snap_bench.recordings.state import Recordings
-
-if TYPE_CHECKING:
-    from snap_bench.asking.asker import Endpoint
-    from snap_bench.instruments.base import Instrument, Selection
-    from snap_bench.judging.baseline import BaselineSpec
-    from snap_bench.judging.run_planner import GatePlan
-    from snap_bench.judging.verdicts import ThresholdConfig
-    from snap_bench.observations.case import Case
-    from snap_bench.observations.export import ObservationWriter
-    from snap_bench.observations.observation import Condition
-    from snap_bench.plugin.outputs import Artefacts
+from snap_bench.asking.endpoints import NotRecorded
+from snap_bench.observations.case import Case
+from snap_bench.session.scope import RunPaths
+from snap_bench.session.settings import SessionSettings
 
 # -- activation ------------------------------------------------------------------------------------------
 
 
-def runs_benchmarks(config: pytest.Config, options: SessionOptions) -> bool:
+def runs_benchmarks(config: pytest.Config, options: SessionSettings) -> bool:
     """A snap-bench option was given, or the run's paths lie under the benchmarks folder: the plugin
     stays out of the way of any other test suite."""
     if options.explicit:
@@ -73,6 +57,12 @@ def runs_benchmarks(config: pytest.Config, options: SessionOptions) -> bool:
         if path == benchmarks or benchmarks in path.parents:
             return True
     return False
+
+
+def run_paths(config: pytest.Config) -> RunPaths:
+    """The run's paths as the session stage reads them."""
+    ignored = tuple(str(pattern) for pattern in config.getini("norecursedirs"))
+    return RunPaths(tuple(config.args), Path(config.invocation_params.dir), ignored)
 
 
 def only_looks(config: pytest.Config) -> bool:
@@ -87,83 +77,6 @@ def only_looks(config: pytest.Config) -> bool:
         or getattr(option, "markers", False)
     )
     return bool(looking)
-
-
-def choose_models(registry: ModelRegistry, options: SessionOptions, recordings: Recordings) -> list[ModelSpec]:
-    """--model's models, the pilot's under --snap-mode=pilot, else every model with recordings."""
-    if options.models:
-        return registry.resolve(options.models)
-    if options.mode == "pilot":
-        if not registry.pilot:
-            raise ConfigError(registry.source, "pilot", "no pilot models", "list model names under pilot:")
-        return registry.resolve(list(registry.pilot))
-    recorded = [name for name in recordings.models() if name in registry.models]
-    if not recorded:
-        raise pytest.UsageError(
-            f"no --model given and no recordings under {options.cassette_dir}: "
-            f"name a model with --model (known: {', '.join(sorted(registry.models))})"
-        )
-    return registry.resolve(recorded)
-
-
-def baseline_of(
-    value: str, registry: ModelRegistry, recordings: Recordings, models: list[ModelSpec], root: Path, gate: Gate
-) -> tuple[BaselineSpec, list[ModelSpec]]:
-    """--baseline parsed (a relative path below the project ``root``), and the run's models with a baseline
-    model that is replayed from its recordings appended, like any other model; a ValueError where ``gate``
-    follows checks the baseline cannot give."""
-    from snap_bench.judging.baseline import parse_baseline
-
-    baseline = parse_baseline(value, sorted(registry.models), recordings.models(), root)
-    if baseline.saved is not None and (gate.drift or gate.items):
-        # Drift and item changes pair each condition's answers; a saved analysis holds figures only, so the
-        # gate would follow checks that are never made.
-        raise ValueError(
-            f"--snap-gate={gate.option_value()} with --baseline={value}: drift and items compare each condition's "
-            "answers, which a saved analysis.json does not hold. Fix: gate against a baseline file "
-            "(--snap-save-baseline) or a model with recordings, or leave drift and items out of --snap-gate"
-        )
-    replayed = baseline.saved is None and not baseline.observations
-    if replayed and baseline.model not in [m.name for m in models]:
-        return baseline, [*models, registry.models[baseline.model]]
-    return baseline, models
-
-
-def thresholds_of(instrument: Instrument, options: SessionOptions) -> ThresholdConfig:
-    """The instrument's thresholds: thresholds.yaml's section, its own file's, the options' overrides; a
-    problem is a usage error."""
-    from snap_bench.analysis.metric_specs import SHARED_METRICS
-    from snap_bench.judging.verdicts import load_thresholds
-
-    try:
-        specs = {**SHARED_METRICS, **instrument.metrics}
-        overrides, own = options.threshold_overrides, instrument.thresholds_section()
-        return load_thresholds(options.config, instrument.name, overrides, options.judge, specs, own)
-    except ConfigError as error:
-        raise pytest.UsageError(str(error)) from None
-
-
-def start_outputs(options: SessionOptions, artefacts: Artefacts) -> ObservationWriter:
-    """What writers killed mid-write left beside the recordings removed, the shared state anew, the previous
-    run's outputs gone; the writer of this run's observations."""
-    from snap_bench.asking.session_asker import start_session_state
-    from snap_bench.observations.export import ObservationWriter
-    from snap_bench.recordings.cassettes import remove_stale_temporaries
-
-    remove_stale_temporaries(options.cassette_dir)
-    start_session_state(options.out_dir)
-    artefacts.clear_previous_run(options.json_path)
-    return ObservationWriter(options.out_dir)
-
-
-def check_save_baseline(save: str | None, models: list[ModelSpec]) -> None:
-    """A baseline file holds one model: a path without {model} for several is a ValueError naming the fix."""
-    if save and "{model}" not in save and len(models) > 1:
-        raise ValueError(
-            f"--snap-save-baseline={save}: a baseline file holds one model, and this session runs "
-            f"{len(models)} ({', '.join(m.name for m in models)}). Fix: put {{model}} in the path "
-            "(e.g. baselines/{model}.json) or choose one --model"
-        )
 
 
 def worker_count(config: pytest.Config) -> int:
@@ -271,111 +184,54 @@ def thaw_previous_session_heap() -> None:
         _frozen_by_us = False
 
 
-# -- the batch step --------------------------------------------------------------------------------------
+# -- instrument files ------------------------------------------------------------------------------------
+
+_TEST_MODULE = '''
+def test_{name}(case, ask):
+    """Ask the model one condition of {name}."""
+    ask(case)
+'''
 
 
-class BatchingSession(Protocol):
-    """What the batch step reads of a session (the SnapSession provides it)."""
+class InstrumentFileModule(pytest.Module):
+    """An instrument file as pytest sees it: a module marked with its instrument, holding one test function
+    that takes the ``case`` and ``ask`` fixtures (what benchmarks/test_profile.py holds for the profile): the same
+    parametrisation, node ids, JUnit and report rows."""
 
-    config: pytest.Config
-    options: SessionOptions
-    models: list[ModelSpec]
+    instrument_name: str = ""
 
-    @property
-    def endpoints(self) -> Mapping[str, Endpoint]: ...
-
-    @property
-    def in_run(self) -> Mapping[str, Path | None]: ...
-
-    @property
-    def not_asked(self) -> Mapping[str, str]: ...
-
-    def instrument(self, name: str) -> Instrument: ...
-
-    def cases(self, instrument_name: str) -> Iterable[Case]: ...
+    def _getobj(self) -> Any:
+        module = types.ModuleType(f"snap_bench_instrument_{self.instrument_name}")
+        module.__file__ = str(self.path)
+        exec(compile(_TEST_MODULE.format(name=self.instrument_name), str(self.path), "exec"), module.__dict__)
+        module.__dict__["pytestmark"] = [pytest.mark.instrument(self.instrument_name)]
+        return module
 
 
-def run_batch_step(session: BatchingSession) -> BatchOutcome:
-    """--snap-batch, and the collection of earlier batches: before any test asks (the workers start after)."""
-    terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+class BrokenInstrumentFile(pytest.File):
+    """An instrument file with a mistake: its collection fails with the message naming file, key and fix."""
 
-    def say(line: str) -> None:
-        terminal.write_line(f"snap-bench batch: {line}") if terminal is not None else print(line)
+    def __init__(self, *, problem: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.problem = problem
 
-    def conditions_of(model: str) -> Iterator[tuple[Instrument, Condition]]:
-        """Every condition of the run's instruments (its paths, less what the selection leaves out) for ``model``."""
-        for name in session.in_run:
-            if name in session.not_asked:
-                continue
-            instrument = session.instrument(name)
-            yield from ((instrument, case.condition) for case in session.cases(name) if case.model == model)
-
-    try:
-        report, synchronous = batch_step(session.options, session.models, session.endpoints, conditions_of, say)
-    except ValueError as error:  # a ledger that cannot be read (snap_bench.asking.batch.ledger)
-        raise pytest.UsageError(str(error)) from None
-    return BatchOutcome(report, [*synchronous, *report.problems, *report.pending_lines()])
+    def collect(self) -> Iterator[pytest.Item]:
+        raise self.CollectError(self.problem)
 
 
-class PlanningSession(Protocol):
-    """What planning the gate reads of a session (the SnapSession provides it)."""
-
-    options: SessionOptions
-    models: list[ModelSpec]
-    not_asked: dict[str, str]
-
-    @property
-    def in_run(self) -> Mapping[str, Path | None]: ...
-
-    def instrument(self, name: str) -> Instrument: ...
-
-    def selection(self, instrument: Instrument) -> Selection: ...
-
-    def model_conditions(self, instrument: Instrument, model: str, selection: Selection) -> list[Condition]: ...
-
-    def thresholds(self, instrument: str) -> ThresholdConfig: ...
-
-    def gate_plan(self) -> GatePlan | None: ...
-
-
-def plan_gate(session: PlanningSession, baseline: BaselineSpec) -> GatePlan:
-    """The runs that decide the gate against ``baseline`` for an unchanged model (snap_bench.judging.run_planner),
-    from its answers to the cells the run asks: a baseline file's rows, or every recorded run of a replayed model."""
-    from snap_bench.analysis.planner import recorded_runs_of
-    from snap_bench.judging.run_planner import gate_plan, planned_runs
-
-    new = [model.name for model in session.models if model.name != baseline.model]
-    asked: dict[str, list[Condition]] = {}
-    for name in session.in_run:
-        if new and name not in session.not_asked:
-            instrument = session.instrument(name)
-            asked[name] = session.model_conditions(instrument, new[0], session.selection(instrument))
-    if baseline.observations:
-        cells = {(name, condition.cell) for name, conditions in asked.items() for condition in conditions}
-        answers = [row for row in baseline.observations if (row.instrument, row.cell) in cells]
-    else:
-
-        def at_runs(name: str, runs: int) -> list[Condition]:
-            instrument = session.instrument(name)
-            selection = dataclasses.replace(session.selection(instrument), runs=runs)
-            return session.model_conditions(instrument, baseline.model, selection)
-
-        instruments = {name: session.instrument(name) for name in asked}
-        answers = recorded_runs_of(baseline.model, asked, instruments, at_runs, session.options.cassette_dir)
-    options = session.options
-    planned = planned_runs([condition for conditions in asked.values() for condition in conditions])
-    judged = {name: session.instrument(name) for name in asked}
-    return gate_plan(baseline, answers, judged, session.thresholds, options.gate, planned, options.seed)
-
-
-def auto_runs(session: PlanningSession) -> int:
-    """--snap-runs=auto: the runs the plan names, or a usage error naming why no number decides the gate."""
-    from snap_bench.judging.run_planner import auto_runs as planned
-
-    found = session.gate_plan()
-    if found is None:
-        raise pytest.UsageError("--snap-runs=auto needs --baseline: nothing to plan from")
-    runs, problem = planned(found)
-    if runs is None:
-        raise pytest.UsageError(problem)
-    return runs
+def wholly_unrecorded(items: Sequence[pytest.Item], left: Sequence[NotRecorded], models: int) -> list[pytest.Item]:
+    """The test functions of instruments no model of the run has recorded: with no condition to parametrise them
+    they would each be a "got empty parameter set" skip; they are deselected instead (named once already)."""
+    counts: dict[str, int] = {}
+    for entry in left:
+        counts[entry.instrument] = counts.get(entry.instrument, 0) + 1
+    gone = {name for name, count in counts.items() if count == models}
+    found = []
+    for item in items:
+        marker = item.get_closest_marker("instrument")
+        callspec = getattr(item, "callspec", None)
+        # (pytest gives an empty parametrisation one item whose `case` is a placeholder, not a Case)
+        unparametrised = callspec is None or not isinstance(callspec.params.get("case"), Case)
+        if marker is not None and marker.args and str(marker.args[0]) in gone and unparametrised:
+            found.append(item)
+    return found

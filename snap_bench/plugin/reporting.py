@@ -41,6 +41,7 @@ from snap_bench.observations.observation import Observation
 from snap_bench.report.ci_outputs import ci_annotations
 from snap_bench.report.rows import OBSERVATION_ATTRIBUTE, QUESTION_ATTRIBUTE, drop_links_column, label_unscored, row_log
 from snap_bench.report.terminal import SessionView, ShownSettings, summary_lines, verdict_block
+from snap_bench.session.outcome import NOT_COMPARED, NOT_GATED, NOT_JUDGED, UNDECIDED
 
 if TYPE_CHECKING:
     from snap_bench.history.address import StoreAddress
@@ -51,14 +52,9 @@ if TYPE_CHECKING:
 # -- outcomes --------------------------------------------------------------------------------------------
 
 UNSCORED = "unscored"
-# A threshold check outside what the exit status follows (--snap-gate): reported, never failing the run.
-NOT_GATED = "ungated"
-# A baseline comparison the gate could not make (no margin, no pairing, no shared condition): never a pass.
-NOT_COMPARED = "not compared"
-# A threshold check whose figure could not be computed (undefined, too little of the design): never a pass.
-NOT_JUDGED = "not judged"
-# A comparison whose interval straddles its margin: never a pass, not a shown change (exit status 7).
-UNDECIDED = "undecided"
+# The outcomes of a check of its own (snap_bench.session.outcome): a threshold check outside what the exit status
+# follows (ungated), a comparison the gate could not make (not compared), a figure that could not be computed
+# (not judged), an interval straddling its margin (undecided: exit status 7). None is ever a pass.
 # The report attributes that say why a test produced no observation, and a check's category.
 NOT_MEASURED_ATTRIBUTE = "snap_not_measured"
 CHECK_CATEGORY_ATTRIBUTE = "snap_check_category"
@@ -287,13 +283,8 @@ class ReportedSettings(ShownSettings, Protocol):
     def baseline(self) -> str | None: ...
 
 
-class ReportedSession(SessionView, Protocol):
-    """What the reporter reads of the session (the plugin's session provides it)."""
-
-    is_worker: bool
-    active: bool
-    collect_only: bool
-    retries: RetryLog
+class ReportedStage(SessionView, Protocol):
+    """What the reporter reads of the session stage (snap_bench.session.stage)."""
 
     @property
     def options(self) -> ReportedSettings: ...
@@ -302,9 +293,24 @@ class ReportedSession(SessionView, Protocol):
     def instruments(self) -> dict[str, Instrument]: ...
 
 
+class ReportedSession(Protocol):
+    """What the reporter reads of the plugin's session: which process this is, and its stage."""
+
+    is_worker: bool
+    collect_only: bool
+    retries: RetryLog
+
+    @property
+    def active(self) -> bool: ...
+
+    @property
+    def stage(self) -> ReportedStage: ...
+
+
 class SessionReporter:
     def __init__(self, session: ReportedSession) -> None:
         self.session = session
+        self.stage = session.stage
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(
@@ -313,36 +319,36 @@ class SessionReporter:
         """pytest-html: the verdicts, metric tables and charts above the per-test table."""
         if self.session.is_worker or not self.session.active:
             return
-        if self.session.judgement is None or not self.session.judgement.document:
+        if self.stage.judgement is None or not self.stage.judgement.document:
             # Nothing judged (--snap-no-analysis): the conditions still have their table, having left pytest-html's.
             from snap_bench.report.conditions import conditions_only
 
-            summary.append(conditions_only(self.session.observations))
+            summary.append(conditions_only(self.stage.observations))
             return
         from snap_bench.report.summary import summary_html
         from snap_bench.report.trend_section import stored_trend
 
         thresholds = {
-            instrument: {name: dataclasses.asdict(t) for name, t in self.session.thresholds(instrument).metrics.items()}
-            for instrument in {instrument for _, instrument in self.session.judgement.analyses}
+            instrument: {name: dataclasses.asdict(t) for name, t in self.stage.thresholds(instrument).metrics.items()}
+            for instrument in {instrument for _, instrument in self.stage.judgement.analyses}
         }
         # The store already holds this session's figures (the gate wrote them): the trend ends with them.
         trend = stored_trend(
-            self.session.options.history,
-            sorted({model for model, _ in self.session.judgement.analyses}),
-            sorted({instrument for _, instrument in self.session.judgement.analyses}),
-            problem=self.session.judgement.store_problem,
+            self.stage.options.history,
+            sorted({model for model, _ in self.stage.judgement.analyses}),
+            sorted({instrument for _, instrument in self.stage.judgement.analyses}),
+            problem=self.stage.judgement.store_problem,
         )
         # `summary`, not `prefix`: pytest-html puts the prefix in a narrow column.
         summary.append(
             summary_html(
-                self.session.judgement.document,
-                self.session.observations,
+                self.stage.judgement.document,
+                self.stage.observations,
                 thresholds,
-                self.session.instruments,
-                checks=self.session.judgement.checks,
+                self.stage.instruments,
+                checks=self.stage.judgement.checks,
                 trend=trend,
-                changed=changed_keys(self.session.judgement.changes) if self.session.judgement.changes else None,
+                changed=changed_keys(self.stage.judgement.changes) if self.stage.judgement.changes else None,
                 exit_line=self.exit_line(),
             )
         )
@@ -350,12 +356,12 @@ class SessionReporter:
     def exit_line(self) -> ExitLine | None:
         """The exit status the session decided (pytest-html writes the report after the session's
         pytest_sessionfinish, where it is decided), and what it follows."""
-        decision = self.session.exit_decision
+        decision = self.stage.exit_decision
         if decision is None:
             return None
         from snap_bench.report.first_screen import ExitLine
 
-        options = self.session.options
+        options = self.stage.options
         follows = options.gate.describe() if options.analyse else ""
         if follows and options.baseline and options.gate.needs_baseline:
             # Which baseline the gate's outcome is against: the first thing a reviewer of an upgrade asks.
@@ -368,7 +374,7 @@ class SessionReporter:
         if not self.session.is_worker and self.session.active:
             from snap_bench.report.first_screen import report_title
 
-            report.title = report_title([model.name for model in self.session.models], dt.datetime.now(dt.UTC).date())
+            report.title = report_title([model.name for model in self.stage.models], dt.datetime.now(dt.UTC).date())
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, object, object]:
@@ -376,21 +382,21 @@ class SessionReporter:
         so that the last screen of a run is its result."""
         shown = not self.session.is_worker and self.session.active and not self.session.collect_only
         if shown:
-            for line, markup in summary_lines(self.session):
+            for line, markup in summary_lines(self.stage):
                 terminalreporter.write_line(line, **markup)
             retried = self.session.retries.summary()
             if retried is not None:
                 terminalreporter.write_line(retried)
             # The pace each model was asked at, as the provider's headers and refusals set it (one line each).
-            models = [model.name for model in self.session.models]
-            for line in pace_summary(state_folder(self.session.options.out_dir), models):
+            models = [model.name for model in self.stage.models]
+            for line in pace_summary(state_folder(self.stage.options.out_dir), models):
                 terminalreporter.write_line(f"pace: {line}")
         try:
             return (yield)
         finally:
             if shown:
-                for line, markup in verdict_block(self.session):
+                for line, markup in verdict_block(self.stage):
                     terminalreporter.write_line(line, **markup)
                 # GitHub Actions reads a workflow command from the start of a log line, wherever it stands.
-                for command in ci_annotations(self.session.judgement):
+                for command in ci_annotations(self.stage.judgement):
                     terminalreporter.write_line(command)

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.design.config import ConfigError, ConfigFiles
+from snap_bench.instruments.base import InstrumentOption
 from snap_bench.instruments.compass.factors import AXES
 from snap_bench.instruments.compass.metrics import METRICS
 from snap_bench.instruments.questionnaire.design import LikertItem, QuestionnaireDesign
@@ -34,8 +35,6 @@ CHOICES = ("forced", "unforced")
 PER_PROMPT_OPTION = "--snap-compass-per-prompt"
 
 if TYPE_CHECKING:
-    import pytest
-
     from snap_bench.analysis.metric_tables import AnalysisSettings, ModelAnalysis
     from snap_bench.analysis.stability import StabilityDesign
     from snap_bench.history.database import Store
@@ -109,17 +108,15 @@ class CompassInstrument(QuestionnaireInstrument):
         keyed = None if parsed.score is None else float(-parsed.score if item.reverse_scored else parsed.score)
         return Scored(parsed.score, keyed, parsed.code, parsed.reason, item.construct, {**facts, "no_opinion": False})
 
-    @classmethod
-    def add_options(cls, group: pytest.OptionGroup) -> None:
-        group.addoption(
+    options = (
+        InstrumentOption(
             PER_PROMPT_OPTION,
-            action="store_true",
-            default=False,
             help="also draw each model's placement under every system prompt in the report's compass chart.",
-        )
+        ),
+    )
 
-    def read_options(self, config: pytest.Config) -> None:
-        self.draw_per_prompt = bool(config.getoption(PER_PROMPT_OPTION))
+    def read_options(self, values: Mapping[str, object]) -> None:
+        self.draw_per_prompt = bool(values.get(PER_PROMPT_OPTION))
 
     def analyse(self, model: str, observations: Sequence[Observation], settings: AnalysisSettings) -> ModelAnalysis:
         from snap_bench.instruments.compass.analysis import analyse_compass

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.design.config import ConfigError, ConfigFiles, Node
 from snap_bench.design.temperatures import temperature_level
-from snap_bench.instruments.base import Instrument, InstrumentKind, Selection
+from snap_bench.instruments.base import Instrument, InstrumentKind, InstrumentOption, Selection
 from snap_bench.instruments.design import overlaid_thresholds, selected
 from snap_bench.instruments.task.few_shot import (
     EXAMPLE_POSITIONS,
@@ -36,8 +36,6 @@ from snap_bench.observations.observation import Condition, Observation, Scored
 from snap_bench.report.context import ReportContext
 
 if TYPE_CHECKING:
-    import pytest
-
     from snap_bench.analysis.metric_tables import AnalysisSettings, ModelAnalysis
     from snap_bench.recordings.state import Recordings
 
@@ -249,21 +247,19 @@ class TaskInstrument(Instrument):
         """The sample's gold label (the analysis reads it back with :func:`read_gold`)."""
         return gold_construct(self.samples[condition.item], self.data_spec.gold_kind)
 
-    @classmethod
-    def add_options(cls, group: pytest.OptionGroup) -> None:
-        group.addoption(
+    options = (
+        InstrumentOption(
             PHASE2_OPTION,
-            PHASE2_OPTION_ALIAS,
-            action="store_true",
-            default=False,
+            aliases=(PHASE2_OPTION_ALIAS,),
             help="a task (the perturbation study among them): also ask each model's best baseline variant with "
             "few-shot examples before and after the prompt (needs the model's whole baseline recorded). Same as "
-            f"{PHASE2_OPTION_ALIAS}. Default: %(default)r.",
-        )
+            f"{PHASE2_OPTION_ALIAS}. Default: False.",
+        ),
+    )
 
     @classmethod
-    def follow_up_requested(cls, config: pytest.Config) -> bool:
-        return bool(config.getoption(PHASE2_OPTION))
+    def follow_up_requested(cls, values: Mapping[str, object]) -> bool:
+        return bool(values.get(PHASE2_OPTION))
 
     def analyse(self, model: str, observations: Sequence[Observation], settings: AnalysisSettings) -> ModelAnalysis:
         from snap_bench.instruments.task.analysis import analyse_perturbation

@@ -12,9 +12,9 @@ import pytest
 
 from snap_bench.judging.gate import Gate
 from snap_bench.judging.run_planner import CheckPlan, GatePlan, RunPlan, auto_runs
-from snap_bench.plugin.options import AUTO_RUNS, runs_option
-from snap_bench.plugin.session_options import _runs
 from snap_bench.report.gate_plan import gate_plan_lines
+from snap_bench.session.options import AUTO_RUNS, runs_option
+from snap_bench.session.settings import UsageProblem, _runs
 
 GATE = Gate.parse("baseline,drift,items")
 
@@ -43,7 +43,7 @@ def test_snap_runs_is_a_number_or_auto() -> None:
 
 
 def test_auto_needs_a_baseline_and_says_how_to_give_one() -> None:
-    with pytest.raises(pytest.UsageError, match=r"no --baseline was given\. Fix: add --baseline=MODEL"):
+    with pytest.raises(UsageProblem, match=r"no --baseline was given\. Fix: add --baseline=MODEL"):
         runs_of(snap_runs=AUTO_RUNS)
     assert runs_of(snap_runs=AUTO_RUNS, baseline="baselines/old.json") is None  # planned at session start
     assert runs_of(snap_runs=5) == 5

@@ -1,6 +1,6 @@
 """A gate that follows drift or items needs each condition's answers: against a saved analysis.json, which holds
 figures only, it is a usage error before anything is asked, never a gate that passes checks it never made
-(snap_bench.plugin.process.baseline_of)."""
+(snap_bench.session.plan.baseline_of)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from snap_bench.design.config import ConfigFiles
 from snap_bench.design.models import load_models
 from snap_bench.judging.gate import Gate
-from snap_bench.plugin.process import baseline_of
 from snap_bench.recordings.state import Recordings
+from snap_bench.session.plan import baseline_of
 from tests.unit.judging.test_baseline_choice import saved
 
 

@@ -1,9 +1,9 @@
 """session.json and the report list the instruments that ran, not every one the session built
-(snap_bench.plugin.outputs.instruments_run)."""
+(snap_bench.session.outputs.instruments_run)."""
 
 from __future__ import annotations
 
-from snap_bench.plugin.outputs import instruments_run
+from snap_bench.session.outputs import instruments_run
 from tests.unit.report.fake_data import fake_observations
 
 

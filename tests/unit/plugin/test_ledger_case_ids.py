@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from snap_bench.plugin.ledger import ConditionLedger
+from snap_bench.session.ledger import ConditionLedger
 
 
 def test_the_ledger_knows_the_case_ids_of_the_tests_it_expects_after_a_deselection() -> None:

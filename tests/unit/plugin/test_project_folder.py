@@ -11,7 +11,7 @@ import pytest
 from snap_bench.design.project import PROJECT_FILE
 from snap_bench.judging.baseline import parse_baseline
 from snap_bench.plugin.session import SnapSession
-from snap_bench.plugin.session_options import SessionOptions, project_folder
+from snap_bench.session.settings import SessionSettings, project_folder
 from tests.unit.plugin.test_second_ctrl_c import observation
 
 
@@ -46,14 +46,14 @@ def test_baseline_paths_are_the_project_roots_wherever_pytest_starts(
     (project / PROJECT_FILE).write_text("", encoding="utf-8")
     monkeypatch.chdir(project / "benchmarks")
     config = pytester.parseconfig(".", "--snap-save-baseline=baselines/{model}.json")
-    session = SnapSession(config, SessionOptions.from_config(config))
+    session = SnapSession(config, SessionSettings.from_config(config))
     kept = observation("4")
-    session.artefacts.save_baselines(str(config.getoption("snap_save_baseline")), ["m"], [kept], {"profile": "1"})
+    session.stage.artefacts.save_baselines(str(config.getoption("snap_save_baseline")), ["m"], [kept], {"profile": "1"})
     # written where the CI workflow gates the root's baselines, not below benchmarks/
-    assert session.artefacts.saved_baselines == [project / "baselines" / "m.json"]
+    assert session.stage.artefacts.saved_baselines == [project / "baselines" / "m.json"]
     assert not (project / "benchmarks" / "baselines").exists()
     # and read back from there by --baseline, as config/ and cassettes/ are
-    spec = parse_baseline("baselines/m.json", [], root=session.options.rootdir)
+    spec = parse_baseline("baselines/m.json", [], root=session.stage.options.rootdir)
     assert (spec.model, len(spec.observations)) == ("m@baseline", 1)
     with pytest.raises(ValueError, match=r"--baseline baselines/x\.json: no such file \(looked for .*project"):
-        parse_baseline("baselines/x.json", [], root=session.options.rootdir)
+        parse_baseline("baselines/x.json", [], root=session.stage.options.rootdir)

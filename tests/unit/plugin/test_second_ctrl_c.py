@@ -24,13 +24,13 @@ from snap_bench.judging.baseline import write_baseline
 from snap_bench.judging.judgement import Judgement
 from snap_bench.observations.export import ObservationWriter
 from snap_bench.observations.observation import Observation
-from snap_bench.plugin.outputs import Artefacts, write_csv
 from snap_bench.plugin.session import SnapSession
-from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.report.analysis_document import write_analysis_document
 from snap_bench.report.changes_file import write_changes
 from snap_bench.report.ci_outputs import write_ci_summary
 from snap_bench.report.item_changes_file import write_item_changes
+from snap_bench.session.outputs import Artefacts, write_csv
+from snap_bench.session.settings import SessionSettings
 
 
 def observation(raw_answer: object) -> Observation:
@@ -67,12 +67,12 @@ def test_a_second_ctrl_c_while_the_session_end_writes_stops_it_between_whole_fil
     (pytester.path / "benchmarks").mkdir()
     monkeypatch.chdir(pytester.path)
     config = pytester.parseconfig("benchmarks", "--snap-out=out")
-    session = SnapSession(config, SessionOptions.from_config(config))
-    out = session.options.out_dir
+    session = SnapSession(config, SessionSettings.from_config(config))
+    out = session.stage.options.out_dir
     # A benchmark session on the controller, as its start leaves it: observations kept, written as they came.
-    session.active = True
-    session._writer = ObservationWriter(out)
-    session.ledger.observations += [observation("5"), observation(CtrlCWhenWritten())]
+    session.stage.active = True
+    session.stage._writer = ObservationWriter(out)
+    session.stage.ledger.observations += [observation("5"), observation(CtrlCWhenWritten())]
     python_handler = signal.getsignal(signal.SIGINT)
     try:
         with pytest.raises(KeyboardInterrupt) as first:
@@ -88,7 +88,7 @@ def test_a_second_ctrl_c_while_the_session_end_writes_stops_it_between_whole_fil
         assert [row["raw_answer"] for row in csv.DictReader(handle)] == ["5", "4"]
     assert (out / "summary.md").is_file()
     assert not (out / "session.json").exists()
-    decision = session.exit_decision
+    decision = session.stage.exit_decision
     assert decision is not None
     assert decision.code == pytest.ExitCode.INTERRUPTED
     assert decision.reason.endswith("; a second Ctrl-C ended the session before it wrote session.json")
@@ -96,11 +96,11 @@ def test_a_second_ctrl_c_while_the_session_end_writes_stops_it_between_whole_fil
 
 def test_the_session_gives_pythons_ctrl_c_back_when_it_ends(pytester: pytest.Pytester) -> None:
     config = pytester.parseconfig()
-    session = SnapSession(config, SessionOptions.from_config(config))
-    session.active = True
+    session = SnapSession(config, SessionSettings.from_config(config))
+    session.stage.active = True
     python_handler = signal.getsignal(signal.SIGINT)
     try:
-        session.later_ctrl_c.take_over()
+        session.stage.later_ctrl_c.take_over()
         assert signal.getsignal(signal.SIGINT) is not python_handler
         session.pytest_unconfigure()
         assert signal.getsignal(signal.SIGINT) is python_handler

@@ -21,9 +21,9 @@ import pandas
 import pytest
 
 from snap_bench.observations.observation import Observation
-from snap_bench.plugin.outputs import write_csv
 from snap_bench.report import summary_html
 from snap_bench.report.downloads import analysis_download
+from snap_bench.session.outputs import write_csv
 from tests.conftest import shipped_instruments
 from tests.unit.report.fake_data import (
     FAKE_THRESHOLDS,

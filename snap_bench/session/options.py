@@ -1,16 +1,15 @@
-"""The command-line options and ini keys of snap-bench, in one group with one prefix.
-
-Precedence, highest first: a test's marker > the command line > the ini file (pytest.ini,
+"""The command-line options and ini keys of snap-bench, in one group with one prefix, declared to anything with
+argparse's ``addoption`` / ``addini`` shape: the plugin hands pytest's option group and parser over (nothing here
+imports pytest). Precedence, highest first: a test's marker > the command line > the ini file (pytest.ini,
 pyproject.toml [tool.pytest.ini_options]) > the YAML files under config/ > the packaged ones > built-in defaults
-(the settings a session derives from them are in snap_bench.plugin.session_options).
+(the settings a session derives from them are in snap_bench.session.settings).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-
-import pytest
+from typing import Any, Protocol
 
 from snap_bench.instruments import instrument_kinds
 from snap_bench.judging.gate import GATE_VALUES, Gate
@@ -110,19 +109,40 @@ def _gate(value: str) -> Gate:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup("snap-bench", "snap-bench: LLM consistency benchmark")
+class OptionGroup(Protocol):
+    """Where options are declared (pytest's option group has this shape, as argparse's parser has)."""
+
+    def addoption(self, *flags: str, **attributes: Any) -> None: ...
+
+
+class IniKeys(Protocol):
+    """Where ini keys are declared (pytest's parser has this shape)."""
+
+    def addini(self, name: str, help: str, type: Any = None, default: Any = None) -> None: ...
+
+
+GROUP = ("snap-bench", "snap-bench: LLM consistency benchmark")
+
+
+def declare_options(group: OptionGroup, ini: IniKeys) -> None:
+    """Every option of snap-bench into ``group``, every ini key into ``ini``."""
     _design_options(group)
     _asking_options(group)
     _limit_options(group)
     _judging_options(group)
-    # Options of an instrument's own (--snap-perturbation-phase2, --snap-compass-per-prompt).
+    # Options of an instrument's own (--snap-perturbation-phase2, --snap-compass-per-prompt): switches.
+    declared: set[str] = set()
     for kind in instrument_kinds().values():
-        kind.add_options(group)
-    _ini_keys(parser)
+        for option in kind.options:
+            if option.flag not in declared:
+                declared.add(option.flag)
+                group.addoption(
+                    option.flag, *option.aliases, dest=option.dest, action="store_true", default=False, help=option.help
+                )
+    _ini_keys(ini)
 
 
-def _design_options(group: pytest.OptionGroup) -> None:
+def _design_options(group: OptionGroup) -> None:
     """Which models, and which part of the design."""
     group.addoption(
         "--model",
@@ -173,7 +193,7 @@ def _design_options(group: pytest.OptionGroup) -> None:
     )
 
 
-def _asking_options(group: pytest.OptionGroup) -> None:
+def _asking_options(group: OptionGroup) -> None:
     """How the conditions are asked: the dry run, recordings, where things are read and written."""
     group.addoption(
         "--snap-dry-run",
@@ -239,7 +259,7 @@ def _asking_options(group: pytest.OptionGroup) -> None:
     )
 
 
-def _limit_options(group: pytest.OptionGroup) -> None:
+def _limit_options(group: OptionGroup) -> None:
     """How hard the endpoints are asked: attempts, rate, concurrency, shards, budgets, log-probabilities."""
     group.addoption(
         "--snap-max-attempts",
@@ -315,7 +335,7 @@ def _limit_options(group: pytest.OptionGroup) -> None:
     )
 
 
-def _judging_options(group: pytest.OptionGroup) -> None:
+def _judging_options(group: OptionGroup) -> None:
     """What is judged and against what: the baseline, the gate, thresholds, the bootstrap, the outputs."""
     group.addoption(
         "--baseline",
@@ -401,7 +421,7 @@ def _judging_options(group: pytest.OptionGroup) -> None:
     )
 
 
-def _ini_keys(parser: pytest.Parser) -> None:
+def _ini_keys(parser: IniKeys) -> None:
     # "The project root": the nearest folder holding snap-bench.toml above the run's paths, else pytest's rootdir
     # (snap_bench.design.project).
     parser.addini("snap_thresholds", "threshold overrides, one METRIC=MIN:TARGET per line", type="linelist", default=[])

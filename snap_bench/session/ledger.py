@@ -6,16 +6,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-
-import pytest
+from typing import Any
 
 from snap_bench.analysis.coverage import Coverage, coverage_by_model
 from snap_bench.asking.stops import NOT_ASKED, stopped_models
 from snap_bench.observations.observation import Observation
 from snap_bench.observations.parsing import AnswerCode
 from snap_bench.observations.shared_values import SharedValues
-from snap_bench.plugin.reporting import NOT_MEASURED_ATTRIBUTE
-from snap_bench.report.rows import OBSERVATION_ATTRIBUTE
 
 # The node id prefix of the session's own check reports (thresholds, comparisons): not benchmark tests.
 CHECKS_LOCATION = "snap-bench"
@@ -52,21 +49,22 @@ class ConditionLedger:
                 ids.add(nodeid[start + 1 : -1])
         return ids
 
-    def record(self, report: pytest.TestReport) -> Observation | None:
-        """Take one test report; the observation it carries, if any, is kept and returned."""
-        self.reported.add(report.nodeid)
+    def record(
+        self, nodeid: str, *, failed: bool, values: dict[str, Any] | None = None, not_measured: str | None = None
+    ) -> Observation | None:
+        """Take what one phase of a test reported: whether it failed, the observation's ``values`` (its call's),
+        why it measured nothing; the observation, if any, is kept and returned."""
+        self.reported.add(nodeid)
         observation = None
-        values = getattr(report, OBSERVATION_ATTRIBUTE, None)
-        if report.when == "call" and isinstance(values, dict):
+        if values is not None:
             observation = self._shared.observation(values)
             self.observations.append(observation)
-            self.observed.add(report.nodeid)
-        reason = getattr(report, NOT_MEASURED_ATTRIBUTE, None)
-        if isinstance(reason, str):
-            self.not_measured[report.nodeid] = reason
-        elif report.failed and not report.nodeid.startswith(f"{CHECKS_LOCATION}::"):
-            if report.nodeid in self.expected:
-                self.not_measured.setdefault(report.nodeid, "errored")
+            self.observed.add(nodeid)
+        if not_measured is not None:
+            self.not_measured[nodeid] = not_measured
+        elif failed and not nodeid.startswith(f"{CHECKS_LOCATION}::"):
+            if nodeid in self.expected:
+                self.not_measured.setdefault(nodeid, "errored")
             else:
                 self.other_failures += 1
         return observation

@@ -1,5 +1,9 @@
 """The settings a session derives from its options, ini keys and config folder (validated once, at start).
 
+They are read from an :class:`OptionSource`: pytest's config under the plugin, a :class:`CommandLine` (an argument
+list parsed by argparse against the same declarations) when a session runs without pytest. A value that cannot be
+used is a :class:`UsageProblem` naming the fix (the plugin makes it pytest's usage error).
+
 Precedence, highest first: a test's marker > the command line > the ini file > the YAML files under
 config/ > the packaged defaults (snap_bench/design/defaults/, file by file) > built-in defaults.
 """
@@ -8,11 +12,10 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-
-import pytest
+from typing import Any, Protocol
 
 from snap_bench.asking.settings import AskingSettings
 from snap_bench.design.config import ConfigFiles
@@ -23,11 +26,49 @@ from snap_bench.history.database import INSTALL_DRIVER, postgres_driver_installe
 from snap_bench.instruments import instrument_kinds, registered
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.judging.gate import Gate
-from snap_bench.plugin.options import AUTO_RUNS, BATCH_MODES, comma_list, positive_float, positive_int
+from snap_bench.session.options import AUTO_RUNS, BATCH_MODES, comma_list, positive_float, positive_int
+
+
+class UsageProblem(Exception):
+    """A setting that cannot be used, with the fix in its message (pytest's usage error under the plugin)."""
+
+
+class InvocationParams(Protocol):
+    @property
+    def dir(self) -> Path: ...
+
+
+class OptionSource(Protocol):
+    """Where the settings are read from: pytest's config has this shape, and so has a CommandLine."""
+
+    @property
+    def args(self) -> list[str]: ...
+
+    @property
+    def invocation_params(self) -> InvocationParams: ...
+
+    @property
+    def rootpath(self) -> Path: ...
+
+    @property
+    def inipath(self) -> Path | None: ...
+
+    def getoption(self, name: str, default: Any = ...) -> Any: ...
+
+    def getini(self, name: str) -> Any: ...
+
+
+def instrument_option_values(config: OptionSource) -> dict[str, object]:
+    """The values of the instruments' own switches, by flag (the instruments read them: Instrument.read_options)."""
+    return {
+        option.flag: config.getoption(option.dest, False)
+        for kind in instrument_kinds().values()
+        for option in kind.options
+    }
 
 
 @dataclass(frozen=True)
-class SessionOptions(AskingSettings):
+class SessionSettings(AskingSettings):
     """The session's settings, from the command line and the ini file: how it asks (the fields of
     AskingSettings, which the asking side is handed as they are) and the rest."""
 
@@ -61,6 +102,8 @@ class SessionOptions(AskingSettings):
     resamples: int
     seed: int
     explicit: bool  # a snap-bench option was given: the session is about benchmarks
+    # The instruments' own switches, by flag (--snap-compass-per-prompt).
+    instrument_options: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def config(self) -> ConfigFiles:
@@ -68,7 +111,7 @@ class SessionOptions(AskingSettings):
         return ConfigFiles(self.config_dir)
 
     @classmethod
-    def from_config(cls, config: pytest.Config) -> SessionOptions:
+    def from_config(cls, config: OptionSource) -> SessionSettings:
         rootdir = project_folder(config)
 
         def folder(option: str, ini: str) -> Path:
@@ -77,6 +120,7 @@ class SessionOptions(AskingSettings):
             return path if path.is_absolute() else rootdir / path
 
         models = [name for value in config.getoption("model") for name in comma_list(value)]
+        switches = instrument_option_values(config)
         explicit_values = [
             config.getoption(name)
             for name in (
@@ -105,7 +149,7 @@ class SessionOptions(AskingSettings):
             prompts=config.getoption("snap_prompts") or [],
             runs=_runs(config),
             plan_runs=config.getoption("snap_runs") == AUTO_RUNS,
-            follow_up=frozenset(name for name, kind in registered().items() if kind.follow_up_requested(config)),
+            follow_up=frozenset(name for name, kind in registered().items() if kind.follow_up_requested(switches)),
             dry_run=bool(config.getoption("snap_dry_run")),
             record_mode=config.getoption("snap_record_mode"),
             max_attempts=config.getoption("snap_max_attempts") or _ini_int(config, "snap_max_attempts"),
@@ -139,8 +183,9 @@ class SessionOptions(AskingSettings):
             batch_timeout_s=config.getoption("snap_batch_timeout") or _ini_seconds(config, "snap_batch_timeout"),
             explicit=bool(models)
             or config.getoption("snap_dry_run")
-            or any(kind.follow_up_requested(config) for kind in instrument_kinds().values())
+            or any(kind.follow_up_requested(switches) for kind in instrument_kinds().values())
             or any(v is not None for v in explicit_values),
+            instrument_options=switches,
         )
 
     def selection(self, instrument: Instrument, others: Sequence[Instrument] = ()) -> Selection:
@@ -160,7 +205,7 @@ class SessionOptions(AskingSettings):
             return list(found)
 
         if DEFAULT in self.temperatures and self.temperatures != [DEFAULT]:
-            raise pytest.UsageError(
+            raise UsageProblem(
                 f"--snap-temperatures={','.join(self.temperatures)}: 'default' (the provider's own temperature) "
                 "stands alone. Fix: --snap-temperatures=default, or list temperatures only"
             )
@@ -183,7 +228,7 @@ class SessionOptions(AskingSettings):
         )
 
 
-def project_folder(config: pytest.Config) -> Path:
+def project_folder(config: OptionSource) -> Path:
     """The folder the relative snap-bench folders are read from: the nearest one holding ``snap-bench.toml``
     above the run's paths or the folder pytest was started in (snap_bench.design.project); else pytest's rootdir
     where the command line (``--rootdir``, ``-c``) or an ini file at or above the run fixed it; else the rootdir
@@ -244,37 +289,37 @@ def _temperature_level(value: str) -> str:
     try:
         return f"t{float(value):g}"
     except ValueError:
-        raise pytest.UsageError(f"--snap-temperatures: {value!r} is not a number") from None
+        raise UsageProblem(f"--snap-temperatures: {value!r} is not a number") from None
 
 
 def _checked(option: str, wanted: list[str], known: list[str]) -> list[str]:
     unknown = [value for value in wanted if value not in known]
     if unknown:
-        raise pytest.UsageError(f"{option}: unknown {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
+        raise UsageProblem(f"{option}: unknown {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
     return wanted
 
 
-def _gate(config: pytest.Config) -> Gate:
+def _gate(config: OptionSource) -> Gate:
     gate: Gate | None = config.getoption("snap_gate")
     baseline = config.getoption("baseline")
     if gate is None:
         return Gate(thresholds=True, baseline=bool(baseline))
     if gate.needs_baseline and not baseline:
-        raise pytest.UsageError(
+        raise UsageProblem(
             f"--snap-gate={gate.option_value()}: the exit status would follow a comparison with a baseline, but no "
             "--baseline was given. Fix: add --baseline=MODEL or --baseline=PATH, or use --snap-gate=thresholds."
         )
     return gate
 
 
-def _runs(config: pytest.Config) -> int | None:
+def _runs(config: OptionSource) -> int | None:
     """--snap-runs as a number (None: each instrument's own, or planned later for ``auto``). ``auto`` plans from
     a baseline's answers, so it needs --baseline."""
     value: int | str | None = config.getoption("snap_runs")
     if value != AUTO_RUNS:
         return value if isinstance(value, int) else None
     if not config.getoption("baseline"):
-        raise pytest.UsageError(
+        raise UsageProblem(
             "--snap-runs=auto plans the runs from a baseline's recorded answers, and no --baseline was given. "
             "Fix: add --baseline=MODEL (a model with recordings) or --baseline=PATH (a baseline file), or give a "
             "number: --snap-runs=3"
@@ -282,16 +327,16 @@ def _runs(config: pytest.Config) -> int | None:
     return None
 
 
-def _batch(config: pytest.Config) -> str | None:
+def _batch(config: OptionSource) -> str | None:
     """--snap-batch, else ini snap_batch: "wait" or "submit", None for off. It cannot share a session with a
     request or cost budget: a batch is submitted whole, so neither could hold it to its limit."""
     value = config.getoption("snap_batch") or str(config.getini("snap_batch") or "off")
     if value not in BATCH_MODES:
-        raise pytest.UsageError(f"ini snap_batch = {value!r} is not one of: {', '.join(BATCH_MODES)}")
+        raise UsageProblem(f"ini snap_batch = {value!r} is not one of: {', '.join(BATCH_MODES)}")
     if value == "off":
         return None
     if config.getoption("snap_max_requests") or config.getoption("snap_max_cost"):
-        raise pytest.UsageError(
+        raise UsageProblem(
             "--snap-batch with --snap-max-requests or --snap-max-cost: a batch is submitted whole, so a budget "
             "could not hold it. Fix: leave the budget out (check the price first with --snap-dry-run), or ask "
             "without --snap-batch"
@@ -299,7 +344,7 @@ def _batch(config: pytest.Config) -> str | None:
     return value
 
 
-def _history(config: pytest.Config, rootdir: Path, out_dir: Path) -> StoreAddress:
+def _history(config: OptionSource, rootdir: Path, out_dir: Path) -> StoreAddress:
     """--snap-history, then ini snap_history (a path relative to rootdir), then <snap-out>/history.sqlite; a
     path or a postgresql:// URL. A misspelt scheme or a password in the URL is a usage error naming the fix."""
     value, source, base = config.getoption("snap_history"), "--snap-history", Path.cwd()
@@ -310,16 +355,16 @@ def _history(config: pytest.Config, rootdir: Path, out_dir: Path) -> StoreAddres
     try:
         address = store_address(value, base, source)
     except StoreAddressError as error:
-        raise pytest.UsageError(str(error)) from None
+        raise UsageProblem(str(error)) from None
     if address.is_postgres and not postgres_driver_installed():
-        raise pytest.UsageError(
+        raise UsageProblem(
             f"{source}: {address} is a PostgreSQL store, and its driver (psycopg) is not installed. "
             f"Fix: {INSTALL_DRIVER}, or give a file path for a SQLite store"
         )
     return address
 
 
-def _json_path(config: pytest.Config, out_dir: Path) -> Path:
+def _json_path(config: OptionSource, out_dir: Path) -> Path:
     value = config.getoption("snap_json")
     return Path(value).resolve() if value else out_dir / "analysis.json"
 
@@ -332,16 +377,16 @@ def _threshold_overrides(values: list[str], source: str) -> dict[str, tuple[floa
         try:
             overrides[metric.strip()] = (float(minimum), float(target))
         except ValueError:
-            raise pytest.UsageError(f"{source}: {value!r} is not METRIC=MINIMUM:TARGET, e.g. icc2_1=0.5:0.7") from None
+            raise UsageProblem(f"{source}: {value!r} is not METRIC=MINIMUM:TARGET, e.g. icc2_1=0.5:0.7") from None
     return overrides
 
 
-def _ini_seconds(config: pytest.Config, name: str) -> float:
+def _ini_seconds(config: OptionSource, name: str) -> float:
     value = str(config.getini(name))
     try:
         return positive_float(value)
     except argparse.ArgumentTypeError:
-        raise pytest.UsageError(
+        raise UsageProblem(
             f"ini {name} = {value!r} is not a number of seconds > 0. Set it to the seconds one request may "
             f"take, e.g. `-o {name}=120` or `{name} = 120` under [pytest] in pytest.ini."
         ) from None
@@ -358,15 +403,15 @@ def check_out_dir(path: Path) -> None:
     if existing.is_dir() and os.access(existing, os.W_OK | os.X_OK):
         return
     why = "it is not a folder" if not existing.is_dir() else "it is not writable"
-    raise pytest.UsageError(
+    raise UsageProblem(
         f"--snap-out / ini snap_out: the output folder {path} cannot be created ({existing}: {why}). "
         f"Choose another folder with --snap-out=DIR, or remove what is in the way."
     )
 
 
-def _ini_int(config: pytest.Config, name: str) -> int:
+def _ini_int(config: OptionSource, name: str) -> int:
     value = str(config.getini(name))
     try:
         return positive_int(value)
     except argparse.ArgumentTypeError:
-        raise pytest.UsageError(f"ini {name} = {value!r} is not a whole number >= 1") from None
+        raise UsageProblem(f"ini {name} = {value!r} is not a whole number >= 1") from None

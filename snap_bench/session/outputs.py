@@ -36,11 +36,11 @@ from snap_bench.observations.case import Case
 from snap_bench.observations.export import csv_bytes
 from snap_bench.observations.observation import Condition, Observation
 from snap_bench.observations.spend import serving_by_model, serving_notices, spend_by_model, with_batch_spend
-from snap_bench.plugin.ledger import ConditionLedger
-from snap_bench.plugin.session_options import SessionOptions
 from snap_bench.recordings.state import Recordings
 from snap_bench.report.ci_outputs import write_ci_summary
 from snap_bench.report.ci_summary import SUMMARY_FILE
+from snap_bench.session.ledger import ConditionLedger
+from snap_bench.session.settings import SessionSettings
 from snap_bench.wire.atomic import write_atomically
 from snap_bench.wire.end_files import EndFiles
 
@@ -52,9 +52,9 @@ if TYPE_CHECKING:
 
 
 class FinishedSession(Protocol):
-    """What the end of a session writes from (the SnapSession provides it)."""
+    """What the end of a session writes from (the BenchmarkSession provides it)."""
 
-    options: SessionOptions
+    options: SessionSettings
     models: list[ModelSpec]
     baseline: BaselineSpec | None
     recordings: Recordings
@@ -220,7 +220,7 @@ def subsets(session: FinishedSession) -> dict[tuple[str, str], DesignSubset]:
 
 
 def session_meta(
-    options: SessionOptions,
+    options: SessionSettings,
     models: Sequence[ModelSpec],
     instrument_versions: Mapping[str, str],
     ledger: ConditionLedger,
@@ -253,7 +253,7 @@ def session_meta(
 
 
 def session_notices(
-    options: SessionOptions, facts: Mapping[str, ModelFacts], observations: Sequence[Observation]
+    options: SessionSettings, facts: Mapping[str, ModelFacts], observations: Sequence[Observation]
 ) -> list[str]:
     """What the session says once about how it asked (a temperature left to the provider, several providers,
     cache hits, a catalogue that could not be read)."""
