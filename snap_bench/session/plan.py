@@ -84,22 +84,12 @@ class SessionPlan:
         handed = handed or HandedOver()
         try:
             self.registry = load_models(self.options.config)
-            self.models = choose_models(self.registry, self.options, self.recordings)
-            if self.options.top_logprobs:  # --snap-logprobs wins over each entry's `logprobs`
-                self.models = [dataclasses.replace(m, top_logprobs=self.options.top_logprobs) for m in self.models]
             for path in instrument_file_paths(paths, self.options.cassette_dir):
                 self.instrument_files.add(path)
             follow_up = self.options.follow_up | self.instrument_files.follow_up(self.options.instrument_options)
             self.options = dataclasses.replace(self.options, follow_up=follow_up)
-            if handed.facts is not None:
-                self.facts = dict(handed.facts)
-            else:
-                root, cassettes = self.options.rootdir, self.options.cassette_dir
-                self.facts = model_facts.gather_facts(self.models, root, cassettes, read=read_catalogues)
-            self.models = [model_facts.with_catalogue_price(model, self.facts.get(model.name)) for model in self.models]
-            if self.options.baseline:
-                known = (self.registry, self.recordings, self.models, self.options.rootdir, self.options.gate)
-                self.baseline, self.models = baseline_of(self.options.baseline, *known)
+            resolved = resolve_models(self.registry, self.options, self.recordings, handed.facts, read_catalogues)
+            self.models, self.facts, self.baseline = list(resolved.models), dict(resolved.facts), resolved.baseline
             for name in self.active_instruments():
                 self.instrument(name)
             check_save_baseline(self.options.save_baseline, self.models)
@@ -205,6 +195,46 @@ class SessionPlan:
     def instruments(self) -> dict[str, Instrument]:
         """The instruments built so far (each on first use), by name."""
         return dict(self._instruments)
+
+
+@dataclasses.dataclass(frozen=True)
+class ResolvedModels:
+    """The session's models, each entry as it is asked (--snap-logprobs and the catalogue's price applied, once),
+    the catalogue facts they were resolved with, and the baseline (a replayed baseline model is one of the models)."""
+
+    models: tuple[ModelSpec, ...]
+    facts: Mapping[str, model_facts.ModelFacts]
+    baseline: BaselineSpec | None
+
+
+def resolve_models(
+    registry: ModelRegistry,
+    options: SessionSettings,
+    recordings: Recordings,
+    handed: Mapping[str, model_facts.ModelFacts] | None = None,
+    read_catalogues: bool = True,
+) -> ResolvedModels:
+    """The one place a session's models are resolved: --model's (or the pilot's, or every recorded model), and the
+    model --baseline replays, looked up in ``registry``; their catalogue facts (``handed`` by the process that read
+    them, else read where ``read_catalogues`` and a key allow, else recorded beside the cassettes); each entry
+    built once from them. Nothing changes an entry after this."""
+    chosen = choose_models(registry, options, recordings)
+    baseline = None
+    if options.baseline:
+        known = (registry, recordings, chosen, options.rootdir, options.gate)
+        baseline, chosen = baseline_of(options.baseline, *known)
+    if handed is not None:
+        facts = dict(handed)
+    else:
+        facts = model_facts.gather_facts(chosen, options.rootdir, options.cassette_dir, read=read_catalogues)
+    logprobs = options.top_logprobs  # --snap-logprobs wins over each entry's `logprobs`
+    models = tuple(
+        model_facts.with_catalogue_price(
+            dataclasses.replace(model, top_logprobs=logprobs) if logprobs else model, facts.get(model.name)
+        )
+        for model in chosen
+    )
+    return ResolvedModels(models, facts, baseline)
 
 
 def choose_models(registry: ModelRegistry, options: SessionSettings, recordings: Recordings) -> list[ModelSpec]:
