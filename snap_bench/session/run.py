@@ -61,6 +61,7 @@ def run_session(argv: Sequence[str] = (), *, root: Path, ini: Mapping[str, str] 
     """Run the session that ``pytest <paths> <argv>`` would run in the project at ``root`` (the paths among
     ``argv``; the benchmarks folder when none is given). A usage problem raises UsageProblem before anything is
     asked."""
+    root = root.resolve()  # as pytest's invocation folder is: the recordings' lookups compare resolved paths
     command_line = CommandLine(argv, root=root, ini=ini)
     settings = SessionSettings.from_config(command_line)
     paths = RunPaths(tuple(command_line.args) or (settings.benchmarks_dir,), root, ("__pycache__", ".*"))
