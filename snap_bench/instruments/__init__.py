@@ -46,16 +46,26 @@ __all__ = [
     "metric_catalogue",
     "misspelt_instrument_key",
     "register",
+    "register_questionnaire_kind",
     "registered",
 ]
 
 _REGISTRY: dict[str, InstrumentKind] = {}
 
-# A questionnaire file's `kind` -> the instrument it is.
-QUESTIONNAIRE_KINDS: dict[str, type[QuestionnaireInstrument]] = {
-    LIKERT: QuestionnaireInstrument,
-    COMPASS: CompassInstrument,
-}
+# A questionnaire file's `kind` -> the instrument it is (register_questionnaire_kind).
+_QUESTIONNAIRE_KINDS: dict[str, type[QuestionnaireInstrument]] = {}
+
+
+def register_questionnaire_kind(kind: str, instrument: type[QuestionnaireInstrument]) -> None:
+    """Make a questionnaire file's ``kind: <kind>`` build ``instrument`` (a QuestionnaireInstrument that adds its
+    own scoring, analysis or report, as the compass does); a team's package can register a kind of its own."""
+    if not kind.isidentifier():
+        raise TypeError(f"a questionnaire kind is an identifier-like string, got {kind!r}")
+    _QUESTIONNAIRE_KINDS[kind] = instrument
+
+
+register_questionnaire_kind(LIKERT, QuestionnaireInstrument)
+register_questionnaire_kind(COMPASS, CompassInstrument)
 
 
 def questionnaire_kind(path: Path, config: ConfigFiles) -> InstrumentKind:
@@ -63,10 +73,10 @@ def questionnaire_kind(path: Path, config: ConfigFiles) -> InstrumentKind:
     from the file, of the kind it names, built for a config (a mistake in it is a ConfigError now, at
     collection)."""
     design = read_questionnaire(path, config)
-    if design.kind not in QUESTIONNAIRE_KINDS:
-        known = ", ".join(QUESTIONNAIRE_KINDS)
+    if design.kind not in _QUESTIONNAIRE_KINDS:
+        known = ", ".join(_QUESTIONNAIRE_KINDS)
         raise ConfigError(path, "kind", f"unknown kind {design.kind!r}", f"use one of: {known}")
-    hooks = QUESTIONNAIRE_KINDS[design.kind]
+    hooks = _QUESTIONNAIRE_KINDS[design.kind]
 
     def build(wanted: ConfigFiles) -> Instrument:
         # The design read above serves the same config: the file and its norms are read once.

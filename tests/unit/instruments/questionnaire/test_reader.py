@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from snap_bench.design.config import ConfigError, ConfigFiles
-from snap_bench.instruments import questionnaire_kind
+from snap_bench.instruments import _QUESTIONNAIRE_KINDS, questionnaire_kind, register_questionnaire_kind
 from snap_bench.instruments.base import Selection
 from snap_bench.instruments.questionnaire.reader import default_instruction, read_questionnaire
 
@@ -200,3 +200,20 @@ def test_a_teams_own_compass_is_a_compass_built_by_the_registrys_factory(tmp_pat
         questionnaire_kind(write(tmp_path, MY_COMPASS.replace("kind: compass", "kind: poll"), "townhall.yaml"), CONFIG)
     with pytest.raises(ConfigError, match=r"choices: a questionnaire of kind likert asks through `instruction`"):
         questionnaire_kind(write(tmp_path, MY_COMPASS.replace("kind: compass\n", ""), "townhall.yaml"), CONFIG)(CONFIG)
+
+
+def test_a_team_registers_a_questionnaire_kind_of_its_own(tmp_path: Path) -> None:
+    from snap_bench.instruments import CompassInstrument
+
+    class Poll(CompassInstrument):
+        """A team's own kind: the compass's scoring under another name."""
+
+    register_questionnaire_kind("poll", Poll)
+    try:
+        kind = questionnaire_kind(write(tmp_path, MY_COMPASS.replace("kind: compass", "kind: poll"), "t.yaml"), CONFIG)
+        assert (kind.name, kind.hooks) == ("townhall", Poll)
+        assert type(kind(CONFIG)) is Poll
+    finally:
+        _QUESTIONNAIRE_KINDS.pop("poll")
+    with pytest.raises(TypeError, match="identifier-like"):
+        register_questionnaire_kind("a poll", Poll)
