@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -135,3 +136,10 @@ def record_once(folder: Path, *args: str) -> Recorded:
 def port_of(server: FakeOpenAIServer) -> int:
     """The fake server's port (``http://127.0.0.1:PORT/v1``)."""
     return int(server.base_url.rsplit(":", 1)[1].split("/", 1)[0])
+
+
+def shows_in_order(lines: Sequence[str], patterns: Sequence[str]) -> bool:
+    """Whether ``lines`` hold a line matching each of ``patterns``, in that order (as RunResult's
+    ``fnmatch_lines`` checks pytest's output)."""
+    remaining = iter(lines)
+    return all(any(fnmatch(line, pattern) for line in remaining) for pattern in patterns)
