@@ -98,8 +98,8 @@ def retry_notes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     notes: list[str] = []
     ask = Asker.ask
 
-    def asking(self: Asker, *args: Any, **kwargs: Any) -> Observation:
-        return ask(self, *args, **kwargs, on_retried=notes.append)
+    def asking(self: Asker, model: str, instrument: Any, condition: Any, **kwargs: Any) -> Observation:
+        return ask(self, model, instrument, condition, on_retried=notes.append)
 
     with monkeypatch.context() as patched:
         patched.setattr(Asker, "ask", asking)
