@@ -1,5 +1,5 @@
 """The FAKE OpenAI-compatible server counts requests in flight as the client has them, so the ceiling tests built
-on its count (tests/scenarios/test_rate_limit.py) fail only for the product's defects, never for the fake's timing."""
+on its count (tests/session/test_rate_limit.py) fail only for the product's defects, never for the fake's timing."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What every backend of the results store must do, written once: the SQLite tests run it on a file, the
-PostgreSQL tests on a real server (tests/scenarios/test_history_postgres.py)."""
+PostgreSQL tests on a real server (tests/slow/test_history_postgres.py)."""
 
 from __future__ import annotations
 

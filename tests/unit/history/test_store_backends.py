@@ -1,5 +1,5 @@
 """The results store's data layer on SQLite: the schema's version and its upgrade, concurrent writers, the copy
-(the same checks run on a real PostgreSQL server in tests/scenarios/test_history_postgres.py)."""
+(the same checks run on a real PostgreSQL server in tests/slow/test_history_postgres.py)."""
 
 from __future__ import annotations
 

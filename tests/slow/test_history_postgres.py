@@ -1,26 +1,29 @@
 """The results history in a real PostgreSQL server on loopback (Debian's postgresql package, started for this
-module by tests/postgres_server.py), and the store's failures through the plugin.
+module by tests/postgres_server.py), and the store's failures, the sessions run in-process.
 
 Without the server binaries these tests fail, naming the install command; they never skip.
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator, Sequence
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from snap_bench.cli import main
+from snap_bench.design.config import PACKAGED
 from snap_bench.history.database import Store, StoreError
 from snap_bench.history.store import read_headlines
+from snap_bench.report.trend_section import stored_trend
+from snap_bench.session.run import SessionResult
+from snap_bench.session.settings import UsageProblem
 from tests.conftest import FAKE_KEY, BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.postgres_server import PostgresServer, ServerMissing, free_port
-from tests.scenarios.test_compass_plugin import right_libertarian
 from tests.unit.history.store_checks import (
     check_concurrent_writers,
     check_copy,
@@ -98,63 +101,74 @@ def raw_postgres(url: str) -> Any:
     return run
 
 
+def statement_keys() -> dict[str, tuple[str, bool]]:
+    """Each compass statement's paraphrase -> (axis, reversed)."""
+    compass = yaml.safe_load((PACKAGED / "compass.yaml").read_text(encoding="utf-8"))
+    return {
+        text: (item["construct"], item["reverse"]) for item in compass["items"] for text in item["paraphrases"].values()
+    }
+
+
 def answer(request: dict[str, Any]) -> str:
-    """The compass's statements placed right-libertarian, anything else (the profile's items) answered 4."""
-    said = right_libertarian(request)
-    return "4" if said.startswith("I do not know") else said
+    """The compass's statements placed right-libertarian (economic +10, social -10), anything else (the profile's
+    items) answered 4."""
+    question = request["messages"][-1]["content"]
+    for statement, (axis, reverse) in statement_keys().items():
+        if statement in question:
+            return "Strongly agree" if (not reverse) == (axis == "economic") else "Strongly disagree"
+    return "4"
 
 
-def start_session(bench: BenchProject, model: str, out: str, *args: str) -> subprocess.Popen[str]:
-    """``pytest benchmarks`` in its own process, started now (its output read by :func:`finish`)."""
-    return subprocess.Popen(
-        [
-            *(sys.executable, "-m", "pytest", "benchmarks", "-p", "no:cacheprovider"),
-            *(f"--model={model}", *SELECTION, *args, f"--snap-out={out}"),
-        ],
-        cwd=bench.root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+def shown(result: SessionResult) -> str:
+    """What the session shows: its summary, its notices and the reason of its exit status."""
+    return "\n".join([*result.summary, *result.notices, result.reason])
 
 
-def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
-    output, _ = process.communicate(timeout=600)
-    return process.returncode, output
+@pytest.fixture
+def compass_project(tmp_path: Path, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> BenchProject:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
+    fake_server.script.answer = answer
+    root = tmp_path / "project"
+    root.mkdir()
+    return BenchProject(root, fake_server.base_url, instruments=INSTRUMENTS)
 
 
-def test_sessions_writing_at_once_keep_one_set_per_identical_result_and_every_different_one(
-    pytester: pytest.Pytester,
+def test_sessions_writing_to_one_store_keep_one_set_per_identical_result_and_every_different_one(
+    compass_project: BenchProject,
     fake_server: FakeOpenAIServer,
-    monkeypatch: pytest.MonkeyPatch,
     postgres: Databases,
     cluster: Cluster,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """Sessions one after the other, each through the session stage; the same writes at once, from several
+    processes' connections: test_writers_at_once_on_postgresql_lose_nothing_and_duplicate_nothing."""
+    bench = compass_project
     database = postgres.new()
     assert cluster.server is not None
     password = cluster.server.password
-    monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
-    fake_server.script.answer = answer
-    bench = BenchProject(pytester, fake_server.base_url, instruments=INSTRUMENTS)
     # Recorded first (into the default SQLite store), so that the sessions below replay: the same answers give
     # the same figures, and the PostgreSQL store holds none of them yet.
-    recorded = bench.run("--model=fake-model", "--model=other-model", *SELECTION, gate=True)
+    recorded = bench.session("--model=fake-model", "--model=other-model", *SELECTION, gate=True)
     asked = len(fake_server.script.requests)
     expected = {(r.model, r.instrument): r for r in read_headlines(bench.out / "history.sqlite")}
     assert {key for key in expected} == {(m, i) for m in ("fake-model", "other-model") for i in INSTRUMENTS}
 
     history = f"--snap-history={database}"
-    sessions = {
-        "replay-1": start_session(bench, "fake-model", "reports-1", history, "--snap-record-mode=none"),
-        "replay-2": start_session(bench, "fake-model", "reports-2", history, "--snap-record-mode=none"),
-        "other": start_session(bench, "other-model", "reports-3", history, "--snap-record-mode=none"),
+    runs = {
+        "replay-1": ("fake-model", "reports-1"),
+        "replay-2": ("fake-model", "reports-2"),
+        "other": ("other-model", "reports-3"),
     }
-    results = {name: finish(process) for name, process in sessions.items()}
+    results = {
+        name: bench.session(f"--model={model}", *SELECTION, history, "--snap-record-mode=none", f"--snap-out={out}",
+                            gate=True)
+        for name, (model, out) in runs.items()
+    }  # fmt: skip
     assert len(fake_server.script.requests) == asked  # every session replayed
-    for name, (status, output) in results.items():
-        assert status == recorded.ret, f"{name}:\n{output}"
-        assert "results store" not in output, output
-        assert password not in output
+    for name, result in results.items():
+        assert result.exit_status == recorded.exit_status, f"{name}:\n{shown(result)}"
+        assert "results store" not in shown(result), shown(result)
+        assert password not in shown(result)
 
     stored = raw_postgres(database)(
         "SELECT model, instrument, COUNT(DISTINCT session), COUNT(*) FROM headlines GROUP BY model, instrument", ()
@@ -178,24 +192,19 @@ def test_sessions_writing_at_once_keep_one_set_per_identical_result_and_every_di
 
     # `snap-bench history --store URL` prints the trend from PostgreSQL.
     chart = bench.root / "trend.svg"
-    shown = subprocess.run(
-        [sys.executable, "-m", "snap_bench.cli", "history", "--store", database, "--chart", str(chart)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert shown.returncode == 0, shown.stderr
+    capsys.readouterr()
+    assert main(["history", "--store", database, "--chart", str(chart)]) == 0
+    printed = capsys.readouterr()
     for model in ("fake-model", "other-model"):
         for instrument in INSTRUMENTS:
-            assert f"{model} · {instrument} (1 session(s))" in shown.stdout
+            assert f"{model} · {instrument} (1 session(s))" in printed.out
     assert chart.read_text(encoding="utf-8").lstrip().startswith("<?xml")
 
     # The password is in no file the sessions wrote and in no output.
     written = [path for folder in bench.root.glob("reports*") for path in folder.rglob("*") if path.is_file()]
     assert len(written) > 10
     assert not [path for path in written if password.encode() in path.read_bytes()]
-    assert password not in shown.stdout + shown.stderr + recorded.stdout.str() + recorded.stderr.str()
+    assert password not in printed.out + printed.err + shown(recorded)
 
 
 def test_writers_at_once_on_postgresql_lose_nothing_and_duplicate_nothing(postgres: Databases) -> None:
@@ -253,18 +262,16 @@ def test_a_wrong_password_is_an_error_that_does_not_repeat_it(
 
 
 def test_an_unreachable_store_is_one_warning_and_the_results_are_intact(
-    pytester: pytest.Pytester, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    compass_project: BenchProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
+    bench = compass_project
     monkeypatch.setenv("PGPASSWORD", "never-shown-456")
-    fake_server.script.answer = answer
-    bench = BenchProject(pytester, fake_server.base_url, instruments=INSTRUMENTS)
-    first = bench.run("--model=fake-model", *SELECTION, gate=True)  # the default store: SQLite
+    first = bench.session("--model=fake-model", *SELECTION, gate=True)  # the default store: SQLite
     before = bench.analysis()["instruments"]
     unreachable = f"postgresql://snap@127.0.0.1:{free_port()}/history"  # nothing listens there
-    result = bench.run("--model=fake-model", *SELECTION, f"--snap-history={unreachable}", gate=True)
-    assert result.ret == first.ret  # the exit status follows the checks, as with a store that works
-    warnings = [line for line in result.stdout.lines if "results store" in line]
+    result = bench.session("--model=fake-model", *SELECTION, f"--snap-history={unreachable}", gate=True)
+    assert result.exit_status == first.exit_status  # the exit status follows the checks, as with a store that works
+    warnings = [line for line in result.summary if "results store" in line]
     assert len(warnings) == 1, warnings
     assert warnings[0].startswith("warning: results store not updated: postgresql://snap@127.0.0.1:")
     after = bench.analysis()["instruments"]
@@ -274,8 +281,11 @@ def test_an_unreachable_store_is_one_warning_and_the_results_are_intact(
             == before[instrument]["models"]["fake-model"]["metrics"]
         )
     assert "history_error" in after["compass"]["models"]["fake-model"]["details"]
-    assert "no history to show" in (bench.out / "report.html").read_text(encoding="utf-8")
-    assert "never-shown-456" not in result.stdout.str() + result.stderr.str()
+    # The report's history section is this line (snap_bench.report.trend_section): the store is not read again.
+    assert result.judgement is not None
+    trend = stored_trend(unreachable, ["fake-model"], list(INSTRUMENTS), problem=result.judgement.store_problem)
+    assert trend.problem.endswith("no history to show.")
+    assert "never-shown-456" not in shown(result)
 
 
 @pytest.mark.parametrize(
@@ -285,8 +295,8 @@ def test_an_unreachable_store_is_one_warning_and_the_results_are_intact(
         ("postgresql://snap:hunter2-secret@db:5432/history", "*carries a password*Fix: remove it from the URL*"),
     ],
 )
-def test_a_misspelt_or_secret_bearing_url_is_a_usage_error(bench: BenchProject, value: str, said: str) -> None:
-    result = bench.run("--model=fake-model", f"--snap-history={value}", gate=True)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([said])
-    assert "hunter2-secret" not in result.stdout.str() + result.stderr.str()
+def test_a_misspelt_or_secret_bearing_url_is_a_usage_error(project: BenchProject, value: str, said: str) -> None:
+    with pytest.raises(UsageProblem) as problem:
+        project.session("--model=fake-model", f"--snap-history={value}", gate=True)
+    assert fnmatch(str(problem.value), said), problem.value
+    assert "hunter2-secret" not in str(problem.value)

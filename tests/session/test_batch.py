@@ -1,5 +1,6 @@
-"""--snap-batch: every unrecorded condition asked through the provider's batch API before any test asks, its
-answers written as synchronous recordings, its batches kept with the recordings so that no run submits twice."""
+"""--snap-batch, the session run in-process: every unrecorded condition asked through the provider's batch API
+before any condition is asked, its answers written as synchronous recordings, its batches kept with the recordings
+so that no run submits twice."""
 
 from __future__ import annotations
 
@@ -7,14 +8,17 @@ import json
 import textwrap
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from snap_bench.observations.export import read_jsonl
 from snap_bench.recordings.cassettes import leaked_secrets
-from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, WORKERS, BenchProject
+from snap_bench.session.settings import UsageProblem
+from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, BenchProject
 from tests.fake_batch_apis import ANTHROPIC, OPENAI, OPENROUTER, BatchScript, FakeBatchApis
+from tests.session.asking_checks import outcomes, shows_in_order
 
 FAST = ("--snap-batch-poll=0.01",)
 
@@ -31,9 +35,10 @@ def provider(request: pytest.FixtureRequest) -> Iterator[FakeBatchApis]:
     assert not fake.script.errors, fake.script.errors[:3]
 
 
-def batch_project(pytester: pytest.Pytester, fake: FakeBatchApis, monkeypatch: pytest.MonkeyPatch) -> BenchProject:
+def batch_project(root: Path, fake: FakeBatchApis, monkeypatch: pytest.MonkeyPatch) -> BenchProject:
     monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
-    project = BenchProject(pytester, fake.base_url)
+    root.mkdir()
+    project = BenchProject(root, fake.base_url)
     (project.root / "config" / "models.yaml").write_text(
         textwrap.dedent(f"""\
         models:
@@ -50,20 +55,20 @@ def batch_project(pytester: pytest.Pytester, fake: FakeBatchApis, monkeypatch: p
 
 
 @pytest.fixture
-def bench(pytester: pytest.Pytester, provider: FakeBatchApis, monkeypatch: pytest.MonkeyPatch) -> BenchProject:
-    return batch_project(pytester, provider, monkeypatch)
+def bench(tmp_path: Path, provider: FakeBatchApis, monkeypatch: pytest.MonkeyPatch) -> BenchProject:
+    return batch_project(tmp_path / "project", provider, monkeypatch)
 
 
-@pytest.mark.parametrize("workers", WORKERS)
 def test_every_condition_is_recorded_through_the_batch_api_without_a_synchronous_request(
-    bench: BenchProject, provider: FakeBatchApis, workers: tuple[str, ...]
+    bench: BenchProject, provider: FakeBatchApis
 ) -> None:
-    result = bench.run("--model=fake-model", *SLICE, "--snap-batch", *FAST, *workers)
-    result.assert_outcomes(passed=SLICE_SIZE)
+    result = bench.session("--model=fake-model", *SLICE, "--snap-batch", *FAST)
+    assert outcomes(result) == {"passed": SLICE_SIZE}
     assert provider.script.chat_requests == []
     assert len(provider.script.submissions) == 1
     assert len(list((bench.cassettes / "fake-model" / "profile").glob("*.json"))) == SLICE_SIZE
-    result.stdout.fnmatch_lines(["*fake-model: batch * submitted (18 requests*", "*fake-model: batch * 18/18 done*"])
+    done = ["*fake-model: batch * submitted (18 requests*", "*fake-model: batch * 18/18 done*"]
+    assert shows_in_order(result.summary, done), result.summary
     observations = read_jsonl(bench.out / "observations.jsonl")
     assert all(o.replayed and o.score is not None for o in observations)
     spend = json.loads((bench.out / "session.json").read_text(encoding="utf-8"))["spend"]["fake-model"]
@@ -80,7 +85,7 @@ def replayed_figures(bench: BenchProject, monkeypatch: pytest.MonkeyPatch) -> di
     """The analysis of a replay of what is recorded (no key: nothing can be asked), less the session's own facts."""
     with monkeypatch.context() as offline:
         offline.delenv("FAKE_OPENAI_KEY")
-        bench.run("--model=fake-model", *SLICE, gate=True)
+        bench.session("--model=fake-model", *SLICE, gate=True)
     document = bench.analysis()
     return {key: value for key, value in document.items() if key != "session"}
 
@@ -88,13 +93,13 @@ def replayed_figures(bench: BenchProject, monkeypatch: pytest.MonkeyPatch) -> di
 def test_a_replay_of_batch_answers_equals_a_replay_of_the_same_answers_asked_synchronously(
     bench: BenchProject, provider: FakeBatchApis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bench.run("--model=fake-model", *SLICE, "--snap-batch", *FAST).assert_outcomes(passed=SLICE_SIZE)
+    assert outcomes(bench.session("--model=fake-model", *SLICE, "--snap-batch", *FAST)) == {"passed": SLICE_SIZE}
     assert provider.script.chat_requests == []
     from_batch = replayed_figures(bench, monkeypatch)
     batch_cassettes = {p.relative_to(bench.cassettes): p.read_text() for p in bench.cassettes.glob("*/profile/*.json")}
     for path in bench.cassettes.glob("*/profile/*.json"):
         path.unlink()
-    bench.run("--model=fake-model", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    assert outcomes(bench.session("--model=fake-model", *SLICE)) == {"passed": SLICE_SIZE}
     assert len(provider.script.chat_requests) == SLICE_SIZE
     synchronous = replayed_figures(bench, monkeypatch)
     assert from_batch["instruments"]["profile"]["models"]["fake-model"]
@@ -113,32 +118,31 @@ def test_a_replay_of_batch_answers_equals_a_replay_of_the_same_answers_asked_syn
 def pending_run_then_collect(bench: BenchProject, provider: FakeBatchApis, first: tuple[str, ...]) -> None:
     """A first run that leaves its batch pending (exit 6, the batch named), then runs that collect it: nothing is
     submitted twice, nothing asked synchronously."""
-    result = bench.run("--model=fake-model", *SLICE, *first)
-    assert result.ret == 6, result.stdout.str()
+    result = bench.session("--model=fake-model", *SLICE, *first)
+    assert result.exit_status == 6, result.summary
     assert len(provider.script.submissions) == 1
     batch_id = provider.script.submissions[0]
-    result.stdout.fnmatch_lines(
-        [
-            f"*fake-model: batch {batch_id} pending (0/18 done)*",
-            "*fake-model: batch pending: 0/18 conditions answered (18 pending in a batch)*",
-            "*exit status 6: the batch is pending: 18 condition(s) submitted and not ended yet*",
-        ]
-    )
-    result.assert_outcomes(skipped=SLICE_SIZE)
+    pending = [
+        f"*fake-model: batch {batch_id} pending (0/18 done)*",
+        "*fake-model: batch pending: 0/18 conditions answered (18 pending in a batch)*",
+        "*exit status 6: the batch is pending: 18 condition(s) submitted and not ended yet*",
+    ]
+    assert shows_in_order(result.summary, pending), result.summary
+    assert outcomes(result) == {"skipped": SLICE_SIZE}
     ledgers = list((bench.cassettes / "fake-model" / ".batches").glob("*.json"))
     assert [json.loads(path.read_text())["batch_id"] for path in ledgers] == [batch_id]
     assert FAKE_KEY not in ledgers[0].read_text()
     # Again with --snap-batch while it is still pending: nothing new is submitted, nothing asked.
     provider.script.never_finish = False
     provider.script.polls_to_finish = 1_000
-    again = bench.run("--model=fake-model", *SLICE, "--snap-batch=submit", *FAST)
-    assert again.ret == 6
+    again = bench.session("--model=fake-model", *SLICE, "--snap-batch=submit", *FAST)
+    assert again.exit_status == 6
     assert len(provider.script.submissions) == 1
     # A later run without --snap-batch collects the batch once it has ended, and replays it.
     provider.script.polls_to_finish = 0
-    collected = bench.run("--model=fake-model", *SLICE, "-n", "2")
-    collected.assert_outcomes(passed=SLICE_SIZE)
-    assert collected.ret == 0
+    collected = bench.session("--model=fake-model", *SLICE)
+    assert outcomes(collected) == {"passed": SLICE_SIZE}
+    assert collected.exit_status == 0
     assert provider.script.submissions == [batch_id]
     assert provider.script.chat_requests == []
     assert all(o.replayed for o in read_jsonl(bench.out / "observations.jsonl"))
@@ -159,19 +163,18 @@ def test_a_session_whose_batch_outlasts_its_timeout_is_collected_by_the_next_wit
     pending_run_then_collect(bench, provider, ("--snap-batch", "--snap-batch-poll=0.05", "--snap-batch-timeout=0.2"))
 
 
-@pytest.mark.parametrize("workers", WORKERS)
 def test_errored_expired_and_canceled_items_are_asked_again_and_never_scored_from_the_error(
-    bench: BenchProject, provider: FakeBatchApis, workers: tuple[str, ...]
+    bench: BenchProject, provider: FakeBatchApis
 ) -> None:
     provider.script.fail = {0: "errored", 5: "expired", 11: "canceled"}
-    result = bench.run("--model=fake-model", *SLICE, "--snap-batch", *FAST, *workers)
-    result.assert_outcomes(passed=SLICE_SIZE)
+    result = bench.session("--model=fake-model", *SLICE, "--snap-batch", *FAST)
+    assert outcomes(result) == {"passed": SLICE_SIZE}
     assert len(provider.script.submissions) == 1
     # Those three, and only those, were asked synchronously: the same requests the batch held.
     batch = provider.script.batches[provider.script.submissions[0]]
     failed_bodies = sorted(json.dumps(batch.items[place][1], sort_keys=True) for place in provider.script.fail)
     assert sorted(json.dumps(body, sort_keys=True) for body in provider.script.chat_requests) == failed_bodies
-    result.stdout.fnmatch_lines(["*3 request(s) of batch * ended errored, expired or cancelled*"])
+    assert shows_in_order(result.summary, ["*3 request(s) of batch * ended errored, expired or cancelled*"])
     observations = read_jsonl(bench.out / "observations.jsonl")
     assert all(o.score == int(varied_answer({"messages": o.messages})) for o in observations)
     assert sum(not o.replayed for o in observations) == 3
@@ -185,35 +188,35 @@ def test_errored_expired_and_canceled_items_are_asked_again_and_never_scored_fro
 
 
 def test_a_model_without_a_batch_api_is_asked_synchronously_and_said_once(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with FakeBatchApis(BatchScript(flavour=OPENAI)) as fake:
-        bench = batch_project(pytester, fake, monkeypatch)
+        bench = batch_project(tmp_path / "project", fake, monkeypatch)
         models = bench.root / "config" / "models.yaml"
         models.write_text(models.read_text().replace("dialect: openai", "dialect: openai-compatible"))
-        result = bench.run("--model=fake-model", *SLICE, "--snap-batch", *FAST)
-        result.assert_outcomes(passed=SLICE_SIZE)
+        result = bench.session("--model=fake-model", *SLICE, "--snap-batch", *FAST)
+        assert outcomes(result) == {"passed": SLICE_SIZE}
         assert fake.script.submissions == []
         assert len(fake.script.chat_requests) == SLICE_SIZE
-        result.stdout.fnmatch_lines(["*fake-model: its endpoint (openai-compatible) has no batch API*synchronously*"])
+        said = "*fake-model: its endpoint (openai-compatible) has no batch API*synchronously*"
+        assert sum(shows_in_order([line], [said]) for line in result.summary) == 1, result.summary
 
 
 def test_snap_batch_with_a_budget_is_a_usage_error(bench: BenchProject) -> None:
-    result = bench.run("--model=fake-model", *SLICE, "--snap-batch", "--snap-max-cost=1")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--snap-batch with --snap-max-requests or --snap-max-cost*"])
+    with pytest.raises(UsageProblem, match="--snap-batch with --snap-max-requests or --snap-max-cost"):
+        bench.session("--model=fake-model", *SLICE, "--snap-batch", "--snap-max-cost=1")
 
 
 def test_an_anthropic_model_is_recorded_through_message_batches_and_replays_as_if_asked_synchronously(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The native anthropic dialect's Messages bodies go whole into a Message Batch (``params``); each result's
     message is written as the answer ``POST /v1/messages`` would have given, so the replay reads it through the
     dialect like any recording. Some results fail and are asked synchronously, through the same dialect."""
     with FakeBatchApis(BatchScript(flavour=ANTHROPIC, answer=varied_answer_of_messages, fail={2: "errored"})) as fake:
-        bench = batch_project(pytester, fake, monkeypatch)
-        result = bench.run("--model=fake-model", *SLICE, "--snap-batch", *FAST)
-        result.assert_outcomes(passed=SLICE_SIZE)
+        bench = batch_project(tmp_path / "project", fake, monkeypatch)
+        result = bench.session("--model=fake-model", *SLICE, "--snap-batch", *FAST)
+        assert outcomes(result) == {"passed": SLICE_SIZE}
         assert len(fake.script.submissions) == 1
         batch = fake.script.batches[fake.script.submissions[0]]
         # The batch held the dialect's own bodies: the system prompt at the top level, max_tokens set.
@@ -234,8 +237,8 @@ def test_an_anthropic_model_is_recorded_through_message_batches_and_replays_as_i
         # Offline, the same figures come back from the recordings alone.
         with monkeypatch.context() as offline:
             offline.delenv("FAKE_OPENAI_KEY")
-            replay = bench.run("--model=fake-model", *SLICE)
-        replay.assert_outcomes(passed=SLICE_SIZE)
+            replay = bench.session("--model=fake-model", *SLICE)
+        assert outcomes(replay) == {"passed": SLICE_SIZE}
         assert [o.score for o in read_jsonl(bench.out / "observations.jsonl")] == [o.score for o in observations]
         assert fake.script.submissions == [batch.id]
 

@@ -1,5 +1,5 @@
 """The headline command against Anthropic's Messages API and Gemini's generateContent as their documentation
-describes them, through pytester and the FAKE loopback servers of tests/fake_anthropic.py and
+describes them, the session run in-process against the FAKE loopback servers of tests/fake_anthropic.py and
 tests/fake_gemini.py: recorded and replayed in each dialect, the provider's refusals and blocks as answer codes
 with their reasons, overloads retried, thinking models asked at the provider's default temperature, a refused
 temperature stopping the model at its first request, and the spend as tokens x price."""
@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Iterator
+from fnmatch import fnmatch
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,9 +18,11 @@ import pytest
 from snap_bench.observations.export import read_jsonl
 from snap_bench.observations.observation import Observation
 from snap_bench.recordings.cassettes import leaked_secrets
+from snap_bench.session.run import SessionResult
 from tests.conftest import SLICE, SLICE_SIZE, BenchProject
 from tests.fake_anthropic import FAKE_ANTHROPIC_KEY, AnthropicScript, FakeAnthropic, FakeClaude
 from tests.fake_gemini import FAKE_GEMINI_KEY, FakeGemini, FakeGeminiModel, GeminiScript
+from tests.session.asking_checks import outcomes
 
 CLAUDE = FakeClaude("claude-fake-4")
 CLAUDE_NO_TEMPERATURE = FakeClaude("claude-fake-5", takes_temperature=False)
@@ -80,11 +84,13 @@ def gemini() -> Iterator[FakeGemini]:
 
 @pytest.fixture
 def project(
-    pytester: pytest.Pytester, anthropic: FakeAnthropic, gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, anthropic: FakeAnthropic, gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch
 ) -> BenchProject:
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_ANTHROPIC_KEY)
     monkeypatch.setenv("GEMINI_API_KEY", FAKE_GEMINI_KEY)
-    bench = BenchProject(pytester, anthropic.base_url)
+    root = tmp_path / "project"
+    root.mkdir()
+    bench = BenchProject(root, anthropic.base_url)
     (bench.root / "config" / "models.yaml").write_text(
         models_yaml(anthropic.base_url, gemini.base_url), encoding="utf-8"
     )
@@ -95,6 +101,11 @@ def observations(bench: BenchProject) -> list[Observation]:
     return read_jsonl(bench.out / "observations.jsonl")
 
 
+def said(result: SessionResult, pattern: str) -> bool:
+    """Whether one of the lines the terminal's summary shows matches ``pattern``."""
+    return any(fnmatch(line, pattern) for line in result.summary)
+
+
 def spend(bench: BenchProject, model: str) -> dict[str, Any]:
     document: dict[str, Any] = json.loads((bench.out / "session.json").read_text(encoding="utf-8"))
     return dict(document["spend"][model])
@@ -103,7 +114,7 @@ def spend(bench: BenchProject, model: str) -> dict[str, Any]:
 def test_anthropic_answers_are_recorded_replayed_and_priced_by_their_usage(
     project: BenchProject, anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    project.run("--model=claude", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    assert outcomes(project.session("--model=claude", *SLICE)) == {"passed": SLICE_SIZE}
     assert [r.status for r in anthropic.received] == [200] * SLICE_SIZE  # nothing the API would refuse was sent
     sent = anthropic.messages_bodies(CLAUDE.id)
     assert all(body["temperature"] == 0.0 and "thinking" not in body and body["system"] for body in sent)
@@ -115,7 +126,8 @@ def test_anthropic_answers_are_recorded_replayed_and_priced_by_their_usage(
     assert FAKE_ANTHROPIC_KEY not in "".join(p.read_text() for p in project.cassettes.rglob("*.json"))
     # offline, the same slice is replayed from the recordings: nothing more is sent
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    project.run("--model=claude", *SLICE, "--snap-record-mode=none").assert_outcomes(passed=SLICE_SIZE)
+    replay = project.session("--model=claude", *SLICE, "--snap-record-mode=none")
+    assert outcomes(replay) == {"passed": SLICE_SIZE}
     assert len(anthropic.received) == SLICE_SIZE
     assert [o.raw_answer for o in observations(project)] == [o.raw_answer for o in asked]
 
@@ -124,8 +136,8 @@ def test_an_anthropic_refusal_is_an_answer_code_with_its_reason_and_never_scored
     project: BenchProject, anthropic: FakeAnthropic
 ) -> None:
     anthropic.script.refused_words = frozenset({FLAGGED_WORD})
-    result = project.run("--model=claude", *SLICE)
-    assert result.ret == 0
+    result = project.session("--model=claude", *SLICE)
+    assert result.exit_status == 0
     asked = observations(project)
     refused = [o for o in asked if o.code == -5]
     assert len(refused) == FLAGGED
@@ -133,14 +145,14 @@ def test_an_anthropic_refusal_is_an_answer_code_with_its_reason_and_never_scored
     assert sum(o.is_scored for o in asked) == SLICE_SIZE - FLAGGED
     assert len(anthropic.received) == SLICE_SIZE  # a refusal is an answer: not asked again
     # replayed, the refusal is the same code: the recording holds it
-    replay = project.run("--model=claude", *SLICE, "--snap-record-mode=none")
-    assert replay.ret == 0
+    replay = project.session("--model=claude", *SLICE, "--snap-record-mode=none")
+    assert replay.exit_status == 0
     assert sum(o.code == -5 for o in observations(project)) == FLAGGED
 
 
 def test_an_overloaded_anthropic_is_asked_again_and_answers(project: BenchProject, anthropic: FakeAnthropic) -> None:
     anthropic.script.overloaded_next = 2  # 529 overloaded_error twice
-    project.run("--model=claude", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    assert outcomes(project.session("--model=claude", *SLICE)) == {"passed": SLICE_SIZE}
     assert [r.status for r in anthropic.received].count(529) == 2
     assert len(anthropic.received) == SLICE_SIZE + 2
     asked = observations(project)
@@ -151,9 +163,9 @@ def test_an_overloaded_anthropic_is_asked_again_and_answers(project: BenchProjec
 def test_a_thinking_model_is_asked_at_the_providers_default_with_a_budget_under_max_tokens(
     project: BenchProject, anthropic: FakeAnthropic
 ) -> None:
-    result = project.run("--model=claude-thinking", *AT_DEFAULT)
-    result.assert_outcomes(passed=AT_DEFAULT_SIZE)
-    result.stdout.fnmatch_lines(["*claude-thinking: asked at the provider's default temperature*thinking*"])
+    result = project.session("--model=claude-thinking", *AT_DEFAULT)
+    assert outcomes(result) == {"passed": AT_DEFAULT_SIZE}
+    assert said(result, "*claude-thinking: asked at the provider's default temperature*thinking*")
     sent = anthropic.messages_bodies(CLAUDE.id)
     assert len(sent) == AT_DEFAULT_SIZE
     assert all("temperature" not in body for body in sent)
@@ -170,28 +182,28 @@ def test_a_thinking_model_is_asked_at_the_providers_default_with_a_budget_under_
 def test_a_model_that_refuses_temperatures_is_stopped_at_its_first_request_naming_the_fix(
     project: BenchProject, anthropic: FakeAnthropic
 ) -> None:
-    result = project.run("--model=claude-new", *SLICE)
-    assert result.ret == 6  # could not measure
+    result = project.session("--model=claude-new", *SLICE)
+    assert result.exit_status == 6  # could not measure
     assert len(anthropic.received) == 1
     assert anthropic.received[0].status == 400
-    result.stdout.fnmatch_lines(["*claude-new stopped*temperature* is deprecated*takes_temperature: false*"])
+    assert said(result, "*claude-new stopped*temperature* is deprecated*takes_temperature: false*")
 
 
 def test_a_spend_limit_is_not_asked_again(project: BenchProject, anthropic: FakeAnthropic) -> None:
     anthropic.script.spend_limit = True
-    result = project.run("--model=claude", *SLICE)
-    assert result.ret == 6
+    result = project.session("--model=claude", *SLICE)
+    assert result.exit_status == 6
     assert len(anthropic.received) == 1  # no retry, no second condition
-    result.stdout.fnmatch_lines(["*claude stopped*ANTHROPIC_API_KEY*spend limit*"])
+    assert said(result, "*claude stopped*ANTHROPIC_API_KEY*spend limit*")
 
 
 @pytest.mark.parametrize(
-    "asking", [pytest.param((), id="one-by-one"), pytest.param(("-n", "2", "--snap-concurrency=4"), id="ahead-xdist")]
+    "asking", [pytest.param((), id="one-by-one"), pytest.param(("--snap-concurrency=4",), id="ahead")]
 )
 def test_gemini_answers_are_recorded_replayed_and_priced_with_their_thoughts(
     project: BenchProject, gemini: FakeGemini, monkeypatch: pytest.MonkeyPatch, asking: tuple[str, ...]
 ) -> None:
-    project.run("--model=flash", *SLICE, *asking).assert_outcomes(passed=SLICE_SIZE)
+    assert outcomes(project.session("--model=flash", *SLICE, *asking)) == {"passed": SLICE_SIZE}
     assert [r.status for r in gemini.received] == [200] * SLICE_SIZE
     sent = gemini.bodies(FLASH.id)
     assert all(body["generationConfig"]["temperature"] == 0.0 for body in sent)
@@ -204,7 +216,8 @@ def test_gemini_answers_are_recorded_replayed_and_priced_with_their_thoughts(
     assert leaked_secrets(project.cassettes) == []
     assert FAKE_GEMINI_KEY not in "".join(p.read_text() for p in project.cassettes.rglob("*.json"))
     monkeypatch.delenv("GEMINI_API_KEY")
-    project.run("--model=flash", *SLICE, "--snap-record-mode=none").assert_outcomes(passed=SLICE_SIZE)
+    replay = project.session("--model=flash", *SLICE, "--snap-record-mode=none")
+    assert outcomes(replay) == {"passed": SLICE_SIZE}
     assert len(gemini.received) == SLICE_SIZE
 
 
@@ -215,7 +228,7 @@ def test_a_gemini_safety_stop_or_blocked_prompt_is_an_answer_code_with_its_reaso
     project: BenchProject, gemini: FakeGemini, words: str, reason: str
 ) -> None:
     setattr(gemini.script, words, frozenset({FLAGGED_WORD}))
-    assert project.run("--model=flash", *SLICE).ret == 0
+    assert project.session("--model=flash", *SLICE).exit_status == 0
     asked = observations(project)
     coded = [o for o in asked if o.code == -5]
     assert len(coded) == FLAGGED
@@ -226,7 +239,7 @@ def test_a_gemini_safety_stop_or_blocked_prompt_is_an_answer_code_with_its_reaso
 
 def test_an_unavailable_gemini_is_asked_again_and_answers(project: BenchProject, gemini: FakeGemini) -> None:
     gemini.script.unavailable_next = 2  # 503 UNAVAILABLE twice
-    project.run("--model=flash", *SLICE).assert_outcomes(passed=SLICE_SIZE)
+    assert outcomes(project.session("--model=flash", *SLICE)) == {"passed": SLICE_SIZE}
     assert [r.status for r in gemini.received].count(503) == 2
     assert len(gemini.received) == SLICE_SIZE + 2
     assert all(o.is_scored for o in observations(project))
