@@ -11,7 +11,7 @@ line and its tests both call).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -19,6 +19,8 @@ from snap_bench.asking.asker import BatchPending, RecordingUnavailable
 from snap_bench.asking.attempts import BudgetReached
 from snap_bench.asking.batch.ledger import PENDING_IN_A_BATCH
 from snap_bench.asking.interruption import Interrupted
+from snap_bench.asking.pacing import pace_summary
+from snap_bench.asking.state_folder import state_folder
 from snap_bench.instruments import Instrument
 from snap_bench.judging.judgement import Judgement
 from snap_bench.observations.case import Case
@@ -48,6 +50,11 @@ class SessionResult:
     summary: tuple[str, ...]
     out_dir: Path
     planned: int  # the conditions the session set out to ask
+    # Condition id -> why it has no answer although it was asked for (a recording missing or damaged, the budget
+    # spent, a batch pending): what pytest shows as the test's failure or skip message.
+    not_measured: Mapping[str, str]
+    # Condition id -> what asking it took beyond one attempt (pytest prints each as "snap-bench: retried ...").
+    retried: Mapping[str, str]
 
     def check(self, name: str) -> CheckOutcome:
         """The check named ``name`` (``model-metric``, as its report is named); KeyError naming the others."""
@@ -77,12 +84,20 @@ def run_session(argv: Sequence[str] = (), *, root: Path, ini: Mapping[str, str] 
     lines: list[str] = []
     session.start_asking(controller=True)
     session.prepare_outputs(lambda line: lines.append(f"snap-bench batch: {line}"))
-    interrupted = _ask_each(session, planned)
+    asked = _ask_each(session, planned)
+    interrupted = asked.interrupted
     session.close_asking(interrupted=interrupted)
     judged = None if interrupted else session.judge()
     checks = tuple(check_outcomes(judged, settings.gate)) if judged is not None else ()
     decision = session.finish(INTERRUPTED if interrupted else 0)
-    shown = [*lines, *(line for line, _ in summary_lines(session)), *(line for line, _ in verdict_block(session))]
+    # The terminal's summary as the plugin's reporter writes it: the answer statistics, the retries, each model's
+    # pace, then the verdicts and the exit line.
+    shown = [*lines, *(line for line, _ in summary_lines(session))]
+    if asked.retried:
+        shown.append(f"retries: {len(asked.retried)} condition(s) asked more than once")
+    models = [model.name for model in session.models]
+    shown += [f"pace: {line}" for line in pace_summary(state_folder(settings.out_dir), models)]
+    shown += [line for line, _ in verdict_block(session)]
     return SessionResult(
         exit_status=decision.code,
         reason=decision.reason,
@@ -93,12 +108,22 @@ def run_session(argv: Sequence[str] = (), *, root: Path, ini: Mapping[str, str] 
         summary=tuple(shown),
         out_dir=settings.out_dir,
         planned=len(planned),
+        not_measured=asked.not_measured,
+        retried=asked.retried,
     )
 
 
-def _ask_each(session: BenchmarkSession, planned: list[tuple[str, Case]]) -> bool:
-    """Ask every planned condition in order (with --snap-concurrency, the next ones ahead); True if interrupted."""
+@dataclass
+class _Asked:
+    interrupted: bool = False
+    not_measured: dict[str, str] = field(default_factory=dict)
+    retried: dict[str, str] = field(default_factory=dict)
+
+
+def _ask_each(session: BenchmarkSession, planned: list[tuple[str, Case]]) -> _Asked:
+    """Ask every planned condition in order (with --snap-concurrency, the next ones ahead)."""
     asker = session.asker()
+    asked = _Asked()
 
     def upcoming(start: int) -> Iterator[tuple[str, Instrument, Condition]]:
         for _, case in planned[start:]:
@@ -106,18 +131,24 @@ def _ask_each(session: BenchmarkSession, planned: list[tuple[str, Case]]) -> boo
 
     for index, (nodeid, case) in enumerate(planned):
         asker.look_ahead(partial(upcoming, index + 1))
+        retried = partial(asked.retried.__setitem__, case.id)
         try:
-            observation = asker.ask(case.model, session.instrument(case.instrument), case.condition)
-        except RecordingUnavailable:
-            session.record(nodeid, failed=True, not_measured="no recording")
-            continue
-        except BudgetReached:
-            session.record(nodeid, failed=False, not_measured="budget spent")
-            continue
-        except BatchPending:
-            session.record(nodeid, failed=False, not_measured=PENDING_IN_A_BATCH)
+            observation = asker.ask(case.model, session.instrument(case.instrument), case.condition, retried)
+        except (RecordingUnavailable, BudgetReached, BatchPending) as error:
+            # as the `ask` fixture's test fails (no recording) or is skipped (budget spent, pending in a batch)
+            missing = isinstance(error, RecordingUnavailable)
+            reason = (
+                "no recording"
+                if missing
+                else "budget spent"
+                if isinstance(error, BudgetReached)
+                else PENDING_IN_A_BATCH
+            )
+            session.record(nodeid, failed=isinstance(error, RecordingUnavailable), not_measured=reason)
+            asked.not_measured[case.id] = str(error)
             continue
         except Interrupted:
-            return True
+            asked.interrupted = True
+            break
         session.record(nodeid, failed=False, values=observation.to_dict())
-    return False
+    return asked

@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
@@ -15,10 +14,7 @@ from typing import Any
 
 import pytest
 
-from snap_bench.asking.asker import Asker, RecordingUnavailable
 from snap_bench.asking.batch.ledger import PENDING_IN_A_BATCH
-from snap_bench.asking.pacing import pace_summary
-from snap_bench.asking.state_folder import state_folder
 from snap_bench.observations.export import read_jsonl
 from snap_bench.observations.observation import Observation
 from snap_bench.session.run import SessionResult
@@ -63,47 +59,13 @@ def exit_line(result: SessionResult) -> str:
     return result.summary[-1]
 
 
-def pace_lines(project: BenchProject, models: list[str]) -> list[str]:
-    """The terminal's ``pace:`` lines of the session just run (snap_bench.plugin.reporting prints these)."""
-    return [f"pace: {line}" for line in pace_summary(state_folder(project.out), models)]
+def pace_lines(result: SessionResult) -> list[str]:
+    """The terminal summary's ``pace:`` lines of the session."""
+    return [line for line in result.summary if line.startswith("pace: ")]
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(folder.rglob("*.json"))}
-
-
-@contextmanager
-def unavailable_messages(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """What the asker said of each condition it could not answer (the message ``pytest benchmarks`` fails the
-    condition's test with; run_session keeps only that it was not measured)."""
-    said: list[str] = []
-    ask = Asker.ask
-
-    def asking(self: Asker, *args: Any, **kwargs: Any) -> Observation:
-        try:
-            return ask(self, *args, **kwargs)
-        except RecordingUnavailable as error:
-            said.append(str(error))
-            raise
-
-    with monkeypatch.context() as patched:
-        patched.setattr(Asker, "ask", asking)
-        yield said
-
-
-@contextmanager
-def retry_notes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The asker's note of each condition it asked more than once (``pytest benchmarks`` prints each as
-    ``snap-bench: retried NOTE``; run_session does not listen for them)."""
-    notes: list[str] = []
-    ask = Asker.ask
-
-    def asking(self: Asker, model: str, instrument: Any, condition: Any, **kwargs: Any) -> Observation:
-        return ask(self, model, instrument, condition, on_retried=notes.append)
-
-    with monkeypatch.context() as patched:
-        patched.setattr(Asker, "ask", asking)
-        yield notes
 
 
 @dataclass(frozen=True)

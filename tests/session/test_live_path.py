@@ -25,9 +25,7 @@ from tests.session.asking_checks import (
     observations,
     outcomes,
     record_once,
-    retry_notes,
     snapshot,
-    unavailable_messages,
 )
 
 # The record-mode option, in one place (its name is the option's, not this test's business).
@@ -149,8 +147,8 @@ def test_damaged_recordings_are_named_offline_and_re_recorded_live(
     for how, path in damaged.items():
         path.write_text(json.dumps(_damage(json.loads(path.read_text(encoding="utf-8")), how)), encoding="utf-8")
     monkeypatch.delenv("FAKE_OPENAI_KEY")
-    with unavailable_messages(monkeypatch) as said:
-        result = project.session("--model=fake-model", *SMALL)
+    result = project.session("--model=fake-model", *SMALL)
+    said = list(result.not_measured.values())
     assert outcomes(result) == {"passed": SMALL_SIZE - len(DAMAGES), "failed": len(DAMAGES)}
     shown = "\n".join([*said, *result.summary, *result.notices])
     assert "Traceback" not in shown
@@ -268,8 +266,8 @@ def test_a_retried_condition_is_noted_with_its_waits_and_why(
     """The note each retried condition reports (shown on the progress under pytest, and carried to xdist's
     controller: tests/contract/test_live_path_xdist.py)."""
     fake_server.script.failures = deque([Failure(429, retry_after="0"), Failure(503, retry_after="0")])
-    with retry_notes(monkeypatch) as notes:
-        result = project.session("--model=fake-model", *SMALL, "--snap-concurrency=1")
+    result = project.session("--model=fake-model", *SMALL, "--snap-concurrency=1")
+    notes = list(result.retried.values())
     assert outcomes(result) == {"passed": SMALL_SIZE}
     # One process asking one at a time: both failures go to the first condition, asked three times.
     assert [int(note.split()[0]) for note in notes] == [3], notes
@@ -286,11 +284,11 @@ def test_a_request_past_the_timeout_is_asked_again(
     # A reply that would come after 30 s: with the default timeout (120 s) the ask would wait for it.
     fake_server.script.failures = deque([Failure(503, delay_s=30.0)])
     argv = ["benchmarks", "--snap-no-analysis", "--model=fake-model", *SMALL]
-    with retry_notes(monkeypatch) as notes:
-        if where == "option":
-            result = run_session([*argv, "--snap-timeout=1"], root=project.root)
-        else:
-            result = run_session(argv, root=project.root, ini={"snap_timeout": "1"})
+    if where == "option":
+        result = run_session([*argv, "--snap-timeout=1"], root=project.root)
+    else:
+        result = run_session(argv, root=project.root, ini={"snap_timeout": "1"})
+    notes = list(result.retried.values())
     assert outcomes(result) == {"passed": SMALL_SIZE}
     assert sorted(o.attempts for o in observations(project))[-1] >= 2
     assert any("timeout" in note for note in notes), notes

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from snap_bench.asking.pacing import PaceSettings
+from snap_bench.session.run import SessionResult
 from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.fake_rate_limited import FakeRateLimit, rate_limited_server
@@ -40,9 +41,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: FakeOpenAIS
     return BenchProject(root, server.base_url)
 
 
-def pace_line(bench: BenchProject) -> str:
-    """The terminal's pace line of fake-model."""
-    lines = pace_lines(bench, ["fake-model"])
+def pace_line(result: SessionResult) -> str:
+    """The terminal summary's pace line of fake-model."""
+    lines = pace_lines(result)
     assert len(lines) == 1, lines
     return lines[0]
 
@@ -74,7 +75,7 @@ def test_a_run_at_a_stated_limit_is_paced_by_the_headers_and_answers_everything(
     # Paced a little under the stated rate from the first answer on: the bucket's second's worth absorbs what
     # a busy machine bunches together, so a refusal would be a pacing defect ("few": at most 2).
     assert limit.refused <= 2
-    line = pace_line(bench)
+    line = pace_line(result)
     assert refused_said(line) == limit.refused
     paced = PER_MINUTE * PaceSettings().margin  # a little under the stated rate
     assert fnmatch(line, f"pace: fake-model: paced at {paced:.0f} req/min from the provider's headers; *"), line
@@ -91,7 +92,7 @@ def test_a_limit_stated_only_by_refusals_loses_no_answer(
     # Every refused request was asked again (Retry-After, then the pace) until answered: nothing lost.
     assert all(o.score == 4 for o in observations(bench))
     assert limit.admitted == SLICE_SIZE
-    line = pace_line(bench)
+    line = pace_line(result)
     assert refused_said(line) == limit.refused
     if limit.refused:
         # Found from a sustained pattern of refusals; a few sporadic ones (a busy machine's timing) find no limit.
@@ -124,4 +125,4 @@ def test_a_fixed_pace_keeps_the_concurrency_of_before(
     assert outcomes(result) == {"passed": SLICE_SIZE}
     assert server.script.max_in_flight == 4
     assert limit.admitted == SLICE_SIZE
-    assert pace_line(bench) == "pace: fake-model: not adapted (--snap-pace=fixed); 0 requests refused (429)"
+    assert pace_line(result) == "pace: fake-model: not adapted (--snap-pace=fixed); 0 requests refused (429)"
