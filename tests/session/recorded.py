@@ -121,13 +121,13 @@ def import_conftest(path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     return module
 
 
-def dry_run(project: BenchProject, *args: str) -> list[str]:
-    """The lines ``pytest <args> --snap-dry-run`` prints for the whole of what its paths hold (the benchmarks
-    folder when none is given): the plan as the plugin activates it for a run that only looks, every case of it.
+def dry_run(root: Path, *args: str) -> list[str]:
+    """The lines ``pytest <args> --snap-dry-run`` run at ``root`` prints for the whole of what its paths hold (the
+    benchmarks folder when none is given): the plan as the plugin activates it for a run that only looks, every case.
     What a file path or ``-k`` leaves out is pytest's collection: tests/contract/test_unrecorded_and_dry_run.py."""
-    command_line = CommandLine([*args, "--snap-dry-run"], root=project.root)
+    command_line = CommandLine([*args, "--snap-dry-run"], root=root)
     plan = SessionPlan(SessionSettings.from_config(command_line))
     paths = tuple(command_line.args) or (plan.options.benchmarks_dir,)
-    plan.activate(RunPaths(paths, project.root, ("__pycache__", ".*")), runs_tests=False)
+    plan.activate(RunPaths(paths, root, ("__pycache__", ".*")), runs_tests=False)
     cases = [case for name in plan.in_run if name not in plan.not_asked for case in plan.cases(name)]
     return dry_run_lines(plan, cases)

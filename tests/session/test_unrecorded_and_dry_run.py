@@ -59,8 +59,8 @@ def test_offline_an_unrecorded_instrument_is_named_not_failed(
 
 def test_the_dry_run_prices_what_its_paths_hold(two: BenchProject, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("FAKE_OPENAI_KEY")
-    whole = dry_run(two, "benchmarks", "--model=fake-model")
-    one_file = dry_run(two, "benchmarks/test_compass.py", "--model=fake-model")
+    whole = dry_run(two.root, "benchmarks", "--model=fake-model")
+    one_file = dry_run(two.root, "benchmarks/test_compass.py", "--model=fake-model")
     assert fnmatch.filter(whole, "total: 3804 conditions for 1 model(s); cost <= $* worst case, ~$* expected"), whole
     assert fnmatch.filter(one_file, "instrument compass*"), one_file
     assert fnmatch.filter(one_file, "total: 1536 conditions*"), one_file
@@ -73,7 +73,7 @@ def test_without_a_key_a_model_that_takes_no_temperature_is_counted_once_per_con
 ) -> None:
     monkeypatch.delenv("FAKE_OPENAI_KEY")
     monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
-    lines = dry_run(two, "benchmarks/test_profile.py", "--model=gpt-5.2")
+    lines = dry_run(two.root, "benchmarks/test_profile.py", "--model=gpt-5.2")
     expected = (
         "*gpt-5.2: 756 conditions at the provider's default temperature; *output tokens per answer <= 2,048, "
         "expected ~256 (assumed for reasoning effort low: no recordings of it)*"
