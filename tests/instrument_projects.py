@@ -10,7 +10,9 @@ import re
 import textwrap
 from typing import Any
 
-from tests.conftest import BenchProject
+import pytest
+
+from tests.conftest import FAKE_KEY, BenchProject
 
 # -- a questionnaire in YAML: the issue's minimal file, with a construct of its own ------------------------------
 
@@ -48,6 +50,14 @@ def follows_the_items(request: dict[str, Any]) -> str:
 
 def write_calm(project: BenchProject) -> None:
     (project.root / "benchmarks" / "calm.yaml").write_text(CALM, encoding="utf-8")
+
+
+def calm_project(pytester: pytest.Pytester, base_url: str, monkeypatch: pytest.MonkeyPatch) -> BenchProject:
+    """The calm questionnaire alone in a pytester project, the fake server's key set."""
+    monkeypatch.setenv("FAKE_OPENAI_KEY", FAKE_KEY)
+    project = BenchProject(pytester, base_url, instruments=())
+    write_calm(project)
+    return project
 
 
 # -- a classification task in YAML and CSV, with a nominal label set of its own ----------------------------------

@@ -20,7 +20,7 @@ from snap_bench.history.store import read_headlines
 from tests.conftest import FAKE_KEY, BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.postgres_server import PostgresServer, ServerMissing, free_port
-from tests.scenarios.test_compass_plugin import right_libertarian
+from tests.session.test_compass_instrument import right_libertarian
 from tests.unit.history.store_checks import (
     check_concurrent_writers,
     check_copy,
