@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
 
 from tests.conftest import FAKE_KEY, REPO
 from tests.fake_openai_server import FakeOpenAIServer
@@ -49,9 +50,21 @@ def run(command: list[str | Path], cwd: Path, timeout: float = 300, **env: str) 
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bin/ folder of a fresh virtualenv holding snap-bench installed from its wheel."""
-    root = tmp_path_factory.mktemp("wheel")
+def venv(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The bin/ folder of a fresh virtualenv holding snap-bench installed from its wheel: built once per test run,
+    also when xdist gives this module's tests to both workers (the one that comes second waits for it)."""
+    if worker_id == "master":
+        return installed_wheel(tmp_path_factory.mktemp("wheel"))
+    # the workers' temporary folders share a parent of this run's own
+    shared = tmp_path_factory.getbasetemp().parent / "wheel"
+    with FileLock(str(shared) + ".lock"):
+        bin_dir = shared / "venv" / "bin"
+        return bin_dir if (bin_dir / "snap-bench").is_file() else installed_wheel(shared)
+
+
+def installed_wheel(root: Path) -> Path:
+    """snap-bench built as a wheel under ``root`` and installed into a fresh virtualenv there; its bin/ folder."""
+    root.mkdir(exist_ok=True)
     # The build reads only these: a copy keeps the checkout free of build/ and of stale files in the wheel.
     source = root / "source"
     source.mkdir()
