@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.fake_openai_server import FakeOpenAIServer
-from tests.scenarios.test_yaml_questionnaire import VIEWS, calm_project, statement
+from tests.instrument_projects import VIEWS, calm_project, statement
 
 MOVED = {"I stay calm when plans fall apart.": 2, "I keep my desk in order.": 4}  # C1 4 -> 2, T1 2 -> 4
 
