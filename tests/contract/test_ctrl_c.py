@@ -14,11 +14,11 @@ tests/unit/session/test_second_ctrl_c.py's.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
-import json
 import threading
 import time
 from pathlib import Path
@@ -227,3 +227,22 @@ def test_a_second_ctrl_c_ends_the_session_interrupted_without_a_traceback_or_a_h
     assert "Traceback" not in output
     assert not (bench.out / "observations.csv").exists()
     assert not [path.name for path in bench.out.iterdir() if path.name.endswith(".tmp")]
+
+
+def test_the_plugin_gives_pythons_ctrl_c_back_when_pytest_unconfigures(pytester: pytest.Pytester) -> None:
+    """pytest run in-process goes on after the session: its unconfigure hands Python's own Ctrl-C back (a parsed
+    config and the plugin's hook, no session run)."""
+    from snap_bench.plugin.session import SnapSession
+    from snap_bench.session.settings import SessionSettings
+
+    config = pytester.parseconfig()
+    session = SnapSession(config, SessionSettings.from_config(config))
+    session.stage.active = True
+    python_handler = signal.getsignal(signal.SIGINT)
+    try:
+        session.stage.later_ctrl_c.take_over()
+        assert signal.getsignal(signal.SIGINT) is not python_handler
+        session.pytest_unconfigure()
+        assert signal.getsignal(signal.SIGINT) is python_handler
+    finally:
+        signal.signal(signal.SIGINT, python_handler)

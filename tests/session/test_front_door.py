@@ -96,7 +96,8 @@ def test_a_model_gated_against_its_own_baseline_file_passes_and_a_changed_one_fa
     assert "messages" not in document["observations"][0]
 
     monkeypatch.delenv("FAKE_OPENAI_KEY")
-    same = project.session("--model=fake-model", *gate_slice, f"--baseline={baseline}", "--snap-gate=baseline", gate=True)
+    gated = (f"--baseline={baseline}", "--snap-gate=baseline")
+    same = project.session("--model=fake-model", *gate_slice, *gated, gate=True)
     # The thresholds fail for these answers (paraphrases disagree), but the exit status follows the gate.
     assert same.exit_status == 0, same.summary
     assert [check for check in same.checks if not check.gated]
