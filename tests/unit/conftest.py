@@ -1,10 +1,11 @@
 """The unit tier starts no process and no pytest session: functions and objects in-process, so the tier stays as
-fast as it can be. A unit test that asks for pytester (or testdir) fails at collection; one that starts a process
-(subprocess, os.system, os.spawn*, os.exec* or os.popen) fails where it does. Such a test belongs to
-tests/session/ (the session in-process), tests/contract/ (pytest's own contract) or tests/slow/."""
+fast as it can be. A unit test that asks for pytester (or testdir) fails at its setup; one that starts a process
+(subprocess, multiprocessing, os.system, os.fork, os.spawn*, os.exec*, os.popen) fails where it does. Such a test
+belongs to tests/session/ (the session in-process), tests/contract/ (pytest's own contract) or tests/slow/."""
 
 from __future__ import annotations
 
+import multiprocessing.process
 import os
 import subprocess
 from typing import Any, NoReturn
@@ -18,6 +19,8 @@ STARTS_A_PROCESS = (
     (os, "popen"),
     (os, "posix_spawn"),
     (os, "posix_spawnp"),
+    (os, "fork"),
+    (multiprocessing.process.BaseProcess, "start"),
     *((os, name) for name in dir(os) if name.startswith(("spawn", "exec"))),
 )
 
