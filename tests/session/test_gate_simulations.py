@@ -8,34 +8,12 @@ dependability's refits), which is a session's judgement of its gate rather than 
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 import pytest
 
-from snap_bench.judging.comparison import NOT_COMPARED, REGRESSION, UNDECIDED, Comparison
+from snap_bench.judging.comparison import NOT_COMPARED, REGRESSION, UNDECIDED
 from snap_bench.judging.pairing_methods import FIXED_DESIGN, FIXED_DESIGN_RATE, NO_REPEATED_CELL, REFITS
 from tests.unit.judging.test_comparison import gate, renamed, shipped
-
-
-@cache
-def small_against_large() -> dict[str, Comparison]:
-    """The shipped small model gated against the large one (computed once: the refits take a while)."""
-    return gate(renamed(shipped("smollm2-135m"), "new"), renamed(shipped("qwen2.5-coder-1.5b"), "old"))
-
-
-def test_a_much_worse_model_fails_with_the_reason_first() -> None:
-    comparisons = small_against_large()
-    for name in ("profile.unscored_rate", "perturbation.custom_accuracy", "perturbation.consistency"):
-        comparison = comparisons[name]
-        assert comparison.outcome == REGRESSION, comparison.message
-        assert comparison.regressed
-        assert comparison.message.startswith("REGRESSION: worse than the baseline by more than the margin")
-    unscored = comparisons["profile.unscored_rate"]
-    assert unscored.new_value == pytest.approx(0.743, abs=0.001)
-    # three runs a cell: each model's run-to-run variance; the perturbation asks each cell once: items resampled
-    assert unscored.method == FIXED_DESIGN_RATE
-    assert comparisons["perturbation.custom_accuracy"].method == f"paired bootstrap over items ({NO_REPEATED_CELL})"
 
 
 def test_the_per_temperature_figures_catch_a_model_answering_at_random_where_an_unchanged_one_passes() -> None:
@@ -63,12 +41,26 @@ def test_the_per_temperature_figures_catch_a_model_answering_at_random_where_an_
     assert worse.difference < -0.05
 
 
-def test_a_comparison_on_a_minority_of_the_design_cannot_show_non_inferiority() -> None:
-    """SmolLM2 leaves three quarters of its profile answers unscored: on the few cells both models
-    answered in full its test-retest r is as high as Qwen's, which says nothing of the rest. As for a
-    verdict, a minority of the design is insufficient data (not compared, never a pass); a regression
-    found on it would still stand."""
-    comparisons = small_against_large()
+def test_a_much_worse_model_fails_with_the_reason_first_and_a_minority_of_the_design_shows_nothing() -> None:
+    """One test for one judgement (the small shipped model against the large one: a minute of refits), which two
+    tests would each compute under xdist.
+
+    A much worse model fails with the reason first. And SmolLM2 leaves three quarters of its profile answers
+    unscored: on the few cells both models answered in full its test-retest r is as high as Qwen's, which says
+    nothing of the rest. As for a verdict, a minority of the design is insufficient data (not compared, never a
+    pass); a regression found on it would still stand."""
+    comparisons = gate(renamed(shipped("smollm2-135m"), "new"), renamed(shipped("qwen2.5-coder-1.5b"), "old"))
+    for name in ("profile.unscored_rate", "perturbation.custom_accuracy", "perturbation.consistency"):
+        comparison = comparisons[name]
+        assert comparison.outcome == REGRESSION, comparison.message
+        assert comparison.regressed
+        assert comparison.message.startswith("REGRESSION: worse than the baseline by more than the margin")
+    unscored = comparisons["profile.unscored_rate"]
+    assert unscored.new_value == pytest.approx(0.743, abs=0.001)
+    # three runs a cell: each model's run-to-run variance; the perturbation asks each cell once: items resampled
+    assert unscored.method == FIXED_DESIGN_RATE
+    assert comparisons["perturbation.custom_accuracy"].method == f"paired bootstrap over items ({NO_REPEATED_CELL})"
+    # the minority of the design
     thin = [c for c in comparisons.values() if c.designed and c.compared / c.designed < 0.5]
     assert {"profile.test_retest_r", "profile.contradiction_rate[t0]"} <= {f"{c.instrument}.{c.metric}" for c in thin}
     for comparison in thin:
