@@ -1,6 +1,10 @@
 # The two front-door commands; each sets itself up (a .venv in this folder) before it runs.
 #   make benchmark   replay the shipped recordings offline (no key needed); ARGS="..." adds pytest options
-#   make test        lint, type-check and run the project's own test suite
+#   make test        lint, type-check and run the project's own test suite (every tier)
+# The test tiers on their own (no lint first): tests/unit (functions and objects, no process), and everything but
+# the slow tier (tests/unit, tests/session: the session in-process, tests/contract: pytest's own contract):
+#   make test-unit
+#   make test-fast
 # And the pull-request gate: every model of baselines/ replayed and compared with its committed baseline.
 #   make gate
 # And the project's test suite against the lowest versions pyproject.toml's ranges allow (constraints-lowest.txt),
@@ -17,7 +21,7 @@ export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
 LOWEST := .venv-lowest
-.PHONY: benchmark gate test test-lowest lint setup setup-dev
+.PHONY: benchmark gate test test-unit test-fast test-lowest lint setup setup-dev setup-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,9 +46,16 @@ $(VENV)/.installed-dev: pyproject.toml constraints.txt | $(BIN)/python
 	$(PIP) --no-cache-dir --find-links $(LLAMA_WHEELS) -c constraints.txt -e '.[test,local,postgres]'
 	touch $@ $(VENV)/.installed
 
+# The tiers but the slow one need the test extras, not the local extra's compiled llama.cpp.
+$(VENV)/.installed-test: pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) -c constraints.txt -e '.[test,postgres]'
+	touch $@ $(VENV)/.installed
+
 setup: $(VENV)/.installed
 
 setup-dev: $(VENV)/.installed-dev
+
+setup-test: $(VENV)/.installed-test
 
 # make turns any failing recipe into its own status 2, so pytest's status (README: Exit status) is printed
 # and kept in reports/exit-status for scripts that need the difference between 1 and 6.
@@ -70,8 +81,16 @@ lint: setup-dev
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+TEST_OPTIONS := -n 2 --durations=30
+
 test: lint
-	$(BIN)/pytest tests -n 2 --durations=30 $(ARGS)
+	$(BIN)/pytest tests $(TEST_OPTIONS) $(ARGS)
+
+test-unit: setup-test
+	$(BIN)/pytest tests/unit $(TEST_OPTIONS) $(ARGS)
+
+test-fast: setup-test
+	$(BIN)/pytest tests/unit tests/session tests/contract -m "not slow" $(TEST_OPTIONS) $(ARGS)
 
 $(LOWEST)/bin/python:
 	$(PYTHON) -m venv $(LOWEST)
@@ -83,11 +102,12 @@ $(LOWEST)/.installed: pyproject.toml constraints-lowest.txt | $(LOWEST)/bin/pyth
 	$(LOWEST)/bin/pip install --quiet --disable-pip-version-check -c constraints-lowest.txt -e '.[test,postgres]'
 	touch $@
 
-# What the lowest versions must still run: every unit test (the statistics against their R references on the
-# lowest numpy, scipy, pandas and pingouin; the client, recordings and report on the lowest httpx, vcrpy and
-# pyyaml) and the plugin's own sessions, plain and under xdist, on the lowest pytest and pytest-xdist. The other
-# whole-session scenarios run the same hooks on the same versions as these and stay make test's: CI time.
-LOWEST_TESTS ?= tests/unit tests/scenarios/test_plugin.py tests/scenarios/test_gate_fails_closed.py
+# What the lowest versions must still run: the unit tier (the statistics against their R references on the lowest
+# numpy, scipy, pandas and pingouin; the client, recordings, report and the session's stage on the lowest httpx,
+# vcrpy and pyyaml) and the contract tier (the plugin under pytest, plain and under xdist, on the lowest pytest and
+# pytest-xdist). The session tier runs the same stage on the same versions as the unit tier's and stays make
+# test's, as does the slow tier (it needs the compiled local extra): CI time.
+LOWEST_TESTS ?= tests/unit tests/contract
 
 test-lowest: $(LOWEST)/.installed
 	$(LOWEST)/bin/pytest $(LOWEST_TESTS) -n 2 -m "not slow" $(ARGS)

@@ -201,21 +201,6 @@ def test_the_top_of_the_package_is_its_stages() -> None:
     assert stages <= {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
 
 
-def test_the_plugin_imports_no_numerical_library() -> None:
-    """Heavy imports are lazy: the plugin loads in every xdist worker, and the statistics run on the
-    controller at the end only (an outcome name imported from the gate once pulled numpy in at import)."""
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, snap_bench.plugin.hooks; "
-        "heavy = ('numpy', 'pandas', 'scipy', 'matplotlib', 'pingouin', 'psycopg'); "
-        "print(sorted(m for m in heavy if m in sys.modules))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "[]"
-
-
 # The plugin's jobs: hooks, options, settings, the session's lifecycle, its end, the ledger, instrument files,
 # outputs, reporting, the process. What is not pytest glue lives in the stage it belongs to.
 PLUGIN_MODULES = 10

@@ -10,7 +10,6 @@ import io
 import json
 import lzma
 import re
-import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -350,12 +349,3 @@ def test_a_document_from_the_real_analysis_renders(observations: list[Observatio
     assert len(svg_elements(markup)) == 4 + 2 * len(analyses)
     assert "ICC(2,1)" in markup
     assert "snap-model-3" in markup
-
-
-def test_importing_the_report_imports_no_plotting_no_pandas_no_pytest() -> None:
-    code = (
-        "import sys, snap_bench.report; "
-        "print(sorted(m for m in ('matplotlib', 'pandas', 'pytest', 'numpy') if m in sys.modules))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "[]"

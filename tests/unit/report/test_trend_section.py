@@ -1,20 +1,17 @@
-"""The report's history section: the stored trend of the report's models, from a real store and through the plugin."""
+"""The report's history section: the stored trend of the report's models, from a real store (from a session:
+tests/session/test_trend_section.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 import html
-import re
 from pathlib import Path
-
-import pytest
 
 from snap_bench.analysis.design_subset import DesignSubset
 from snap_bench.history.session_subset import StoredSubset
 from snap_bench.history.store import Headline, append_new, read_headlines
 from snap_bench.instruments import metric_catalogue
 from snap_bench.report.trend_section import StoredTrend, stored_trend, trend_section
-from tests.conftest import SLICE, WORKERS, BenchProject
 from tests.unit.report.fake_data import XSS_PAYLOADS
 from tests.unit.report.test_report_summary import Elements, svg_elements
 
@@ -142,26 +139,3 @@ def test_stored_model_names_stay_text(tmp_path: Path) -> None:
     assert [(tag, name) for tag, attrs in elements.tags for name in attrs if name.lower().startswith("on")] == []
     for payload in XSS_PAYLOADS:
         assert html.escape(payload, quote=True) in markup  # shown, as text
-
-
-@pytest.mark.parametrize("workers", WORKERS)
-def test_the_report_shows_the_stored_trend_of_its_models(bench: BenchProject, workers: tuple[str, ...]) -> None:
-    store = bench.out / "history.sqlite"
-    # an earlier, different result of one of the session's models, and a model this session does not run
-    append_new(store, headlines("2026-01-05T09:00:00+00:00", "fake-model", 0.2))
-    append_new(store, headlines("2026-01-05T09:00:00+00:00", "retired-model", 0.9))
-    result = bench.run("--model=fake-model", "--model=other-model", *SLICE, *workers, gate=True)
-    assert "Traceback" not in result.stdout.str() + result.stderr.str()
-    report = (bench.out / "report.html").read_text(encoding="utf-8")
-    section = re.search(r'<h3 id="snap-history">.*?</ul>', report, re.S)
-    assert section, "no history section in the report"
-    chart = chart_text(section.group(0))
-    assert "fake-model" in chart
-    assert "2026-01-05" in chart
-    assert "fake-model: 2 stored sessions" in section.group(0)
-    # this session asked one item of the profile, at one system prompt and one temperature: a subset
-    assert re.search(r"1 subset\(s\) of the design \(profile: items M01 of \d+; system prompt NEU of", section.group(0))
-    # other-model has only this session's figures: one line, and no line in the chart
-    assert "other-model: the store holds one session" in section.group(0)
-    assert "other-model" not in chart
-    assert "retired-model" not in report

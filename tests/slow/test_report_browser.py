@@ -25,7 +25,7 @@ from tests.conftest import BenchProject, shipped_instruments
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.unit.report.fake_data import FAKE_THRESHOLDS, XSS_PAYLOADS, fake_document, fake_observations, poisoned
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -1,6 +1,7 @@
-"""The project root a session reads config/, cassettes/, reports/ and baselines from, for a command line parsed
-in-process (pytester.parseconfig: pytest's own rootdir choice, no subprocess): no option's value moves it, and
-no start folder moves a relative baseline path."""
+"""The project root a session reads config/, cassettes/, reports/ and baselines from, for a command line as pytest
+parses it (pytester.parseconfig: pytest's own rootdir choice, no subprocess and no session run): no option's
+value moves it, and no start folder moves a relative baseline path. pytest's contract: which rootdir pytest
+chooses, and what the plugin makes of it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from snap_bench.design.project import PROJECT_FILE
 from snap_bench.judging.baseline import parse_baseline
 from snap_bench.plugin.session import SnapSession
 from snap_bench.session.settings import SessionSettings, project_folder
-from tests.unit.plugin.test_second_ctrl_c import observation
+from tests.unit.session.test_second_ctrl_c import observation
 
 
 @pytest.fixture

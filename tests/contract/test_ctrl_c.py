@@ -5,11 +5,16 @@ late in the session.
 The fake answers slowly; the requests that arrive more than a second after the session knew of the interrupt
 (its flag, which every process looks at before each request, went up) are ones a process sent although the
 session had been interrupted. Counted from the flag, not from the signal: a controller descheduled between the
-two on a busy machine is no defect. The bound allows for one round of the slots in flight.
+two on a busy machine is no defect. The bound allows for one round of the slots in flight. What was recorded
+before the interrupt survives it whole, and the next run (in-process) asks only for what is missing.
+
+Each test starts pytest once (the contract tier's budget); the session end's own handling of a second Ctrl-C is
+tests/unit/session/test_second_ctrl_c.py's.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -93,13 +98,13 @@ def _wait_for_group(pid: int) -> bool:
     return False
 
 
-@pytest.mark.parametrize("at_request", [1, 8])
+# Early (the first request) and late (the eighth: recordings made, slots in flight), each way the signal comes.
 @pytest.mark.parametrize(
-    ("workers", "whole_group"),
+    ("workers", "whole_group", "at_request"),
     [
-        pytest.param((), False, id="plain"),
-        pytest.param(("-n", "2"), False, id="xdist-controller-only"),
-        pytest.param(("-n", "2"), True, id="xdist-whole-group"),
+        pytest.param((), False, 8, id="plain-late"),
+        pytest.param(("-n", "2"), False, 1, id="xdist-controller-only-early"),
+        pytest.param(("-n", "2"), True, 8, id="xdist-whole-group-late"),
     ],
 )
 def test_ctrl_c_stops_every_process_from_asking(
@@ -125,6 +130,21 @@ def test_ctrl_c_stops_every_process_from_asking(
     assert asked < DESIGN_SIZE
     # Nothing is sent once the interrupt is known; a process that saw it late may have one round of slots out.
     assert interrupter.late <= CONCURRENCY, f"{interrupter.late} requests after the grace, {asked} in all"
+    # What was recorded before the interrupt is whole, and the next run asks only for what is missing.
+    folder = bench.cassettes / "fake-model" / "profile"
+    recorded = {path: path.read_bytes() for path in folder.glob("*.json")}
+    for content in recorded.values():
+        json.loads(content)  # atomic writes: nothing half-written
+    fake_server.script.latency_s = 0.0
+    fake_server.script.on_request = None
+    resumed = bench.session("--model=fake-model", *DESIGN)  # in-process: no pytest session of its own
+    assert len(resumed.observations) == DESIGN_SIZE
+    # A request sent before the interrupt may be counted after it (the listen queue): one round of slots.
+    in_flight = CONCURRENCY * (2 if workers else 1)
+    missing = DESIGN_SIZE - len(recorded)
+    assert missing <= len(fake_server.script.requests) - asked <= missing + in_flight
+    assert all(path.read_bytes() == content for path, content in recorded.items())
+    assert not list(folder.glob("*.tmp"))
 
 
 # A conftest that interrupts a process's third test from a frame CPython gives no line number, as a real
@@ -151,17 +171,14 @@ def pytest_runtest_call(item):
 """
 
 
-@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["plain", "xdist"])
-def test_an_interrupt_pytest_cannot_render_still_ends_the_session_interrupted(
-    bench: BenchProject, workers: tuple[str, ...]
-) -> None:
+def test_an_interrupt_pytest_cannot_render_still_ends_the_session_interrupted(bench: BenchProject) -> None:
+    """In the controller's own process, where pytest renders the interrupt's location."""
     (bench.root / "conftest.py").write_text(NO_LINE_INTERRUPT, encoding="utf-8")
-    result = bench.run("--model=fake-model", *DESIGN, *workers)
+    result = bench.run("--model=fake-model", *DESIGN)
     assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str() + result.stderr.str()
     result.stdout.fnmatch_lines(["exit status 2: interrupted*"])
     assert "TypeError" not in result.stdout.str() + result.stderr.str()
-    if not workers:  # the controller's own interrupt, shown where it landed (under xdist: which worker had it)
-        result.stdout.fnmatch_lines(["*conftest.py:*: KeyboardInterrupt"])
+    result.stdout.fnmatch_lines(["*conftest.py:*: KeyboardInterrupt"])  # shown where it landed
 
 
 # The first Ctrl-C interrupts a process's third test; the controller sends itself the second while pytest handles
@@ -196,12 +213,12 @@ def pytest_keyboard_interrupt(excinfo):
 """
 
 
-@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["plain", "xdist"])
 def test_a_second_ctrl_c_ends_the_session_interrupted_without_a_traceback_or_a_half_written_file(
-    bench: BenchProject, workers: tuple[str, ...]
+    bench: BenchProject,
 ) -> None:
+    """In one process: pytest's handling of the first Ctrl-C is where the second comes."""
     (bench.root / "conftest.py").write_text(SECOND_CTRL_C, encoding="utf-8")
-    result = bench.run("--model=fake-model", *DESIGN, *workers)
+    result = bench.run("--model=fake-model", *DESIGN)
     output = result.stdout.str() + result.stderr.str()
     assert result.ret == pytest.ExitCode.INTERRUPTED, output
     # The last line says the status the process exits with, and what the session end did not write.
@@ -210,3 +227,22 @@ def test_a_second_ctrl_c_ends_the_session_interrupted_without_a_traceback_or_a_h
     assert "Traceback" not in output
     assert not (bench.out / "observations.csv").exists()
     assert not [path.name for path in bench.out.iterdir() if path.name.endswith(".tmp")]
+
+
+def test_the_plugin_gives_pythons_ctrl_c_back_when_pytest_unconfigures(pytester: pytest.Pytester) -> None:
+    """pytest run in-process goes on after the session: its unconfigure hands Python's own Ctrl-C back (a parsed
+    config and the plugin's hook, no session run)."""
+    from snap_bench.plugin.session import SnapSession
+    from snap_bench.session.settings import SessionSettings
+
+    config = pytester.parseconfig()
+    session = SnapSession(config, SessionSettings.from_config(config))
+    session.stage.active = True
+    python_handler = signal.getsignal(signal.SIGINT)
+    try:
+        session.stage.later_ctrl_c.take_over()
+        assert signal.getsignal(signal.SIGINT) is not python_handler
+        session.pytest_unconfigure()
+        assert signal.getsignal(signal.SIGINT) is python_handler
+    finally:
+        signal.signal(signal.SIGINT, python_handler)

@@ -1,4 +1,5 @@
-"""A second Ctrl-C while an interrupted session ends (snap_bench.wire.end_files), in-process: the Ctrl-C is a
+"""A second Ctrl-C while an interrupted session ends (snap_bench.wire.end_files), on the stage itself
+(snap_bench.session.stage.BenchmarkSession, driven as the plugin's hooks drive it): the Ctrl-C is a
 real SIGINT the process sends itself at a chosen point of the writing, so nothing depends on timing.
 
 - the session end goes on to its last line: no KeyboardInterrupt out of it, the status it says is pytest's
@@ -15,8 +16,7 @@ import json
 import signal
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -24,13 +24,16 @@ from snap_bench.judging.baseline import write_baseline
 from snap_bench.judging.judgement import Judgement
 from snap_bench.observations.export import ObservationWriter
 from snap_bench.observations.observation import Observation
-from snap_bench.plugin.session import SnapSession
 from snap_bench.report.analysis_document import write_analysis_document
 from snap_bench.report.changes_file import write_changes
 from snap_bench.report.ci_outputs import write_ci_summary
 from snap_bench.report.item_changes_file import write_item_changes
+from snap_bench.session.command_line import CommandLine
 from snap_bench.session.outputs import Artefacts, write_csv
+from snap_bench.session.run import INTERRUPTED
 from snap_bench.session.settings import SessionSettings
+from snap_bench.session.stage import BenchmarkSession
+from snap_bench.wire.end_files import LaterCtrlC
 
 
 def observation(raw_answer: object) -> Observation:
@@ -61,48 +64,46 @@ class CtrlCWhenWritten:
         return "4"
 
 
-def test_a_second_ctrl_c_while_the_session_end_writes_stops_it_between_whole_files(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (pytester.path / "benchmarks").mkdir()
-    monkeypatch.chdir(pytester.path)
-    config = pytester.parseconfig("benchmarks", "--snap-out=out")
-    session = SnapSession(config, SessionSettings.from_config(config))
-    out = session.stage.options.out_dir
+def test_a_second_ctrl_c_while_the_session_end_writes_stops_it_between_whole_files(tmp_path: Path) -> None:
+    (tmp_path / "benchmarks").mkdir()
+    settings = SessionSettings.from_config(CommandLine(["benchmarks", "--snap-out=out"], root=tmp_path))
+    session = BenchmarkSession(settings)
+    out = session.options.out_dir
     # A benchmark session on the controller, as its start leaves it: observations kept, written as they came.
-    session.stage.active = True
-    session.stage._writer = ObservationWriter(out)
-    session.stage.ledger.observations += [observation("5"), observation(CtrlCWhenWritten())]
+    session.active = True
+    session._writer = ObservationWriter(out)
+    session.ledger.observations += [observation("5"), observation(CtrlCWhenWritten())]
     python_handler = signal.getsignal(signal.SIGINT)
     try:
-        with pytest.raises(KeyboardInterrupt) as first:
-            raise KeyboardInterrupt  # the first Ctrl-C, which ended the tests
-        session.pytest_keyboard_interrupt(first)
-        session.pytest_sessionfinish(cast(pytest.Session, SimpleNamespace()), pytest.ExitCode.INTERRUPTED)
+        # The first Ctrl-C, which ended the tests: what the plugin's pytest_keyboard_interrupt does with it ...
+        session.later_ctrl_c.take_over()
+        session.interrupt()
+        # ... and its pytest_sessionfinish, with pytest's interrupted status
+        session.close_asking(interrupted=True)
+        decision = session.finish(INTERRUPTED)
     except KeyboardInterrupt:
         pytest.fail("the second Ctrl-C raised KeyboardInterrupt in the middle of the session's end")
     finally:
+        session.later_ctrl_c.give_back()
         signal.signal(signal.SIGINT, python_handler)
     # The file being written when it came is whole; the ones after it were not written, and are named.
     with (out / "observations.csv").open(encoding="utf-8", newline="") as handle:
         assert [row["raw_answer"] for row in csv.DictReader(handle)] == ["5", "4"]
     assert (out / "summary.md").is_file()
     assert not (out / "session.json").exists()
-    decision = session.stage.exit_decision
-    assert decision is not None
-    assert decision.code == pytest.ExitCode.INTERRUPTED
+    assert decision is session.exit_decision
+    assert decision.code == INTERRUPTED
     assert decision.reason.endswith("; a second Ctrl-C ended the session before it wrote session.json")
 
 
-def test_the_session_gives_pythons_ctrl_c_back_when_it_ends(pytester: pytest.Pytester) -> None:
-    config = pytester.parseconfig()
-    session = SnapSession(config, SessionSettings.from_config(config))
-    session.stage.active = True
+def test_the_session_gives_pythons_ctrl_c_back_when_it_ends() -> None:
+    """The stage's part; that the plugin's pytest_unconfigure calls it is tests/contract/test_ctrl_c.py's."""
+    later_ctrl_c = LaterCtrlC()
     python_handler = signal.getsignal(signal.SIGINT)
     try:
-        session.stage.later_ctrl_c.take_over()
+        later_ctrl_c.take_over()
         assert signal.getsignal(signal.SIGINT) is not python_handler
-        session.pytest_unconfigure()
+        later_ctrl_c.give_back()
         assert signal.getsignal(signal.SIGINT) is python_handler
     finally:
         signal.signal(signal.SIGINT, python_handler)
