@@ -9,13 +9,11 @@ import csv
 import json
 import time
 from collections import deque
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from snap_bench.asking.asker import Asker
 from snap_bench.observations.export import read_jsonl
 from snap_bench.recordings.cassettes import leaked_secrets
 from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, BenchProject
@@ -30,23 +28,6 @@ def comparable(path: Path) -> list[tuple[Any, ...]]:
         (o.model, o.condition_id, o.raw_answer, o.score, o.keyed_score, o.code, json.dumps(o.messages))
         for o in read_jsonl(path)
     )
-
-
-def asking_problems(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The messages of what the asker raised for a condition (a stale or missing recording, the budget): what
-    pytest shows as the condition's failure or skip, and the in-process session only counts."""
-    problems: list[str] = []
-    real_ask: Callable[..., Any] = Asker.ask
-
-    def ask(self: Asker, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return real_ask(self, *args, **kwargs)
-        except Exception as error:
-            problems.append(str(error))
-            raise
-
-    monkeypatch.setattr(Asker, "ask", ask)
-    return problems
 
 
 def test_records_then_replays_offline_with_identical_observations(
@@ -105,8 +86,8 @@ def test_stale_cassette_is_reported_not_replayed(project: BenchProject, monkeypa
     prompt = project.own("prompts/system/NEU.txt")
     prompt.write_text("You are a different assistant now.\n", encoding="utf-8")
     monkeypatch.delenv("FAKE_OPENAI_KEY")
-    problems = asking_problems(monkeypatch)
     result = project.session("--model=fake-model", *SLICE)
+    problems = list(result.not_measured.values())
     assert result.observations == ()
     assert result.exit_status == 6  # every condition failed: could not measure
     assert result.reason.startswith(f"could not measure: {SLICE_SIZE} no recording")
@@ -120,8 +101,8 @@ def test_missing_cassette_without_credentials_names_the_fix(
 ) -> None:
     assert len(project.session("--model=fake-model", *SLICE).observations) == SLICE_SIZE
     monkeypatch.delenv("FAKE_OPENAI_KEY")
-    problems = asking_problems(monkeypatch)
     result = project.session("--model=fake-model", "--snap-items=M02", "--snap-prompts=NEU", "--snap-temperatures=0")
+    problems = list(result.not_measured.values())
     assert (result.observations, result.exit_status) == ((), 6)
     assert len(problems) == SLICE_SIZE
     assert any("no recording for fake-model M02-P1-NEU-t0-C0-r1" in p and "set FAKE_OPENAI_KEY" in p for p in problems)
@@ -179,8 +160,8 @@ def test_request_budget_stops_asking_cleanly_and_replay_goes_on(
     first = project.session("--model=fake-model", *SLICE, "--snap-max-requests=5")
     assert len(first.observations) == 5
     assert len(fake_server.script.requests) == 5
-    problems = asking_problems(monkeypatch)
     second = project.session("--model=fake-model", *SLICE, "--snap-max-requests=5")
+    problems = list(second.not_measured.values())
     assert len(second.observations) == 10  # 5 replayed, 5 asked
     assert len(fake_server.script.requests) == 10
     assert len(problems) == SLICE_SIZE - 10
@@ -228,8 +209,8 @@ def test_malformed_cassette_is_named_not_a_traceback(project: BenchProject, monk
     broken = project.cassettes / "fake-model" / "profile" / "M01-P1-NEU-t0-C0-r1.json"
     broken.write_text('{"interactions": [', encoding="utf-8")
     monkeypatch.delenv("FAKE_OPENAI_KEY")
-    problems = asking_problems(monkeypatch)
     result = project.session("--model=fake-model", *SLICE)
+    problems = list(result.not_measured.values())
     assert len(result.observations) == SLICE_SIZE - 1
     assert result.exit_status == 6
     assert len(problems) == 1
