@@ -87,7 +87,8 @@ $(LOWEST)/.installed: pyproject.toml constraints-lowest.txt | $(LOWEST)/bin/pyth
 # lowest numpy, scipy, pandas and pingouin; the client, recordings and report on the lowest httpx, vcrpy and
 # pyyaml) and the plugin's own sessions, plain and under xdist, on the lowest pytest and pytest-xdist. The other
 # whole-session scenarios run the same hooks on the same versions as these and stay make test's: CI time.
-LOWEST_TESTS ?= tests/unit tests/scenarios/test_plugin.py tests/scenarios/test_gate_fails_closed.py
+LOWEST_TESTS ?= tests/unit tests/scenarios/test_plugin.py tests/session/test_gate_fails_closed.py \
+	tests/contract/test_gate_fails_closed.py
 
 test-lowest: $(LOWEST)/.installed
 	$(LOWEST)/bin/pytest $(LOWEST_TESTS) -n 2 -m "not slow" $(ARGS)
