@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,21 +41,6 @@ def comparisons(out: Path) -> dict[str, dict[str, object]]:
     return {f"{c['instrument']}.{c['metric']}": c for c in document["baseline"]}
 
 
-@pytest.fixture(scope="module")
-def small_against_large(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SessionResult, Path, Path]]:
-    """SmolLM2-135M gated against Qwen's committed baseline file under GitHub Actions, once for the module: the
-    session, its output folder and the job's step summary (which held an earlier step's text)."""
-    folder = tmp_path_factory.mktemp("small-against-large")
-    step_summary = folder / "step-summary.md"
-    step_summary.write_text("earlier step\n", encoding="utf-8")  # appended to, never replaced
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setenv("GITHUB_ACTIONS", "true")
-        monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
-        baseline = REPO / "baselines" / "qwen2.5-coder-1.5b.json"
-        result = replay(folder / "out", "--model=smollm2-135m", f"--baseline={baseline}")
-        yield result, folder / "out", step_summary
-
-
 def test_a_shipped_model_against_its_own_baseline_file_passes(tmp_path: Path) -> None:
     baseline = REPO / "baselines" / "qwen2.5-coder-1.5b.json"
     result = replay(tmp_path, "--model=qwen2.5-coder-1.5b", f"--baseline={baseline}")
@@ -69,10 +53,17 @@ def test_a_shipped_model_against_its_own_baseline_file_passes(tmp_path: Path) ->
     assert not any(check.fails_run for check in result.checks)
 
 
-def test_the_small_model_fails_against_the_large_one_with_the_reasons(
-    small_against_large: tuple[SessionResult, Path, Path],
+def test_the_small_model_fails_against_the_large_one_with_the_reasons_where_ci_looks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    result, out, _ = small_against_large
+    """SmolLM2-135M gated against Qwen's committed baseline file under GitHub Actions (one session for both: the
+    shipped replay is the suite's slowest)."""
+    step_summary = tmp_path / "step-summary.md"
+    step_summary.write_text("earlier step\n", encoding="utf-8")  # appended to, never replaced
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    out = tmp_path / "out"
+    result = replay(out, "--model=smollm2-135m", f"--baseline={REPO / 'baselines' / 'qwen2.5-coder-1.5b.json'}")
     assert result.exit_status == FAILED, "\n".join(result.summary[-40:])
     found = comparisons(out)
     for name in ("profile.unscored_rate", "perturbation.custom_accuracy", "perturbation.consistency"):
@@ -88,13 +79,7 @@ def test_the_small_model_fails_against_the_large_one_with_the_reasons(
             assert not comparison["regressed"]
             assert str(comparison["message"]).startswith("not compared: ")
 
-
-def test_the_gate_under_github_actions_writes_its_summary_annotations_and_changes(
-    small_against_large: tuple[SessionResult, Path, Path],
-) -> None:
-    result, out, step_summary = small_against_large
-    assert result.exit_status == FAILED, "\n".join(result.summary[-40:])
-
+    # where a CI user looks: the job's step summary, its annotations, changes.csv, the terminal's gate block
     summary = step_summary.read_text(encoding="utf-8")
     assert summary.startswith("earlier step\n## snap-bench")
     assert summary.removeprefix("earlier step\n") == (out / "summary.md").read_text(encoding="utf-8")
@@ -108,9 +93,7 @@ def test_the_gate_under_github_actions_writes_its_summary_annotations_and_change
         assert metric in regressions
 
     # the workflow commands the plugin prints at the end of the log under GitHub Actions
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setenv("GITHUB_ACTIONS", "true")
-        errors = [line for line in ci_annotations(result.judgement) if line.startswith("::error title=")]
+    errors = [line for line in ci_annotations(result.judgement) if line.startswith("::error title=")]
     assert any("unscored_rate" in line for line in errors)
     assert all("::" in line.split("title=", 1)[1] for line in errors)  # a title, then the message
 
