@@ -35,7 +35,7 @@ NOT_MEASURED = 6  # the run could not measure what it was asked to (README: exit
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BenchProject, FakeOpenAIServer]]:
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recorded]:
     """The questionnaires team, crew and teamwork asked of fake-model once for the module, and the fake server
     they were recorded from (alive for the module's tests: a recording replays from its own URL only)."""
     with recording_project(tmp_path_factory.mktemp("teams"), follows_the_team_items) as (project, server):
@@ -44,9 +44,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BenchPr
         yield project, server
 
 
-def team_project(
-    recorded: tuple[BenchProject, FakeOpenAIServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *names: str
-) -> BenchProject:
+def team_project(recorded: Recorded, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *names: str) -> BenchProject:
     """A project with the questionnaires ``names``, their recordings copied in; no key: sessions replay."""
     monkeypatch.delenv("FAKE_OPENAI_KEY", raising=False)
     root = tmp_path / "project"
