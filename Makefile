@@ -105,9 +105,9 @@ $(LOWEST)/.installed: pyproject.toml constraints-lowest.txt | $(LOWEST)/bin/pyth
 # What the lowest versions must still run: the unit tier (the statistics against their R references on the lowest
 # numpy, scipy, pandas and pingouin; the client, recordings, report and the session's stage on the lowest httpx,
 # vcrpy and pyyaml) and the contract tier (the plugin under pytest, plain and under xdist, on the lowest pytest and
-# pytest-xdist). The session tier runs the same stage on the same versions as the unit tier's and stays make
-# test's, as does the slow tier (it needs the compiled local extra): CI time.
-LOWEST_TESTS ?= tests/unit tests/contract
+# pytest-xdist), and the fail-closed sessions in-process. The rest of the session tier runs the same stage on the
+# same versions and stays make test's, as does the slow tier (it needs the compiled local extra): CI time.
+LOWEST_TESTS ?= tests/unit tests/contract tests/session/test_gate_fails_closed.py
 
 test-lowest: $(LOWEST)/.installed
 	$(LOWEST)/bin/pytest $(LOWEST_TESTS) -n 2 -m "not slow" $(ARGS)

@@ -347,7 +347,9 @@ def _batch(config: OptionSource) -> str | None:
 def _history(config: OptionSource, rootdir: Path, out_dir: Path) -> StoreAddress:
     """--snap-history, then ini snap_history (a path relative to rootdir), then <snap-out>/history.sqlite; a
     path or a postgresql:// URL. A misspelt scheme or a password in the URL is a usage error naming the fix."""
-    value, source, base = config.getoption("snap_history"), "--snap-history", Path.cwd()
+    # A command-line path is relative to where the session was started (pytest's invocation dir; run_session's root).
+    invoked = Path(config.invocation_params.dir)
+    value, source, base = config.getoption("snap_history"), "--snap-history", invoked
     if not value:
         value, source, base = str(config.getini("snap_history")), "ini snap_history", rootdir
     if not value:
@@ -366,7 +368,8 @@ def _history(config: OptionSource, rootdir: Path, out_dir: Path) -> StoreAddress
 
 def _json_path(config: OptionSource, out_dir: Path) -> Path:
     value = config.getoption("snap_json")
-    return Path(value).resolve() if value else out_dir / "analysis.json"
+    # relative to where the session was started, as every other path of its command line
+    return (Path(config.invocation_params.dir) / value).resolve() if value else out_dir / "analysis.json"
 
 
 def _threshold_overrides(values: list[str], source: str) -> dict[str, tuple[float, float]]:
