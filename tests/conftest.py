@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
+import tempfile
 import textwrap
 from collections.abc import Iterator
 from functools import cache
@@ -19,6 +21,33 @@ from snap_bench.session.run import SessionResult, run_session
 from tests.fake_openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def _keep_library_modules() -> None:
+    """pytester puts ``sys.modules`` back as it was before each of its tests (and each inline run): a module first
+    imported during one (httpcore's transports, numpy, a session's analysis) is dropped, and the next test that
+    imports it makes a second copy, with classes of another identity. httpx then no longer recognises httpcore's
+    errors (a refused connection escapes as httpcore.ConnectError), and numpy refuses a second import. The test's
+    own modules (under the temporary folder) are still dropped; the libraries' and the package's stay."""
+    from _pytest.pytester import SysModulesSnapshot
+
+    temporary = tempfile.gettempdir()
+    restore = SysModulesSnapshot.restore
+
+    def restore_keeping_libraries(self: SysModulesSnapshot) -> None:
+        kept = {
+            name: module
+            for name, module in sys.modules.items()
+            if not str(getattr(module, "__file__", None) or "").startswith(temporary)
+        }
+        restore(self)
+        for name, module in kept.items():
+            sys.modules.setdefault(name, module)
+
+    SysModulesSnapshot.restore = restore_keeping_libraries  # type: ignore[method-assign]
+
+
+_keep_library_modules()
 # The packaged defaults alone: what a session of this repository reads (it has no config/ folder of its own).
 SHIPPED = ConfigFiles.shipped()
 FAKE_KEY = "sk-fake-0123456789abcdefghijklmnopqrstuvwxyz"
@@ -37,6 +66,21 @@ def shipped_instruments() -> dict[str, Instrument]:
     """Every registered instrument and the questionnaires and tasks of benchmarks/, built from the shipped config
     (what a session of this repo loads)."""
     return load_instruments(SHIPPED, sorted((REPO / "benchmarks").glob("*.yaml")))
+
+
+@pytest.fixture
+def pythons_ctrl_c() -> Iterator[None]:
+    """SIGINT handled by Python's own handler, as in a terminal's foreground process, and put back afterwards: a
+    shell without job control (a script's ``cmd &``) starts its children with SIGINT ignored, which the session
+    rightly leaves alone, and a Ctrl-C test would then test nothing."""
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 @pytest.fixture

@@ -229,6 +229,7 @@ def test_a_second_ctrl_c_ends_the_session_interrupted_without_a_traceback_or_a_h
     assert not [path.name for path in bench.out.iterdir() if path.name.endswith(".tmp")]
 
 
+@pytest.mark.usefixtures("pythons_ctrl_c")
 def test_the_plugin_gives_pythons_ctrl_c_back_when_pytest_unconfigures(pytester: pytest.Pytester) -> None:
     """pytest run in-process goes on after the session: its unconfigure hands Python's own Ctrl-C back (a parsed
     config and the plugin's hook, no session run)."""

@@ -64,6 +64,7 @@ class CtrlCWhenWritten:
         return "4"
 
 
+@pytest.mark.usefixtures("pythons_ctrl_c")
 def test_a_second_ctrl_c_while_the_session_end_writes_stops_it_between_whole_files(tmp_path: Path) -> None:
     (tmp_path / "benchmarks").mkdir()
     settings = SessionSettings.from_config(CommandLine(["benchmarks", "--snap-out=out"], root=tmp_path))
@@ -96,6 +97,7 @@ def test_a_second_ctrl_c_while_the_session_end_writes_stops_it_between_whole_fil
     assert decision.reason.endswith("; a second Ctrl-C ended the session before it wrote session.json")
 
 
+@pytest.mark.usefixtures("pythons_ctrl_c")
 def test_the_session_gives_pythons_ctrl_c_back_when_it_ends() -> None:
     """The stage's part; that the plugin's pytest_unconfigure calls it is tests/contract/test_ctrl_c.py's."""
     later_ctrl_c = LaterCtrlC()
