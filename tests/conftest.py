@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import tempfile
 import textwrap
 from collections.abc import Iterator
 from functools import cache
@@ -27,18 +26,19 @@ def _keep_library_modules() -> None:
     """pytester puts ``sys.modules`` back as it was before each of its tests (and each inline run): a module first
     imported during one (httpcore's transports, numpy, a session's analysis) is dropped, and the next test that
     imports it makes a second copy, with classes of another identity. httpx then no longer recognises httpcore's
-    errors (a refused connection escapes as httpcore.ConnectError), and numpy refuses a second import. The test's
-    own modules (under the temporary folder) are still dropped; the libraries' and the package's stay."""
+    errors (a refused connection escapes as httpcore.ConnectError), and numpy refuses a second import. What the
+    interpreter, the virtualenv and this checkout hold stays; a test's own modules (written into its temporary
+    folder) are still dropped."""
     from _pytest.pytester import SysModulesSnapshot
 
-    temporary = tempfile.gettempdir()
+    installed = (sys.prefix, sys.base_prefix, str(REPO))
     restore = SysModulesSnapshot.restore
 
     def restore_keeping_libraries(self: SysModulesSnapshot) -> None:
         kept = {
             name: module
             for name, module in sys.modules.items()
-            if not str(getattr(module, "__file__", None) or "").startswith(temporary)
+            if (getattr(module, "__file__", None) or sys.prefix).startswith(installed)
         }
         restore(self)
         for name, module in kept.items():
