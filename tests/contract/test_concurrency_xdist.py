@@ -18,25 +18,9 @@ from snap_bench.observations.export import read_jsonl
 from snap_bench.recordings.cassettes import CassetteState, examine
 from tests.conftest import SLICE, SLICE_SIZE, BenchProject, with_terminal_signals
 from tests.fake_openai_server import FakeOpenAIServer
-from tests.session.asking_checks import outcomes
+from tests.session.asking_checks import asked, bodies, outcomes
 
 XDIST = ("-n", "2")
-
-
-def bodies(cassettes: Path) -> dict[str, str]:
-    """Condition file name -> the request body recorded in it (every file must be a whole cassette)."""
-    recorded = {}
-    for path in sorted(cassettes.rglob("*.json")):
-        document = json.loads(path.read_text(encoding="utf-8"))
-        recorded[path.name] = document["interactions"][-1]["request"]["body"]
-    return recorded
-
-
-def asked(fake_server: FakeOpenAIServer) -> list[str]:
-    """Each request the server received, as the canonical JSON its cassette holds."""
-    return [
-        json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False) for r in fake_server.script.requests
-    ]
 
 
 def test_every_condition_is_asked_once_across_workers_with_up_to_n_in_flight(

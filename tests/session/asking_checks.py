@@ -54,6 +54,22 @@ def session_json(project: BenchProject) -> dict[str, Any]:
     return document
 
 
+def bodies(cassettes: Path) -> dict[str, str]:
+    """Condition file name -> the request body recorded in it (every file must be a whole cassette)."""
+    recorded = {}
+    for path in sorted(cassettes.rglob("*.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        recorded[path.name] = document["interactions"][-1]["request"]["body"]
+    return recorded
+
+
+def asked(fake_server: FakeOpenAIServer) -> list[str]:
+    """Each request the server received, as the canonical JSON its cassette holds."""
+    return [
+        json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False) for r in fake_server.script.requests
+    ]
+
+
 def exit_line(result: SessionResult) -> str:
     """The terminal's last line, as pytest's terminal prints it (``exit status 6: could not measure: ...``)."""
     return result.summary[-1]

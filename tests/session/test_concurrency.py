@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from collections import deque
 from fnmatch import fnmatch
-from pathlib import Path
 
 import pytest
 
@@ -16,25 +15,9 @@ from snap_bench.asking.interruption import InterruptFlag
 from snap_bench.session.settings import UsageProblem
 from tests.conftest import SLICE, SLICE_SIZE, BenchProject
 from tests.fake_openai_server import Failure, FakeOpenAIServer
-from tests.session.asking_checks import exit_line, observations, outcomes
+from tests.session.asking_checks import asked, bodies, exit_line, observations, outcomes
 
 INTERRUPTED = 2  # pytest.ExitCode.INTERRUPTED, which the session keeps
-
-
-def bodies(cassettes: Path) -> dict[str, str]:
-    """Condition file name -> the request body recorded in it (every file must be a whole cassette)."""
-    recorded = {}
-    for path in sorted(cassettes.rglob("*.json")):
-        document = json.loads(path.read_text(encoding="utf-8"))
-        recorded[path.name] = document["interactions"][-1]["request"]["body"]
-    return recorded
-
-
-def asked(fake_server: FakeOpenAIServer) -> list[str]:
-    """Each request the server received, as the canonical JSON its cassette holds."""
-    return [
-        json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False) for r in fake_server.script.requests
-    ]
 
 
 def test_every_condition_is_asked_once_with_up_to_n_in_flight(

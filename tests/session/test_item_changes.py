@@ -14,29 +14,9 @@ import pytest
 
 from tests.conftest import BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.instrument_projects import CALM, VIEWS
 from tests.session.gate_projects import statement
 
-# The minimal questionnaire of docs/instruments.md, with hidden items (nothing in the package knows them).
-CALM = """\
-questionnaire: calm
-scale: {points: 5, labels: [Strongly disagree, Disagree, Neutral, Agree, Strongly agree]}
-items:
-  - {id: C1, construct: composure, text: "I stay calm when plans fall apart."}
-  - {id: C2, construct: composure, text: "Small setbacks make me lose my temper.", reverse: true}
-  - {id: C3, construct: composure, text: "I keep my head in a crisis."}
-  - {id: C4, construct: composure, text: "I panic when things go wrong.", reverse: true}
-  - {id: T1, construct: tidiness, text: "I keep my desk in order."}
-  - {id: T2, construct: tidiness, text: "My room is usually a mess.", reverse: true}
-"""
-# What the hidden person holds, per item: agreeing with some, disagreeing with others, each to its degree.
-VIEWS = {
-    "I stay calm when plans fall apart.": 4,
-    "Small setbacks make me lose my temper.": 2,
-    "I keep my head in a crisis.": 5,
-    "I panic when things go wrong.": 1,
-    "I keep my desk in order.": 2,
-    "My room is usually a mess.": 4,
-}
 MOVED = {"I stay calm when plans fall apart.": 2, "I keep my desk in order.": 4}  # C1 4 -> 2, T1 2 -> 4
 CHANGED_ITEMS = "items changed beyond the run noise: "
 
