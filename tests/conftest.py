@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -210,6 +211,20 @@ def set_limit(task_file: Path, limit: int | None) -> None:
 def perturbation_task(config: ConfigFiles = SHIPPED, task_file: Path = PERTURBATION) -> TaskInstrument:
     """The prompt-perturbation study (or a copy of its file), built from ``config``."""
     return task_kind(task_file, config)(config)
+
+
+def spawn_benchmarks(bench: BenchProject, *args: str) -> subprocess.Popen[bytes]:
+    """The project's benchmark run under pytest as a process group of its own (so a signal may reach its workers
+    too), with SIGINT as a terminal delivers it."""
+    command = [sys.executable, "-m", "pytest", "benchmarks", "-p", "no:cacheprovider", "--snap-no-analysis", *args]
+    return subprocess.Popen(
+        command,
+        cwd=bench.root,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=with_terminal_signals,
+    )
 
 
 def with_terminal_signals() -> None:

@@ -29,7 +29,7 @@ from snap_bench.report.terminal import summary_lines, verdict_block
 from snap_bench.session.command_line import CommandLine
 from snap_bench.session.outcome import CheckOutcome, check_outcomes
 from snap_bench.session.scope import RunPaths
-from snap_bench.session.settings import SessionSettings, check_out_dir
+from snap_bench.session.settings import SessionSettings, UsageProblem, check_out_dir
 from snap_bench.session.stage import BenchmarkSession
 
 # pytest's status for an interrupted session, which the exit decision keeps (snap_bench.judging.exit_status).
@@ -71,6 +71,12 @@ def run_session(argv: Sequence[str] = (), *, root: Path, ini: Mapping[str, str] 
     root = root.resolve()  # as pytest's invocation folder is: the recordings' lookups compare resolved paths
     command_line = CommandLine(argv, root=root, ini=ini)
     settings = SessionSettings.from_config(command_line)
+    if settings.dry_run:
+        # The dry run prices what pytest collects (-k, paths) and asks nothing; asked here it would be a paid run.
+        raise UsageProblem(
+            "--snap-dry-run is pytest's: it prices the tests pytest collects. Fix: pytest benchmarks --snap-dry-run "
+            "(with the same options), or leave the option out to run the session"
+        )
     check_out_dir(settings.out_dir)  # as the plugin does at configure: a usage problem, not an OSError mid-start
     paths = RunPaths(tuple(command_line.args) or (settings.benchmarks_dir,), root, ("__pycache__", ".*"))
     session = BenchmarkSession(settings)

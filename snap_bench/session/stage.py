@@ -9,7 +9,7 @@ check); :func:`snap_bench.session.run.run_session` drives it in-process with no 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +22,11 @@ from snap_bench.asking.endpoints import EndpointProblem, Endpoints
 from snap_bench.asking.interruption import InterruptFlag
 from snap_bench.asking.session_asker import build_asker, start_session_state
 from snap_bench.asking.stops import StopBoard
+from snap_bench.instruments import Instrument
 from snap_bench.judging.exit_status import ExitDecision, ExitFindings, decide, findings
 from snap_bench.judging.judgement import Judgement
 from snap_bench.observations.export import ObservationWriter
-from snap_bench.observations.observation import Observation
+from snap_bench.observations.observation import Condition, Observation
 from snap_bench.recordings.cassettes import remove_stale_temporaries
 from snap_bench.session import outputs
 from snap_bench.session.ledger import ConditionLedger
@@ -91,7 +92,7 @@ class BenchmarkSession(SessionPlan):
     def _batch_step(self, say: Callable[[str], None]) -> BatchOutcome:
         """--snap-batch, and the collection of earlier batches: before any condition is asked."""
 
-        def conditions_of(model: str) -> Any:
+        def conditions_of(model: str) -> Iterator[tuple[Instrument, Condition]]:
             """Every condition of the run's instruments (its paths, less what the selection leaves out)."""
             for name in self.in_run:
                 if name not in self.not_asked:

@@ -9,14 +9,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from snap_bench.observations.export import read_jsonl
 from snap_bench.recordings.cassettes import CassetteState, examine
-from tests.conftest import SLICE, SLICE_SIZE, BenchProject, with_terminal_signals
+from tests.conftest import SLICE, SLICE_SIZE, BenchProject, spawn_benchmarks
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.session.asking_checks import asked, bodies, outcomes
 
@@ -40,19 +39,6 @@ def test_every_condition_is_asked_once_across_workers_with_up_to_n_in_flight(
     # Every recording replays (the session in-process): nothing more is sent.
     assert outcomes(bench.session("--model=fake-model", *SLICE, "--snap-concurrency=4")) == {"passed": SLICE_SIZE}
     assert len(fake_server.script.requests) == SLICE_SIZE
-
-
-def _spawn(bench: BenchProject, *args: str) -> subprocess.Popen[bytes]:
-    """The benchmark run as a process group of its own (so a signal reaches its workers too)."""
-    command = [sys.executable, "-m", "pytest", "benchmarks", "-p", "no:cacheprovider", "--snap-no-analysis", *args]
-    return subprocess.Popen(
-        command,
-        cwd=bench.root,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        preexec_fn=with_terminal_signals,
-    )
 
 
 def path_uri(bench: BenchProject) -> str:
@@ -80,7 +66,7 @@ def test_kill_9_mid_run_loses_only_what_was_in_flight_and_resumes_without_re_ask
             os.killpg(process[0].pid, signal.SIGKILL)
 
     fake_server.script.on_request = kill
-    process.append(_spawn(bench, "--model=fake-model", *SLICE, f"--snap-concurrency={concurrency}", *XDIST))
+    process.append(spawn_benchmarks(bench, "--model=fake-model", *SLICE, f"--snap-concurrency={concurrency}", *XDIST))
     assert process[0].wait(timeout=120) == -signal.SIGKILL
     answered_before_kill = fake_server.script.answered
     recorded = bodies(bench.cassettes)  # every file left behind is a whole cassette
@@ -119,7 +105,7 @@ def test_ctrl_c_stops_asking_keeps_whole_recordings_and_resumes(
             process[0].wait(timeout=60)  # no answer from the 6th request on: the session must stop by itself
 
     fake_server.script.on_request = interrupt
-    process.append(_spawn(bench, "--model=fake-model", *SLICE, "--snap-concurrency=4"))
+    process.append(spawn_benchmarks(bench, "--model=fake-model", *SLICE, "--snap-concurrency=4"))
     assert process[0].wait(timeout=120) == pytest.ExitCode.INTERRUPTED
     recorded = bodies(bench.cassettes)
     assert len(recorded) <= 5

@@ -18,7 +18,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from snap_bench.asking.interruption import InterruptFlag
-from tests.conftest import BenchProject, with_terminal_signals
+from tests.conftest import BenchProject, spawn_benchmarks
 from tests.fake_openai_server import FakeOpenAIServer
 
 # 1 item x 3 paraphrases x 2 prompts x 2 temperatures x 2 contexts x 3 runs: seconds of asking at the fake's
@@ -72,19 +71,6 @@ class Interrupter:
                 self.late += 1
 
 
-def _spawn(bench: BenchProject, *args: str) -> subprocess.Popen[bytes]:
-    """The benchmark run as a process group of its own (so a signal may reach its workers too)."""
-    command = [sys.executable, "-m", "pytest", "benchmarks", "-p", "no:cacheprovider", "--snap-no-analysis", *args]
-    return subprocess.Popen(
-        command,
-        cwd=bench.root,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        preexec_fn=with_terminal_signals,
-    )
-
-
 def _wait_for_group(pid: int) -> bool:
     """Wait (bounded) until no process of the run's group is left: a worker must not outlive its session."""
     deadline = time.monotonic() + EXIT_WAIT_S
@@ -113,7 +99,7 @@ def test_ctrl_c_stops_every_process_from_asking(
     interrupter = Interrupter(at_request, whole_group, InterruptFlag(bench.out).path)
     fake_server.script.latency_s = ANSWER_S
     fake_server.script.on_request = interrupter
-    process = _spawn(bench, "--model=fake-model", *DESIGN, f"--snap-concurrency={CONCURRENCY}", *workers)
+    process = spawn_benchmarks(bench, "--model=fake-model", *DESIGN, f"--snap-concurrency={CONCURRENCY}", *workers)
     interrupter.process = process
     try:
         returned = process.wait(timeout=EXIT_WAIT_S)

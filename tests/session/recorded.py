@@ -56,6 +56,27 @@ def record(
     return Recorded(root, result, tuple(server.script.requests))
 
 
+def assert_asked_judged_and_passed(recorded: Recorded, instrument: str, conditions: int) -> dict[str, Any]:
+    """A YAML instrument's whole recorded session: one condition per design cell asked once, answered, scored and
+    recorded; every judged check passed; fake-model's PASS in the terminal; its entry in analysis.json returned."""
+    result = recorded.result
+    assert result.exit_status == pytest.ExitCode.OK, result.summary
+    assert result.planned == conditions
+    assert len(result.observations) == conditions
+    assert all(observation.score is not None for observation in result.observations)
+    assert result.checks
+    assert all(check.passed and check.category is None for check in result.checks)
+    summary = "\n".join(result.summary)
+    assert f"verdicts for {instrument}" in summary
+    assert "#1 fake-model: PASS" in summary
+    assert len(recorded.requests) == conditions
+    assert len(list((recorded.root / "cassettes" / "fake-model" / instrument).glob("*"))) == conditions
+    assert result.judgement is not None
+    model: dict[str, Any] = result.judgement.document["instruments"][instrument]["models"]["fake-model"]
+    assert model["verdict"] == "PASS"
+    return model
+
+
 def copy_into(recorded: Recorded, project: BenchProject) -> BenchProject:
     """``project`` holding the recorded project's files (benchmarks, config, cassettes, outputs), its models.yaml
     too: a recording is matched on the request's URI, so the copy's models point at the recording's server (stopped

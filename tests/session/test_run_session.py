@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from snap_bench.session.run import run_session
+from snap_bench.session.settings import UsageProblem
 from tests.conftest import REPO
 
 
@@ -28,3 +29,12 @@ def test_a_session_from_python_replays_the_shipped_recordings_from_a_relative_ro
     assert document["session"]["observations"] == 216
     assert not result.check("smollm2-135m-profile-unscored_rate").passed
     assert result.summary[-1].startswith("exit status 1: ")
+
+
+def test_a_dry_run_is_never_a_paid_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # run_session asks what it plans: given --snap-dry-run it would have asked (and paid for) every condition
+    monkeypatch.chdir(REPO)
+    argv = ["benchmarks", "--model=smollm2-135m", "--snap-dry-run", f"--snap-out={tmp_path / 'reports'}"]
+    with pytest.raises(UsageProblem, match=r"Fix: pytest benchmarks --snap-dry-run"):
+        run_session(argv, root=Path("."))
+    assert not (tmp_path / "reports").exists()

@@ -18,6 +18,7 @@ from tests.fake_openai_server import FakeOpenAIServer
 from tests.instrument_projects import CALM, CALM_CONDITIONS, follows_the_items, write_calm
 from tests.session.recorded import (
     Recorded,
+    assert_asked_judged_and_passed,
     copy_into,
     empty_project,
     gates_against_itself,
@@ -61,22 +62,8 @@ def calm_entry(result_document: dict[str, Any]) -> dict[str, Any]:
 def test_a_yaml_questionnaire_is_asked_judged_and_reported(
     followed: Recorded, calm: BenchProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    model = assert_asked_judged_and_passed(followed, "calm", CONDITIONS)
     result = followed.result
-    assert result.exit_status == pytest.ExitCode.OK, result.summary
-    # one condition per item and occasion, each answered and scored, and the judged checks all passed
-    assert result.planned == CONDITIONS
-    assert len(result.observations) == CONDITIONS
-    assert all(observation.score is not None for observation in result.observations)
-    assert result.checks
-    assert all(check.passed and check.category is None for check in result.checks)
-    summary = "\n".join(result.summary)
-    assert "verdicts for calm" in summary
-    assert "#1 fake-model: PASS" in summary
-    assert len(followed.requests) == CONDITIONS
-    assert len(list((followed.root / "cassettes" / "fake-model" / "calm").glob("*"))) == CONDITIONS
-    assert result.judgement is not None
-    model = calm_entry(result.judgement.document)["models"]["fake-model"]
-    assert model["verdict"] == "PASS"
     assert model["metrics"]["contradiction_rate[t0]"]["value"] == 0.0
     assert {"cronbach_alpha[composure]", "cronbach_alpha[tidiness]"} <= set(model["metrics"])
 

@@ -18,7 +18,15 @@ from snap_bench.session.settings import UsageProblem
 from tests.conftest import BenchProject
 from tests.fake_openai_server import FakeOpenAIServer
 from tests.instrument_projects import INPUTS, TOPICS_CONDITIONS, follows_the_input, table, text_of, write_topics
-from tests.session.recorded import Recorded, copy_into, empty_project, gates_against_itself, record, report_summary
+from tests.session.recorded import (
+    Recorded,
+    assert_asked_judged_and_passed,
+    copy_into,
+    empty_project,
+    gates_against_itself,
+    record,
+    report_summary,
+)
 
 CONDITIONS = TOPICS_CONDITIONS
 
@@ -57,21 +65,8 @@ def topics_model(document: dict[str, Any]) -> dict[str, Any]:
 def test_a_yaml_task_is_asked_analysed_and_gated(
     followed: Recorded, topics: BenchProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    model = assert_asked_judged_and_passed(followed, "topics", CONDITIONS)
     result = followed.result
-    assert result.exit_status == pytest.ExitCode.OK, result.summary
-    assert result.planned == CONDITIONS
-    assert len(result.observations) == CONDITIONS
-    assert all(observation.score is not None for observation in result.observations)
-    assert result.checks
-    assert all(check.passed and check.category is None for check in result.checks)
-    summary = "\n".join(result.summary)
-    assert "verdicts for topics" in summary
-    assert "#1 fake-model: PASS" in summary
-    assert len(followed.requests) == CONDITIONS
-    assert len(list((followed.root / "cassettes" / "fake-model" / "topics").glob("*"))) == CONDITIONS
-    assert result.judgement is not None
-    model = topics_model(result.judgement.document)
-    assert model["verdict"] == "PASS"
     metrics = model["metrics"]
     for name in ("custom_accuracy", "exact_accuracy", "consistency", "fleiss_kappa", "max_flip_rate"):
         assert metrics[name]["value"] == pytest.approx(1.0 if name != "max_flip_rate" else 0.0), name
