@@ -172,8 +172,10 @@ def history_figure(histories: Mapping[str, Sequence[Mapping[str, Any]]]) -> Figu
         figure = new_figure(6.0, 3.6)
         economic_axes, social_axes = figure.subplots(2, 1, sharex=True)
         for name, rows in histories.items():
+            # By place alone: two sessions stored in the same second share one, and their rows do not compare.
             stored = sorted(
-                (place[str(row["recorded_at"])], row) for row in rows if str(row.get("recorded_at")) in place
+                ((place[str(row["recorded_at"])], row) for row in rows if str(row.get("recorded_at")) in place),
+                key=lambda placed: placed[0],
             )
             if not stored:
                 continue

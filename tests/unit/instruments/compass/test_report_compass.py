@@ -69,6 +69,18 @@ def test_one_stored_session_spans_one_step_not_years() -> None:
     assert [label.get_text() for label in figure.axes[-1].get_xticklabels()] == ["2026-11-20"]
 
 
+def test_two_sessions_stored_in_the_same_second_are_drawn_not_compared() -> None:
+    # Timestamps have a second's resolution: two replays in a row (in-process, or a CI matrix) can share one, and
+    # ordering their rows then compared two dicts (the chart was "not drawn": TypeError).
+    when = "2026-11-20T10:00:00+00:00"
+    rows = [
+        {"recorded_at": when, "economic": 1.0, "social": 2.0},
+        {"recorded_at": when, "economic": 3.0, "social": 0.0},
+    ]
+    figure = history_figure({"fake-left": rows})
+    assert [label.get_text() for label in figure.axes[-1].get_xticklabels()] == ["2026-11-20"]
+
+
 def test_sessions_minutes_apart_are_a_step_each_and_models_of_one_session_share_it() -> None:
     times = ["2026-11-20T10:00:00+00:00", "2026-11-20T10:02:00+00:00", "2026-11-20T10:05:00+00:00"]
     histories = {
