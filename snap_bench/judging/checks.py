@@ -25,7 +25,7 @@ DECISIONS = ("pass", "fail", "ungated", "not judged", "not compared", "undecided
 @dataclass(frozen=True)
 class CheckRecord:
     name: str  # the check's test name, e.g. ``qwen2.5-coder-1.5b-compass-icc2_1``
-    kind: str  # "threshold", "baseline", "drift" or "items"
+    kind: str  # "threshold", "baseline", "drift", "items" or "serving"
     model: str
     instrument: str
     metric: str
@@ -181,6 +181,32 @@ def item_record(change: Any, gated: bool) -> CheckRecord:
         decision=decision,
         message=change.message,
         status=change.outcome,
+    )
+
+
+def serving_record(check: Any, gated: bool) -> CheckRecord:
+    """A :class:`snap_bench.judging.serving_check.ServingCheck` (two servings' excess flip rate against the
+    instrument's threshold) as a record; its model is the base model, its metric names the pair."""
+    flips = check.flips
+    outcome = check.outcome
+    decision = outcome if outcome in ("pass", "not judged") else _decision(False, outcome == "undecided", gated)
+    rule = "no threshold" if check.threshold is None else f"95% interval <= {check.threshold:g}"
+    return CheckRecord(
+        name=check.name,
+        kind="serving",
+        model=check.base,
+        instrument=check.instrument,
+        metric=f"{check.metric}[{check.level_a}-vs-{check.level_b}]",
+        value=flips.judged,
+        ci_low=flips.ci_low,
+        ci_high=flips.ci_high,
+        n=flips.matched,
+        n_designed=flips.matched,
+        threshold=f"{check.factor} {check.level_a} vs {check.level_b}: {rule}",
+        margin=check.margin,
+        decision=decision,
+        message=check.message,
+        status=outcome,
     )
 
 

@@ -66,6 +66,10 @@ class ThresholdConfig:
     min_coverage: float = 0.5
     # Against a baseline: the largest move of a construct's mean position (scale points) that is no drift.
     drift_margin: float | None = None
+    # The largest excess flip rate between two providers (two reasoning efforts) of one model that still passes
+    # (snap_bench.judging.serving_check); None: the instrument sets none, and a serving check is not judged.
+    provider_flip_rate: float | None = None
+    effort_flip_rate: float | None = None
     # What each of the instrument's metrics is (its own specs; the shared ones are always known).
     specs: Mapping[str, MetricSpec] = field(default_factory=dict)
 
@@ -147,8 +151,20 @@ def load_thresholds(
         temperatures=_judged_temperatures(section.get("temperatures", "all")),
         min_coverage=section.get("min_coverage", 0.5).number(0, 1, "share"),
         drift_margin=section.get("drift_margin").number(0, 1000, "margin") if section.has("drift_margin") else None,
+        provider_flip_rate=_flip_rate(section, "provider_flip_rate"),
+        effort_flip_rate=_flip_rate(section, "effort_flip_rate"),
         specs=dict(specs),
     )
+
+
+def _flip_rate(section: Node, key: str) -> float | None:
+    """A serving factor's flip-rate threshold: a share of conditions, so in [0, 1]."""
+    return section.get(key).number(0, 1, "share of conditions") if section.has(key) else None
+
+
+def flip_rate_threshold(config: ThresholdConfig, factor: str) -> float | None:
+    """The threshold of a serving factor's excess flip rate (``provider`` or ``effort``), None where unset."""
+    return {"provider": config.provider_flip_rate, "effort": config.effort_flip_rate}.get(factor)
 
 
 def _judged_temperatures(node: Node) -> tuple[float, ...] | None:
