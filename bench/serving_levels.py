@@ -18,7 +18,7 @@ For each it prints the share of pairs passing, undecided, failing (and not judge
 of replicates naming the odd provider, and the false flags (an agreeing level named, or the agreeing pair shown to
 differ).
 
-    .venv/bin/python -m bench.serving_levels [--replicates 200] [--threshold 0.05] [--seed 20260548]
+    .venv/bin/python -m bench.serving_levels [--replicates 200] [--threshold 0.10] [--seed 20260548]
     .venv/bin/python -m bench.serving_levels --quick        # 60 replicates, 500 resamples
 """
 
@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--replicates", type=int, default=200)
     parser.add_argument("--resamples", type=int, default=1000)
-    parser.add_argument("--threshold", type=float, default=0.05)
+    parser.add_argument("--threshold", type=float, default=0.10, help="the shipped provider_flip_rate")
     parser.add_argument("--noise", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=20260548)
     parser.add_argument("--quick", action="store_true", help="60 replicates, 500 resamples")
