@@ -37,11 +37,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bench.drift_items import HIGH, ITEMS, LOW, Answerer, answerer, observation
+from bench.drift_items import HIGH, INSTRUMENT, ITEMS, LOW, Answerer, answerer, observation
 from snap_bench.judging.serving_levels import serving_studies
 from snap_bench.observations.observation import Observation
 
 BASE = "m"
+# The questionnaire kind's shipped drift_margin (snap_bench/design/defaults/thresholds.yaml): a construct's position.
+DRIFT_MARGIN = 0.55
 ODD = "p3"
 # The items moved: every other item (half), or two of them.
 HALF = ITEMS[::2]
@@ -103,7 +105,16 @@ def one_replicate(
     rows = [
         o for level in levels for o in answers(changed if level == odd else base, serving(factor, level), design, rng)
     ]
-    (study,) = serving_studies(rows, lambda _i, _f: threshold, resamples=resamples, seed=seed, variance=False)
+    # Judged as the session judges a questionnaire: its flip threshold, and the shipped drift margin of a construct.
+    (study,) = serving_studies(
+        rows,
+        lambda _i, _f: threshold,
+        drift_margins={INSTRUMENT: DRIFT_MARGIN},
+        ranges={INSTRUMENT: (LOW, HIGH)},
+        resamples=resamples,
+        seed=seed,
+        variance=False,
+    )
     outcomes = {(p.check.level_a, p.check.level_b): p.check.outcome for p in study.pairs}
     agreeing = [p for p in study.pairs if odd not in (p.check.level_a, p.check.level_b)]
     return {

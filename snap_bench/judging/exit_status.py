@@ -110,7 +110,11 @@ def findings(
 def _undecided(judgement: Judgement | None, gate: Gate) -> list[str]:
     if judgement is None:
         return []
-    return [*(judgement.undecided if gate.baseline else []), *(judgement.drift_undecided if gate.drift else [])]
+    return [
+        *(judgement.undecided if gate.baseline else []),
+        *(judgement.drift_undecided if gate.drift else []),
+        *(judgement.serving_undecided if gate.thresholds else []),
+    ]
 
 
 def _runs_to_decide(judgement: Judgement | None, gate: Gate) -> int | None:
@@ -121,6 +125,8 @@ def _runs_to_decide(judgement: Judgement | None, gate: Gate) -> int | None:
     needs: list[int | None] = [
         *(c.runs_to_decide for c in judgement.baseline if gate.baseline and c.undecided),
         *(d.runs_to_decide for d in judgement.drift if gate.drift and d.undecided),
+        # A serving check is decided by more items or runs, counted in its own line: no one --snap-runs says it.
+        *(None for _ in (judgement.serving_undecided if gate.thresholds else [])),
     ]
     if not needs or any(need is None for need in needs):
         return None

@@ -50,6 +50,8 @@ class Gate:
         """The kinds of check record (snap_bench.judging.checks) the exit status follows."""
         named = (
             ("threshold", self.thresholds),
+            # A serving factor's flip rate is judged against a threshold of the instrument's.
+            ("serving", self.thresholds),
             ("baseline", self.baseline),
             ("drift", self.drift),
             ("items", self.items),

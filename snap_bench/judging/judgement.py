@@ -9,12 +9,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.analysis.coverage import Coverage, judge_coverage
+from snap_bench.design.serving import serving_of
 from snap_bench.judging.changes import ChangeSummary, changed_conditions
-from snap_bench.judging.checks import CheckRecord, comparison_record, drift_record, item_record, threshold_record
+from snap_bench.judging.checks import (
+    CheckRecord,
+    comparison_record,
+    drift_record,
+    item_record,
+    serving_record,
+    threshold_record,
+)
 from snap_bench.judging.drift import Drift, position_drift
 from snap_bench.judging.gate import THRESHOLDS_ONLY, Gate
 from snap_bench.judging.item_changes import ItemChange, item_changes
 from snap_bench.judging.outcomes import is_computed
+from snap_bench.judging.serving_check import FAIL, NOT_JUDGED, UNDECIDED
 from snap_bench.observations.logprobs import logprob_summaries
 from snap_bench.observations.observation import Observation
 
@@ -23,6 +32,7 @@ if TYPE_CHECKING:
 
     from snap_bench.analysis.metric_tables import AnalysisSettings
     from snap_bench.judging.pairing_methods import Compared
+    from snap_bench.judging.serving_levels import FactorStudy
 
     class Judged(Compared, Protocol):
         """What judging asks of an instrument: its analysis and metrics (:class:`Compared`), and the range of its
@@ -74,6 +84,10 @@ class Judgement:
     # Items whose answers moved beyond the run noise (false discovery rate 5 %), and items not tested.
     changed_items: list[str] = field(default_factory=list)
     untested_items: list[str] = field(default_factory=list)
+    # The serving factors (providers, reasoning efforts) of each base model asked through several servings
+    # (snap_bench.judging.serving_levels), and their checks whose interval straddles the threshold (never a pass).
+    servings: list[FactorStudy] = field(default_factory=list)
+    serving_undecided: list[str] = field(default_factory=list)
 
 
 def check_name(model: str, instrument: str, metric: str) -> str:
@@ -139,6 +153,7 @@ def judge_session(
             ranges = {i: instruments[i].keyed_range for i in asked if i in instruments}
             drifts = position_drift(observations, baseline.model, margins, ranges)
     result = Judgement(
+        servings=_serving_studies(observations, instruments, thresholds),
         analyses=analyses,
         verdicts=verdicts,
         baseline=comparisons,
@@ -149,6 +164,25 @@ def judge_session(
     )
     _record_checks(result, gate)
     return result
+
+
+def _serving_studies(
+    observations: list[Observation], instruments: Mapping[str, Judged], thresholds: Callable[[str], ThresholdConfig]
+) -> list[FactorStudy]:
+    """The serving factors' studies, where the session asked a model through several servings (none otherwise:
+    the G studies and bootstraps cost nothing for a design without them)."""
+    if not any(serving_of(model) is not None for model in {o.model for o in observations}):
+        return []
+    from snap_bench.judging.serving_levels import serving_studies
+    from snap_bench.judging.verdicts import flip_rate_threshold
+
+    asked = sorted({o.instrument for o in observations})
+    return serving_studies(
+        observations,
+        lambda instrument, factor: flip_rate_threshold(thresholds(instrument), factor),
+        drift_margins={i: thresholds(i).drift_margin for i in asked},
+        ranges={i: instruments[i].keyed_range for i in asked if i in instruments},
+    )
 
 
 def _record_checks(result: Judgement, gate: Gate) -> None:
@@ -182,3 +216,13 @@ def _record_checks(result: Judgement, gate: Gate) -> None:
             result.untested_items.append(change.name)
         elif change.reliable:
             result.changed_items.append(change.name)
+    for study in result.servings:
+        for check in study.checks:
+            # A serving check is judged against a threshold of the instrument's: gated with the thresholds.
+            result.checks.append(serving_record(check, gate.thresholds))
+            if check.outcome == NOT_JUDGED:
+                result.not_judged.append(check.name)
+            elif check.outcome == FAIL:
+                result.failed_thresholds.append(check.name)
+            elif check.outcome == UNDECIDED:
+                result.serving_undecided.append(check.name)

@@ -1,8 +1,13 @@
 """The check of one pair of serving levels: is their excess flip rate within the instrument's threshold
 (thresholds.yaml ``provider_flip_rate`` / ``effort_flip_rate``)?
 
-PASS when the 95 % interval's upper end is at most the threshold, FAIL when its lower end is above it, UNDECIDED
-otherwise (never a pass: it says how many items would decide it), NOT JUDGED when no condition was matched or no
+PASS when the 95 % interval's upper end is at most the threshold and no item moved, FAIL when its lower end is above
+it or an item's answers moved beyond the run noise (the paired exact test with a 5 % false discovery rate over items,
+snap_bench.judging.item_changes) or a construct's position moved past its drift margin (snap_bench.judging.drift):
+a flip rate within the threshold can hide a move of two items (at temperature 1 a one-point move flips few more
+answers than the run noise does), and a gate that passes a model whose answers moved misses the change it exists
+for. A flip rate within the threshold beside a construct whose shift straddles its margin is UNDECIDED, as is
+anything else (never a pass: it says how many items would decide it), NOT JUDGED when no condition was matched or no
 threshold is set (never a pass either). With one run the interval is the between-level flip rate's, an upper bound
 of the excess: its upper end at most the threshold still passes, anything else is undecided until a second run
 shows the within-level noise (``--snap-runs=2``).
@@ -10,10 +15,14 @@ shows the within-level noise (``--snap-runs=2``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from snap_bench.judging.serving_flips import BETWEEN, FlipRate
+
+if TYPE_CHECKING:
+    from snap_bench.judging.drift import Drift
 
 PASS, FAIL, UNDECIDED, NOT_JUDGED = "pass", "fail", "undecided", "not judged"
 
@@ -62,11 +71,28 @@ def serving_check(
     servings: tuple[str, str],
     flips: FlipRate,
     threshold: float | None,
+    moved_items: tuple[str, ...] = (),
+    shifts: Sequence[Drift] = (),
 ) -> ServingCheck:
-    """Judge one pair's flip rate against ``threshold`` (None: the instrument sets none)."""
+    """Judge one pair's flip rate against ``threshold`` (None: the instrument sets none), the items whose answers
+    the pair was shown to move, and its constructs' shifts (level b's position against level a's, those with a
+    margin)."""
     metric = metric_of(factor)
     name = f"{base}-{instrument}-{metric}[{levels[0]}-vs-{levels[1]}]"
     outcome, advice, needed = _decide(flips, threshold, metric)
+    moved = [shift.construct for shift in shifts if shift.margin is not None and shift.moved]
+    open_ = [shift for shift in shifts if shift.margin is not None and shift.undecided]
+    if (moved_items or moved) and outcome != FAIL:
+        outcome, needed = FAIL, None
+        shown = [*([f"items moved beyond the run noise (FDR 5 %): {', '.join(moved_items)}"] if moved_items else [])]
+        shown += [f"constructs moved past their drift margin: {', '.join(moved)}"] if moved else []
+        advice = "; " + "; ".join(shown)
+    elif open_ and outcome == PASS:
+        outcome, needed = UNDECIDED, None
+        advice = (
+            f"; the flip rate is within it, but {', '.join(s.construct for s in open_)}'s shift straddles its drift "
+            f"margin (+-{open_[0].margin:g}): more runs decide it (a position moved without flipping many answers)"
+        )
     message = (
         f"{outcome}: {base} {instrument} {factor} {levels[0]} vs {levels[1]}: {_figures(flips, threshold)}{advice}"
     )

@@ -3,16 +3,22 @@ differently when asked again: the *excess flip rate* of a pair of levels, with a
 
 A model asked at a temperature above 0 answers a condition differently run to run, so two providers (or two
 efforts) of the same model differ on many conditions even where they serve the same weights. The between-level
-flip rate counts the matched conditions (same condition id and run, both scored) whose answers differ between
-levels a and b; the within-level flip rate counts the pairs of runs of one cell whose answers differ, within a
-and within b, and averages the two. Under "the levels serve the same answerer" both estimate the same
-probability (two independent draws of one cell's answer differ), so their difference, the excess, is about 0;
-a level that moves answers adds its moves to the between rate only.
+flip rate counts, in every cell both levels answered (an item under one prompt, temperature, ...), the pairs of
+runs, one of each level, whose scored answers differ (every pair, not only runs of the same number: the runs of a
+cell are exchangeable, and all pairs halve the estimate's noise); the within-level flip rate counts the pairs of
+runs of one cell whose answers differ, within a and within b, and averages the two. Under "the levels serve the
+same answerer" both estimate the same probability (two independent draws of one cell's answer differ), so their
+difference, the excess, is about 0; a level that moves answers adds its moves to the between rate only.
 
-The interval resamples items (a cluster bootstrap: an item's conditions and runs stay together, since they share
-the item's wording and answer distribution), seeded, so a replay gives the same interval. With one run no cell was
-asked twice and the within-level rate is unknown; the between rate is then an upper bound of the excess (the
-within rate is never negative), and its interval is what the check reads.
+The items and the design's cells are fixed (the questionnaire is the questionnaire, as for drift:
+snap_bench.stats.stratified_difference): what varies when the levels are asked again is each answer, run to run.
+So the interval resamples cells within each stratum of an item at one temperature (a stratified bootstrap; a cell's
+runs stay together), never the items themselves, seeded, so a replay gives the same interval. Where an item has one
+cell at a temperature (one prompt, one context), a stratum of one cell would show no noise at all: the cells are
+then resampled across the items at each temperature. At temperature 0 a
+deterministic model's cells agree run to run, and such a stratum adds no noise. With one run no cell was asked
+twice and the within-level rate is unknown; the between rate is then an upper bound of the excess (the within
+rate is never negative), and its interval is what the check reads.
 """
 
 from __future__ import annotations
@@ -21,9 +27,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from snap_bench.observations.observation import Observation
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000
@@ -31,8 +41,6 @@ RESAMPLES = 2000
 SEED = 20260548
 # What the interval is of: the excess (both levels asked twice somewhere) or, with one run, the raw between rate.
 EXCESS, BETWEEN = "excess", "between"
-# Per item: between flips, matched conditions, within-a flips, within-a run pairs, within-b flips, within-b pairs.
-_COLUMNS = 6
 
 
 @dataclass(frozen=True)
@@ -40,13 +48,13 @@ class FlipRate:
     """The flip rates of one pair of levels (a, b) and the interval of the figure the check reads."""
 
     matched: int  # conditions both levels answered with a score (same condition id and run)
-    items: int  # items those conditions belong to (the bootstrap's units)
+    items: int  # items of the cells both levels answered
     runs: int  # the most runs any matched cell was asked in
-    between: float | None  # share of the matched conditions answered differently by a and b
+    between: float | None  # share of the pairs of runs (one of each level, same cell) answered differently
     within: float | None  # mean of a's and b's run-to-run flip rates (None: no cell was asked twice in both)
     excess: float | None  # between - within (None without a within rate)
     bounded: str  # EXCESS, or BETWEEN where the within rate is unknown and the between rate bounds the excess
-    ci_low: float | None  # the 95 % interval of the ``bounded`` figure (None: fewer than two items, or none matched)
+    ci_low: float | None  # the 95 % interval of the ``bounded`` figure (None: none matched, or undefined)
     ci_high: float | None
 
     @property
@@ -62,19 +70,21 @@ def flip_rate(
     a: Sequence[Observation], b: Sequence[Observation], *, resamples: int = RESAMPLES, seed: int = SEED
 ) -> FlipRate:
     """The flip rates of the observations of level ``a`` against those of level ``b`` (one instrument)."""
-    counts, runs = _item_counts(a, b)
-    totals = [sum(row[column] for row in counts.values()) for column in range(_COLUMNS)]
-    flips, matched, a_flips, a_pairs, b_flips, b_pairs = totals
-    if not matched:
+    cells, matched, runs = _cell_counts(a, b)
+    if not cells:
         return FlipRate(0, 0, 0, None, None, None, BETWEEN, None, None)
-    between = flips / matched
+    import numpy as np  # the controller, at session end: never a worker at collection
+
+    rows = np.asarray([counts for _, counts in cells], dtype=np.float64)
+    flips, pairs, a_flips, a_pairs, b_flips, b_pairs = rows.sum(axis=0)
+    between = float(flips / pairs)
     known = bool(a_pairs and b_pairs)
-    within = (a_flips / a_pairs + b_flips / b_pairs) / 2 if known else None
+    within = float((a_flips / a_pairs + b_flips / b_pairs) / 2) if known else None
     excess = between - within if within is not None else None
-    low, high = _interval(list(counts.values()), known, resamples, seed)
+    low, high = _interval(rows, [stratum for stratum, _ in cells], known, resamples, seed)
     return FlipRate(
-        matched=int(matched),
-        items=len(counts),
+        matched=matched,
+        items=len({stratum[0] for stratum, _ in cells}),
         runs=runs,
         between=between,
         within=within,
@@ -85,57 +95,68 @@ def flip_rate(
     )
 
 
-def _item_counts(a: Sequence[Observation], b: Sequence[Observation]) -> tuple[dict[str, list[int]], int]:
-    """Per item of the matched conditions, the six counts; and the most runs a matched cell has."""
-    scored_a = {o.condition_id: o for o in a if o.score is not None}
-    scored_b = {o.condition_id: o for o in b if o.score is not None}
-    counts: dict[str, list[int]] = {}
-    for condition in sorted(scored_a.keys() & scored_b.keys()):
-        left, right = scored_a[condition], scored_b[condition]
-        row = counts.setdefault(left.item, [0] * _COLUMNS)
-        row[0] += left.score != right.score
-        row[1] += 1
-    runs = 0
-    for offset, scored in ((2, scored_a), (4, scored_b)):
-        cells: dict[tuple[str, str], list[int]] = defaultdict(list)
-        for observation in scored.values():
-            if observation.item in counts:
-                cells[(observation.item, observation.cell)].append(int(observation.score or 0))
-        for (item, _), answers in cells.items():
-            runs = max(runs, len(answers))
-            for first, second in combinations(answers, 2):
-                counts[item][offset] += first != second
-                counts[item][offset + 1] += 1
-    return counts, runs
+def _cell_counts(
+    a: Sequence[Observation], b: Sequence[Observation]
+) -> tuple[list[tuple[tuple[str, str], list[int]]], int, int]:
+    """Per cell both levels scored: its stratum (item, temperature) and the six counts (between flips and pairs,
+    within-a flips and pairs, within-b flips and pairs); the conditions both scored (same condition id); and the
+    most runs a cell of either level holds."""
+    answers: list[dict[tuple[str, str], list[int]]] = []
+    strata: dict[tuple[str, str], tuple[str, str]] = {}
+    for level in (a, b):
+        by_cell: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for o in level:
+            if o.score is not None:
+                by_cell[(o.item, o.cell)].append(o.score)
+                strata[(o.item, o.cell)] = (o.item, str(o.temperature))
+        answers.append(by_cell)
+    left, right = answers
+    cells = []
+    for cell in sorted(left.keys() & right.keys()):
+        x, y = left[cell], right[cell]
+        counts = [
+            sum(p != q for p in x for q in y),
+            len(x) * len(y),
+            sum(p != q for p, q in combinations(x, 2)),
+            len(x) * (len(x) - 1) // 2,
+            sum(p != q for p, q in combinations(y, 2)),
+            len(y) * (len(y) - 1) // 2,
+        ]
+        cells.append((strata[cell], counts))
+    scored_a = {o.condition_id for o in a if o.score is not None}
+    matched = len(scored_a & {o.condition_id for o in b if o.score is not None})
+    runs = max((len(runs) for by_cell in answers for runs in by_cell.values()), default=0)
+    return cells, matched, runs
 
 
-def _interval(rows: list[list[int]], known: bool, resamples: int, seed: int) -> tuple[float | None, float | None]:
-    """The cluster bootstrap's percentile interval over items; None where it cannot be drawn (one item, or a
-    rate undefined on too many resamples)."""
-    if len(rows) < 2:
+def _interval(
+    rows: npt.NDArray[np.float64], strata: list[tuple[str, str]], known: bool, resamples: int, seed: int
+) -> tuple[float | None, float | None]:
+    """The stratified bootstrap's percentile interval: each stratum's cells drawn with replacement, as many as
+    it has. None where it cannot be drawn (a rate undefined on more than 5 % of the resamples)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    counts = np.zeros((resamples, len(strata)), dtype=np.float64)
+    members: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for index, stratum in enumerate(strata):
+        members[stratum].append(index)
+    if any(len(indices) < 2 for indices in members.values()):
+        # An item asked in one cell per temperature (one prompt, one context) shows no spread among its cells: its
+        # noise is read across the items at that temperature instead (a wider interval, never a narrower one).
+        members = defaultdict(list)
+        for index, (_, temperature) in enumerate(strata):
+            members[(temperature,)].append(index)
+    for indices in members.values():
+        counts[:, indices] = rng.multinomial(len(indices), [1 / len(indices)] * len(indices), size=resamples)
+    sums = counts @ rows
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = sums[:, 0] / sums[:, 1]
+        if known:
+            values = values - (sums[:, 2] / sums[:, 3] + sums[:, 4] / sums[:, 5]) / 2
+    defined = values[np.isfinite(values)]
+    if len(defined) < 0.95 * resamples:
         return None, None
-    import numpy as np  # the controller, at session end
-
-    from snap_bench.stats.bootstrap import bootstrap_ci
-    from snap_bench.stats.errors import UndefinedStatistic
-
-    def statistic(matrix: Any, weights: Any) -> Any:
-        sums = weights @ matrix
-        with np.errstate(divide="ignore", invalid="ignore"):
-            between = sums[:, 0] / sums[:, 1]
-            if not known:
-                return between
-            return between - (sums[:, 2] / sums[:, 3] + sums[:, 4] / sums[:, 5]) / 2
-
-    try:
-        result = bootstrap_ci(
-            statistic,
-            np.asarray(rows, dtype=np.float64),
-            n_resamples=resamples,
-            confidence=CONFIDENCE,
-            seed=seed,
-            vectorized=True,
-        )
-    except UndefinedStatistic:
-        return None, None
-    return float(result.low), float(result.high)
+    alpha = (1 - CONFIDENCE) / 2
+    low, high = np.quantile(defined, [alpha, 1 - alpha])
+    return float(low), float(high)

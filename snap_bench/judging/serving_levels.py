@@ -211,16 +211,16 @@ def _pair(
     from snap_bench.judging.item_changes import item_changes
 
     a, b = (rows[level] for level in levels)
-    flips = flip_rate(a, b, resamples=resamples, seed=seed)
-    check = serving_check(base, instrument, factor, levels, servings, flips, flip_threshold(instrument, factor))
     both = [*a, *b]
+    changes = tuple(item_changes(both, servings[0]))
+    moved = tuple(change.item for change in changes if change.reliable)
     margins = {instrument: (drift_margins or {}).get(instrument)}
     bounds = {instrument: (ranges or {}).get(instrument)}
-    return LevelPair(
-        check=check,
-        item_changes=tuple(item_changes(both, servings[0])),
-        shifts=tuple(position_drift(both, servings[0], margins, bounds)),
-    )
+    shifts = tuple(position_drift(both, servings[0], margins, bounds))
+    flips = flip_rate(a, b, resamples=resamples, seed=seed)
+    threshold = flip_threshold(instrument, factor)
+    check = serving_check(base, instrument, factor, levels, servings, flips, threshold, moved, shifts)
+    return LevelPair(check=check, item_changes=changes, shifts=shifts)
 
 
 def _differing_level(levels: tuple[str, ...], pairs: tuple[LevelPair, ...]) -> str | None:

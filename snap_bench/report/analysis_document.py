@@ -28,7 +28,7 @@ def analysis_document(
     session_meta: dict[str, Any],
     coverage: Mapping[str, Coverage] | None = None,
 ) -> dict[str, Any]:
-    return {
+    document = {
         "session": session_meta,
         "instruments": {
             name: {"title": instruments[name].title, "models": _instrument_models(result, name, coverage)}
@@ -45,6 +45,11 @@ def analysis_document(
         "changes": {"items": [change.to_json() for change in result.item_changes]},
         "coverage": {model: entry.to_json() for model, entry in sorted((coverage or {}).items())},
     }
+    if result.servings:
+        # Per base model, instrument and serving factor (provider, effort): its levels compared (a design without
+        # servings has no such key, so its document is what it was).
+        document["servings"] = [study.to_dict() for study in result.servings]
+    return document
 
 
 def write_analysis_document(path: Path, document: dict[str, Any]) -> None:

@@ -102,7 +102,13 @@ def test_judging_any_subset_never_raises_and_never_passes_what_it_did_not_comput
     if decision.code != 0:
         return
     # Exit 0: every check of a kind the gate follows was computed and passed ...
-    followed = {"threshold": gate.thresholds, "baseline": gate.baseline, "drift": gate.drift, "items": gate.items}
+    followed = {
+        "threshold": gate.thresholds,
+        "serving": gate.thresholds,
+        "baseline": gate.baseline,
+        "drift": gate.drift,
+        "items": gate.items,
+    }
     assert all(r.decision == "pass" for r in judgement.checks if followed[r.kind]), [
         (r.name, r.decision) for r in judgement.checks if followed[r.kind] and r.decision != "pass"
     ]

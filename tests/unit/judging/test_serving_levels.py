@@ -64,12 +64,13 @@ def test_the_flip_rates_of_a_pair_computed_by_hand() -> None:
     a = sheet("m@p1", {"I1": [1, 1], "I2": [2, 3]})
     b = sheet("m@p2", {"I1": [2, 1], "I2": [2, 3]})
     flips = flip_rate(a, b, resamples=200)
-    # Between: I1 r1 differs (1 vs 2), the three other matched conditions agree: 1 of 4.
+    # Between, every pair of runs one of each level in a cell: I1 {1,1} x {2,1} differs in 2 of 4 pairs, I2 {2,3} x
+    # {2,3} in 2 of 4: 4 of 8.
     assert (flips.matched, flips.items, flips.runs) == (4, 2, 2)
-    assert flips.between == pytest.approx(1 / 4)
+    assert flips.between == pytest.approx(4 / 8)
     # Within: a flips on I2's pair of runs (1 of 2 pairs), b on both its pairs (2 of 2): (1/2 + 1) / 2.
     assert flips.within == pytest.approx(3 / 4)
-    assert flips.excess == pytest.approx(1 / 4 - 3 / 4)
+    assert flips.excess == pytest.approx(4 / 8 - 3 / 4)
     assert flips.bounded == EXCESS
     assert flips.ci_low is not None
     assert flips.ci_high is not None
@@ -80,8 +81,9 @@ def test_unscored_answers_are_not_matched() -> None:
     a = sheet("m@p1", {"I1": [1, None], "I2": [2, 2]})
     b = sheet("m@p2", {"I1": [2, 1], "I2": [None, 2]})
     flips = flip_rate(a, b, resamples=200)
-    # Matched and scored on both sides: I1 r1 (differs) and I2 r2 (agrees).
-    assert (flips.matched, flips.between) == (2, 0.5)
+    # Scored on both sides: conditions I1 r1 and I2 r2; pairs of runs: I1 {1} x {2,1} (1 of 2 differs), I2 {2,2} x
+    # {2} (0 of 2).
+    assert (flips.matched, flips.between) == (2, 0.25)
 
 
 def test_a_level_that_moves_every_answer_fails_and_the_same_answers_pass() -> None:
@@ -131,25 +133,57 @@ def test_one_run_passes_on_the_between_rate_or_asks_for_a_second_run() -> None:
     assert failed_servings([moved]) == []
 
 
+def noisy_pair() -> list[Observation]:
+    """Four items under four prompts, two runs: level a flips run to run on every cell, level b answers a point
+    higher on one run of half its cells: an excess with run noise in it, so an interval of some width."""
+    a = [
+        o
+        for setting in ("NEU", "DIR", "PER", "ABS")
+        for o in sheet("m@p1", {f"I{i}": [2, 3] for i in range(4)}, setting)
+    ]
+    b = [
+        o
+        for n, setting in enumerate(("NEU", "DIR", "PER", "ABS"))
+        for o in sheet("m@p2", {f"I{i}": [3, 3] if (i + n) % 2 else [2, 3] for i in range(4)}, setting)
+    ]
+    return [*a, *b]
+
+
 @pytest.mark.parametrize(
-    ("threshold", "advice"),
-    [(0.6, "items would decide it at the observed noise"), (0.3, "more items would show the change, not a pass")],
+    ("share", "advice"),
+    [(0.75, "items would decide it at the observed noise"), (0.25, "more items would show the change, not a pass")],
 )
-def test_an_undecided_check_says_what_would_decide_it(threshold: float, advice: str) -> None:
-    # Half the items answered a point higher in every run, no run-to-run noise: an excess of 1/2, and resampling
-    # four items draws anything from none of the moved ones to all of them: a wide interval.
-    a = sheet("m@p1", {f"I{i}": [2, 2] for i in range(4)})
-    b = sheet("m@p2", {f"I{i}": [3, 3] if i % 2 else [2, 2] for i in range(4)})
-    (study,) = serving_studies([*a, *b], at(threshold), variance=False)
+def test_an_undecided_check_says_what_would_decide_it(share: float, advice: str) -> None:
+    (probe,) = serving_studies(noisy_pair(), at(1.0), variance=False)
+    flips = probe.checks[0].flips
+    assert flips.ci_low is not None
+    assert flips.ci_high is not None
+    assert flips.excess is not None
+    assert flips.ci_low < flips.excess < flips.ci_high
+    # A threshold inside the interval, above the estimate (more items could show a pass) or below it (could not).
+    edge = flips.excess if share > 0.5 else flips.ci_low
+    threshold = edge + (flips.ci_high - edge if share > 0.5 else flips.excess - edge) / 2
+    (study,) = serving_studies(noisy_pair(), at(threshold), variance=False)
     check = study.checks[0]
-    assert check.flips.excess == 0.5
-    assert check.flips.ci_low is not None
-    assert check.flips.ci_high is not None
-    assert check.flips.ci_low <= threshold < check.flips.ci_high
+    assert not study.pairs[0].moved_items
     assert check.outcome == UNDECIDED
     assert advice in check.message
     # A number of items only where more of them could show a pass (the estimate within the threshold).
-    assert (check.items_to_decide is not None) == (threshold > check.flips.excess)
+    assert (check.items_to_decide is not None) == (threshold > flips.excess)
+
+
+def test_an_item_moved_beyond_the_run_noise_fails_the_pair_whatever_its_flip_rate() -> None:
+    # Two of twelve items a point higher under every prompt and run: a flip rate of 1/6 (within a threshold of
+    # 0.5), but the exact test shows both items moved.
+    items = {f"I{i:02d}": [i % 4 + 1] * 3 for i in range(12)}
+    moved = {item: [s + 1 for s in scores] if item in ("I01", "I02") else scores for item, scores in items.items()}
+    (study,) = serving_studies([*prompts("m@p1", items), *prompts("m@p2", moved)], at(0.5), variance=False)
+    check = study.checks[0]
+    assert check.flips.ci_high is not None
+    assert check.flips.ci_high <= 0.5
+    assert study.pairs[0].moved_items == ("I01", "I02")
+    assert check.outcome == FAIL
+    assert "I01, I02" in check.message
 
 
 def prompts(model: str, answers: dict[str, list[int | None]]) -> list[Observation]:
@@ -235,12 +269,17 @@ scores = st.lists(st.lists(st.one_of(st.none(), st.integers(1, 5)), min_size=1, 
 @settings(max_examples=60, deadline=None)
 @given(scores)
 def test_a_level_that_answers_exactly_as_another_never_shows_an_excess(answers: list[list[int | None]]) -> None:
-    """Identical answers flip nowhere between the levels, so every resample's excess is minus a within rate."""
+    """Identical answers: every pair of runs across the levels is a pair within one level or a run with itself, so the
+    between rate is the within rate times (n - 1) / n, and no resample shows an excess."""
     items = {f"I{i}": row for i, row in enumerate(answers)}
     flips = flip_rate(sheet("m@p1", items), sheet("m@p2", items), resamples=100)
     if not flips.matched:
         return
-    assert flips.between == 0.0
+    assert flips.between is not None
+    if flips.within is None:
+        assert flips.between == 0.0  # one run: each answer paired with itself only
+    else:
+        assert flips.between <= flips.within
     assert flips.judged is not None
     assert flips.judged <= 0.0
     if flips.ci_high is not None:
