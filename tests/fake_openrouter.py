@@ -199,6 +199,9 @@ class OpenRouterScript:
     exchanges: list[Exchange] = field(default_factory=list)
     catalogue_reads: int = 0
     catalogue_unavailable: bool = False  # GET /models answers 503 (an outage of the catalogue alone)
+    # A provider (name, any case) whose requests another provider serves although the routing chose it (one that
+    # ignores a pin): the response names the one that served, as OpenRouter's does.
+    serves_instead: dict[str, str] = field(default_factory=dict)
     billed_usd: float = 0.0
     in_flight: int = 0
     max_in_flight: int = 0
@@ -461,6 +464,9 @@ class FakeOpenRouter:
         provider = self._route(model, preferences)
         if provider is None:
             return error_reply(503, "No available provider that meets your routing requirements")
+        instead = script.serves_instead.get(provider.name.lower())
+        if instead is not None:
+            provider = next((other for other in model.providers if other.name == instead), FakeProvider(instead))
         exchange.provider = provider.name
         # 7. moderation
         texts = message_texts(forwarded.get("messages"))

@@ -191,6 +191,25 @@ def _design_options(group: OptionGroup) -> None:
         "which the gate passes an unchanged model 95%% of the time, simulated from the baseline's recorded answers "
         "(docs/gate.md). Default: %(default)r.",
     )
+    group.addoption(
+        "--snap-providers",
+        type=comma_list,
+        default=None,
+        metavar="PROVIDERS",
+        help="ask each model through each of these providers in turn, comma-separated (OpenRouter's slugs or "
+        "names, e.g. deepinfra,groq,together): each is pinned (provider.only, fallbacks off) and asked as a model "
+        "of its own, MODEL@PROVIDER, with its own recordings; an answer another provider served is an API error "
+        "(-3). OpenRouter entries only. Default: each entry's providers: (none: routed as OpenRouter likes).",
+    )
+    group.addoption(
+        "--snap-efforts",
+        type=comma_list,
+        default=None,
+        metavar="EFFORTS",
+        help="ask each model at each of these reasoning efforts, comma-separated (xhigh, high, medium, low, "
+        "minimal, none), each asked as a model of its own, MODEL@effort-LEVEL (crossed with --snap-providers); "
+        "for models that take an effort only. Default: each entry's reasoning_efforts: (none: its reasoning:).",
+    )
 
 
 def _asking_options(group: OptionGroup) -> None:

@@ -23,6 +23,7 @@ from snap_bench.judging.gate import Gate
 from snap_bench.observations.case import Case
 from snap_bench.observations.observation import Condition, at_provider_default
 from snap_bench.recordings.state import Recordings
+from snap_bench.session import servings
 from snap_bench.session.scope import (
     InstrumentFiles,
     RunPaths,
@@ -223,10 +224,14 @@ def resolve_models(
     if options.baseline:
         known = (registry, recordings, chosen, options.rootdir, options.gate)
         baseline, chosen = baseline_of(options.baseline, *known)
+    # Each model with provider or effort levels becomes its servings (the baseline model never does); their
+    # facts are read per serving, so each serving's recordings keep the catalogue entry they were asked with.
+    chosen = servings.expanded(chosen, options, baseline.model if baseline is not None else None)
     if handed is not None:
         facts = dict(handed)
     else:
         facts = model_facts.gather_facts(chosen, options.rootdir, options.cassette_dir, read=read_catalogues)
+    servings.check_efforts(chosen, registry, facts, options)
     logprobs = options.top_logprobs  # --snap-logprobs wins over each entry's `logprobs`
     models = tuple(
         model_facts.with_catalogue_price(
@@ -238,20 +243,28 @@ def resolve_models(
 
 
 def choose_models(registry: ModelRegistry, options: SessionSettings, recordings: Recordings) -> list[ModelSpec]:
-    """--model's models, the pilot's under --snap-mode=pilot, else every model with recordings."""
+    """--model's models, the pilot's under --snap-mode=pilot, else every model with recordings (a serving of a
+    models.yaml entry, ``m@groq``, is known by its base's entry)."""
     if options.models:
-        return registry.resolve(options.models)
+        return _resolve(registry, options.models)
     if options.mode == "pilot":
         if not registry.pilot:
             raise ConfigError(registry.source, "pilot", "no pilot models", "list model names under pilot:")
         return registry.resolve(list(registry.pilot))
-    recorded = [name for name in recordings.models() if name in registry.models]
-    if not recorded:
+    known = [name for name in recordings.models() if name in registry.models or servings.serving_model(registry, name)]
+    if not known:
         raise UsageProblem(
             f"no --model given and no recordings under {options.cassette_dir}: "
             f"name a model with --model (known: {', '.join(sorted(registry.models))})"
         )
-    return registry.resolve(recorded)
+    return _resolve(registry, known)
+
+
+def _resolve(registry: ModelRegistry, names: list[str]) -> list[ModelSpec]:
+    """``names`` looked up in ``registry``, a serving's by its base's entry."""
+    found = {name: servings.serving_model(registry, name) for name in names}
+    entries = iter(registry.resolve([name for name in names if found[name] is None]))
+    return [found[name] or next(entries) for name in names]
 
 
 def baseline_of(

@@ -19,7 +19,9 @@ from typing import Any, Protocol
 
 from snap_bench.asking.settings import AskingSettings
 from snap_bench.design.config import ConfigFiles
+from snap_bench.design.entry_values import REASONING_EFFORTS
 from snap_bench.design.project import project_root, root_of_run_paths
+from snap_bench.design.serving import is_provider_level
 from snap_bench.design.temperatures import DEFAULT
 from snap_bench.history.address import StoreAddress, StoreAddressError, store_address
 from snap_bench.history.database import INSTALL_DRIVER, postgres_driver_installed
@@ -104,6 +106,10 @@ class SessionSettings(AskingSettings):
     explicit: bool  # a snap-bench option was given: the session is about benchmarks
     # The instruments' own switches, by flag (--snap-compass-per-prompt).
     instrument_options: Mapping[str, object] = field(default_factory=dict)
+    # The serving factors' levels (--snap-providers, --snap-efforts); empty: each entry's own
+    # (snap_bench.session.servings).
+    providers: tuple[str, ...] = ()
+    efforts: tuple[str, ...] = ()
 
     @property
     def config(self) -> ConfigFiles:
@@ -134,6 +140,8 @@ class SessionSettings(AskingSettings):
                 "snap_shard",
                 "snap_batch",
                 "baseline",
+                "snap_providers",
+                "snap_efforts",
             )
         ]
         return cls(
@@ -186,6 +194,8 @@ class SessionSettings(AskingSettings):
             or any(kind.follow_up_requested(switches) for kind in instrument_kinds().values())
             or any(v is not None for v in explicit_values),
             instrument_options=switches,
+            providers=_provider_levels(config),
+            efforts=_effort_levels(config),
         )
 
     def selection(self, instrument: Instrument, others: Sequence[Instrument] = ()) -> Selection:
@@ -310,6 +320,30 @@ def _gate(config: OptionSource) -> Gate:
             "--baseline was given. Fix: add --baseline=MODEL or --baseline=PATH, or use --snap-gate=thresholds."
         )
     return gate
+
+
+def _provider_levels(config: OptionSource) -> tuple[str, ...]:
+    """--snap-providers: provider names as OpenRouter writes them (a slug, its variant, or a name), each once."""
+    levels: list[str] = config.getoption("snap_providers", None) or []
+    wrong = [level for level in levels if not is_provider_level(level)]
+    if wrong:
+        raise UsageProblem(
+            f"--snap-providers: {', '.join(map(repr, wrong))} is not a provider's name. Fix: name providers as "
+            "OpenRouter does, by slug (deepinfra, deepinfra/turbo) or name (DeepInfra), comma-separated"
+        )
+    return tuple(dict.fromkeys(levels))
+
+
+def _effort_levels(config: OptionSource) -> tuple[str, ...]:
+    """--snap-efforts: reasoning efforts as OpenRouter names them, each once."""
+    levels: list[str] = config.getoption("snap_efforts", None) or []
+    wrong = [level for level in levels if level not in REASONING_EFFORTS]
+    if wrong:
+        raise UsageProblem(
+            f"--snap-efforts: {', '.join(map(repr, wrong))} is not a reasoning effort. Fix: use "
+            f"{', '.join(REASONING_EFFORTS)}, comma-separated (e.g. --snap-efforts=low,high)"
+        )
+    return tuple(dict.fromkeys(levels))
 
 
 def _runs(config: OptionSource) -> int | None:
