@@ -202,6 +202,8 @@ class OpenRouterScript:
     # A provider (name, any case) whose requests another provider serves although the routing chose it (one that
     # ignores a pin): the response names the one that served, as OpenRouter's does.
     serves_instead: dict[str, str] = field(default_factory=dict)
+    # Reasoning tokens an answer spends at each effort the request asks (``reasoning.effort``), over the model's own.
+    effort_tokens: dict[str, int] = field(default_factory=dict)
     billed_usd: float = 0.0
     in_flight: int = 0
     max_in_flight: int = 0
@@ -498,7 +500,9 @@ class FakeOpenRouter:
         failed = fault is not None and fault.kind == "generation_error"
         text = "" if failed else script.answer(forwarded, provider.name)
         prompt_tokens = count_tokens("".join(texts))
-        completion_tokens = count_tokens(text) + model.reasoning_tokens
+        effort = (forwarded.get("reasoning") or {}).get("effort")
+        thought = model.reasoning_tokens + script.effort_tokens.get(str(effort), 0)
+        completion_tokens = count_tokens(text) + thought
         choice: dict[str, Any] = {
             "index": 0,
             "message": {"role": "assistant", "content": text},
@@ -527,7 +531,7 @@ class FakeOpenRouter:
             number = script._generations
         exchange.cost_usd = cost
         exchange.finish_reason = choice["finish_reason"]
-        reasoning = model.reasoning_tokens if completion_tokens else 0
+        reasoning = thought if completion_tokens else 0
         return Reply(
             200,
             {

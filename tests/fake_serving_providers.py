@@ -5,15 +5,18 @@ by the provider that serves them and by the reasoning effort asked.
 - ``ProviderA`` and ``ProviderB`` answer each profile item alike: a score of 2, 3 or 4 fixed per item (every
   paraphrase, system prompt, temperature and run of an item gets the same answer);
 - ``ProviderC`` answers one point higher on half the items (the items at even places of the instrument's order);
-- asked at reasoning effort ``high`` (the request's ``reasoning.effort``), the model answers one point higher on
-  the same half of the items; at any other effort, or none, as A does;
+- asked at reasoning effort ``high`` (the request's ``reasoning.effort``), a model answers one point higher on
+  the same half of the items; at any other effort, or none, as A does (``open/thinking-model``, which ProviderA
+  alone serves, differs by effort alone);
+- an answer spends EFFORT_TOKENS reasoning tokens at its effort (counted in its completion tokens);
 - ``serves_instead`` (of the underlying script) makes a provider's requests be served by another, named in the
   response's ``provider`` field: a provider that ignores the pin.
 
 The routing is the fake's: a request's ``provider.only`` picks the provider (case-insensitively), the response names
 it. ``serving_project`` writes a project whose models.yaml points an OpenRouter entry at the fake; a session then
 compares the providers with ``--model=served --snap-providers=ProviderA,ProviderB,ProviderC`` (or the efforts with
-``--model=served --snap-efforts=low,high``)::
+``--model=thinker --snap-efforts=low,high``: ``thinker`` is a reasoning model ProviderA alone serves, so its answers
+differ by effort alone)::
 
     with serving_openrouter() as fake:
         project = serving_project(tmp_path / "project", fake.base_url)
@@ -49,7 +52,15 @@ SERVED = FakeModel(
     supported_parameters=("max_tokens", "temperature", "top_p", "seed", "stop", "reasoning", "include_reasoning"),
     providers=tuple(FakeProvider(name, moderated=False) for name in PROVIDERS),
 )
-# The same model without any effort parameter in its catalogue entry (a model that takes no effort).
+# A reasoning model one provider serves: its answers differ by the effort asked alone.
+THINKING = FakeModel(
+    id="open/thinking-model",
+    prompt_price=1e-7,
+    completion_price=4e-7,
+    supported_parameters=SERVED.supported_parameters,
+    providers=(FakeProvider(PROVIDERS[0], moderated=False),),
+)
+# A model without any effort parameter in its catalogue entry (a model that takes no effort).
 NO_EFFORT = FakeModel(
     id="open/plain-model",
     supported_parameters=("max_tokens", "temperature", "top_p", "seed", "stop"),
@@ -92,8 +103,12 @@ def answer(request: dict[str, Any], provider: str) -> str:
     return str(base_score(place) + (1 if higher else 0))
 
 
+# Reasoning tokens an answer spends at each effort: what the dry run measures from a serving's own recordings.
+EFFORT_TOKENS = {"low": 40, "high": 400}
+
+
 def serving_script() -> OpenRouterScript:
-    return OpenRouterScript(models=(SERVED, NO_EFFORT), answer=answer)
+    return OpenRouterScript(models=(SERVED, THINKING, NO_EFFORT), answer=answer, effort_tokens=dict(EFFORT_TOKENS))
 
 
 @contextmanager
@@ -104,8 +119,10 @@ def serving_openrouter() -> Iterator[FakeOpenRouter]:
 
 
 def serving_models_yaml(base_url: str) -> str:
-    """An OpenRouter entry for the served model (``served``), one for the model that takes no effort (``plain``),
-    and a plain OpenAI-compatible entry (``elsewhere``) that routes to no provider."""
+    """OpenRouter entries for the model three providers serve (``served``), the reasoning model one provider serves
+    (``thinker`` with the instruments' output budget; ``roomy`` with room for reasoning, its entry saying it
+    reasons, so that it takes an effort where no catalogue is read), the model that takes no
+    effort (``plain``), and a plain OpenAI-compatible entry (``elsewhere``) that routes to no provider."""
     return textwrap.dedent(f"""\
         defaults:
           base_url: {base_url}
@@ -114,6 +131,15 @@ def serving_models_yaml(base_url: str) -> str:
           served:
             id: {MODEL_ID}
             dialect: openrouter
+          thinker:
+            id: {THINKING.id}
+            dialect: openrouter
+          roomy:
+            id: {THINKING.id}
+            dialect: openrouter
+            reasoning: low
+            max_tokens: 4096
+            price: {{input_per_million: 0.1, output_per_million: 0.4}}
           plain:
             id: {NO_EFFORT.id}
             dialect: openrouter

@@ -219,14 +219,14 @@ def resolve_models(
     model --baseline replays, looked up in ``registry``; their catalogue facts (``handed`` by the process that read
     them, else read where ``read_catalogues`` and a key allow, else recorded beside the cassettes); each entry
     built once from them. Nothing changes an entry after this."""
-    chosen = choose_models(registry, options, recordings)
+    # Each model with provider or effort levels becomes its servings, before the baseline model is added: that one
+    # is replayed as its entry stands, the one reference of every serving. Their facts are read per serving, so
+    # each serving's recordings keep the catalogue entry they were asked with.
+    chosen = servings.expanded(choose_models(registry, options, recordings), options)
     baseline = None
     if options.baseline:
         known = (registry, recordings, chosen, options.rootdir, options.gate)
         baseline, chosen = baseline_of(options.baseline, *known)
-    # Each model with provider or effort levels becomes its servings (the baseline model never does); their
-    # facts are read per serving, so each serving's recordings keep the catalogue entry they were asked with.
-    chosen = servings.expanded(chosen, options, baseline.model if baseline is not None else None)
     if handed is not None:
         facts = dict(handed)
     else:

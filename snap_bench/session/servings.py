@@ -4,9 +4,10 @@ providers of ``--snap-providers`` (else its entry's ``providers:``) crossed with
 Called once, by snap_bench.session.plan.resolve_models.
 
 An option replaces its factor's entry key for every model (``--snap-providers`` the entries' ``providers:``); the
-other factor's key still applies. The model a ``--baseline`` replays is never expanded: it is the one reference
-every serving is compared with. A model named as a serving already (``--model=m@groq``, or a serving's recordings)
-is asked as it is named.
+other factor's key still applies. The model a ``--baseline`` replays is never expanded: it is added after the
+expansion, as its entry stands, the one reference every serving is compared with (``--model=m --baseline=m
+--snap-efforts=high`` compares m at effort high with m's own recordings). A model named as a serving already
+(``--model=m@groq``, or a serving's recordings) is asked as it is named.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from snap_bench.design.serving_entries import EFFORT_PARAMETERS, serving_entry, 
 from snap_bench.session.settings import SessionSettings, UsageProblem
 
 
-def expanded(models: Sequence[ModelSpec], options: SessionSettings, baseline: str | None) -> list[ModelSpec]:
+def expanded(models: Sequence[ModelSpec], options: SessionSettings) -> list[ModelSpec]:
     """``models`` with each one that has provider or effort levels replaced by its servings, in order."""
     found: list[ModelSpec] = []
     for model in models:
-        if model.name == baseline or serving_of(model.name) is not None:
+        if serving_of(model.name) is not None:
             found.append(model)
             continue
         providers = list(options.providers) or list(model.providers)

@@ -19,16 +19,14 @@ from typing import Any, Protocol
 
 from snap_bench.asking.settings import AskingSettings
 from snap_bench.design.config import ConfigFiles
-from snap_bench.design.entry_values import REASONING_EFFORTS
 from snap_bench.design.project import project_root, root_of_run_paths
-from snap_bench.design.serving import is_provider_level
 from snap_bench.design.temperatures import DEFAULT
 from snap_bench.history.address import StoreAddress, StoreAddressError, store_address
 from snap_bench.history.database import INSTALL_DRIVER, postgres_driver_installed
 from snap_bench.instruments import instrument_kinds, registered
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.judging.gate import Gate
-from snap_bench.session.options import AUTO_RUNS, BATCH_MODES, comma_list, positive_float, positive_int
+from snap_bench.session.option_values import AUTO_RUNS, BATCH_MODES, comma_list, positive_float, positive_int
 
 
 class UsageProblem(Exception):
@@ -194,8 +192,8 @@ class SessionSettings(AskingSettings):
             or any(kind.follow_up_requested(switches) for kind in instrument_kinds().values())
             or any(v is not None for v in explicit_values),
             instrument_options=switches,
-            providers=_provider_levels(config),
-            efforts=_effort_levels(config),
+            providers=tuple(config.getoption("snap_providers", None) or ()),
+            efforts=tuple(config.getoption("snap_efforts", None) or ()),
         )
 
     def selection(self, instrument: Instrument, others: Sequence[Instrument] = ()) -> Selection:
@@ -320,30 +318,6 @@ def _gate(config: OptionSource) -> Gate:
             "--baseline was given. Fix: add --baseline=MODEL or --baseline=PATH, or use --snap-gate=thresholds."
         )
     return gate
-
-
-def _provider_levels(config: OptionSource) -> tuple[str, ...]:
-    """--snap-providers: provider names as OpenRouter writes them (a slug, its variant, or a name), each once."""
-    levels: list[str] = config.getoption("snap_providers", None) or []
-    wrong = [level for level in levels if not is_provider_level(level)]
-    if wrong:
-        raise UsageProblem(
-            f"--snap-providers: {', '.join(map(repr, wrong))} is not a provider's name. Fix: name providers as "
-            "OpenRouter does, by slug (deepinfra, deepinfra/turbo) or name (DeepInfra), comma-separated"
-        )
-    return tuple(dict.fromkeys(levels))
-
-
-def _effort_levels(config: OptionSource) -> tuple[str, ...]:
-    """--snap-efforts: reasoning efforts as OpenRouter names them, each once."""
-    levels: list[str] = config.getoption("snap_efforts", None) or []
-    wrong = [level for level in levels if level not in REASONING_EFFORTS]
-    if wrong:
-        raise UsageProblem(
-            f"--snap-efforts: {', '.join(map(repr, wrong))} is not a reasoning effort. Fix: use "
-            f"{', '.join(REASONING_EFFORTS)}, comma-separated (e.g. --snap-efforts=low,high)"
-        )
-    return tuple(dict.fromkeys(levels))
 
 
 def _runs(config: OptionSource) -> int | None:
