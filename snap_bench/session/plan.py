@@ -16,6 +16,7 @@ from snap_bench.asking import model_facts
 from snap_bench.asking.endpoints import EndpointProblem, Endpoints, NotRecorded, not_recorded
 from snap_bench.design.config import ConfigError
 from snap_bench.design.models import ModelRegistry, ModelSpec, load_models
+from snap_bench.design.serving import serving_of
 from snap_bench.design.shards import in_shard
 from snap_bench.design.temperatures import DEFAULT
 from snap_bench.instruments import Instrument, Selection, registered
@@ -137,7 +138,9 @@ class SessionPlan:
 
     def price_source(self, model: str) -> str:
         """Where ``model``'s price comes from, for the dry run's estimate."""
-        configured = self.registry.models.get(model) if self.registry is not None else None
+        serving = serving_of(model)  # a serving is priced as its base's entry
+        entry = serving.base if serving is not None else model
+        configured = self.registry.models.get(entry) if self.registry is not None else None
         return model_facts.price_source(self.facts.get(model), configured)
 
     def active_instruments(self) -> list[str]:
