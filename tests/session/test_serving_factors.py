@@ -186,6 +186,7 @@ def test_the_dry_run_prices_each_serving_with_its_own_output_tokens(
     assert _line(lines, "  roomy@effort-high: 24 conditions;*expected ~2,048 (assumed for reasoning effort high*")
     for serving in (*EFFORT_SERVINGS, "roomy@effort-low", "roomy@effort-high"):
         assert _line(lines, f"  {serving}: 24 conditions; cost <= $* worst case, ~$* expected")
+    assert _line(lines, "  roomy@effort-high: 24 conditions;*(price from models.yaml)")  # its base entry's price
     assert _line(lines, "total: 96 conditions for 4 model(s)*")
     # the instruments' budget of 24 tokens at effort high, unrecorded: said before anything is paid for
     low_budget = dry_run(project.root, "--model=roomy", "--snap-efforts=high", *DESIGN)
