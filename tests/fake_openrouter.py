@@ -199,6 +199,11 @@ class OpenRouterScript:
     exchanges: list[Exchange] = field(default_factory=list)
     catalogue_reads: int = 0
     catalogue_unavailable: bool = False  # GET /models answers 503 (an outage of the catalogue alone)
+    # A provider (name, any case) whose requests another provider serves although the routing chose it (one that
+    # ignores a pin): the response names the one that served, as OpenRouter's does.
+    serves_instead: dict[str, str] = field(default_factory=dict)
+    # Reasoning tokens an answer spends at each effort the request asks (``reasoning.effort``), over the model's own.
+    effort_tokens: dict[str, int] = field(default_factory=dict)
     billed_usd: float = 0.0
     in_flight: int = 0
     max_in_flight: int = 0
@@ -461,6 +466,9 @@ class FakeOpenRouter:
         provider = self._route(model, preferences)
         if provider is None:
             return error_reply(503, "No available provider that meets your routing requirements")
+        instead = script.serves_instead.get(provider.name.lower())
+        if instead is not None:
+            provider = next((other for other in model.providers if other.name == instead), FakeProvider(instead))
         exchange.provider = provider.name
         # 7. moderation
         texts = message_texts(forwarded.get("messages"))
@@ -492,7 +500,9 @@ class FakeOpenRouter:
         failed = fault is not None and fault.kind == "generation_error"
         text = "" if failed else script.answer(forwarded, provider.name)
         prompt_tokens = count_tokens("".join(texts))
-        completion_tokens = count_tokens(text) + model.reasoning_tokens
+        effort = (forwarded.get("reasoning") or {}).get("effort")
+        thought = model.reasoning_tokens + script.effort_tokens.get(str(effort), 0)
+        completion_tokens = count_tokens(text) + thought
         choice: dict[str, Any] = {
             "index": 0,
             "message": {"role": "assistant", "content": text},
@@ -521,7 +531,7 @@ class FakeOpenRouter:
             number = script._generations
         exchange.cost_usd = cost
         exchange.finish_reason = choice["finish_reason"]
-        reasoning = model.reasoning_tokens if completion_tokens else 0
+        reasoning = thought if completion_tokens else 0
         return Reply(
             200,
             {

@@ -27,6 +27,8 @@ from snap_bench.asking.spend import cost_usd, worst_case_usd
 from snap_bench.asking.stops import NOT_ASKED, Request, StopBoard
 from snap_bench.asking.throttle import Budget
 from snap_bench.design.models import ModelSpec
+from snap_bench.design.serving import same_provider
+from snap_bench.design.serving_entries import pinned_provider
 from snap_bench.observations.logprobs import answer_logprobs
 from snap_bench.observations.observation import Condition, Observation, Scored
 from snap_bench.observations.parsing import AnswerCode
@@ -379,9 +381,18 @@ def observation_of(
     endpoint billed nothing it said, and names the reasoning effort asked."""
     cost = reply.cost_usd if spec is None else (cost_usd(spec, reply) if reply.attempts else None)
     effort = None if spec is None else reasoning_effort(spec)
+    pinned = None if spec is None else pinned_provider(spec)
     code: int | None
     extra: dict[str, Any] = {}
-    if reply.moderated:
+    if pinned is not None and reply.text is not None and reply.provider and not same_provider(pinned, reply.provider):
+        # The routing pinned one provider and another answered (a provider that ignored the pin, or a cached answer
+        # of another's): its answer is no measure of the pinned one, recorded or replayed.
+        score, keyed, code, construct = None, None, int(AnswerCode.API_ERROR), instrument.construct(condition)
+        reason = (
+            f"served by {reply.provider}, not by {pinned}, the provider pinned (provider.only): not scored as "
+            f"{pinned}'s answer"
+        )
+    elif reply.moderated:
         # Refused by the provider's moderation, not by the model: unscored, counted apart from its refusals.
         score, keyed, code, construct = None, None, int(AnswerCode.MODERATED), instrument.construct(condition)
         reason = f"refused by the provider's moderation: {reply.error or reply.finish_reason or 'flagged'}"

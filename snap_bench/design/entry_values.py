@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from snap_bench.design.config import Node, known_keys
 from snap_bench.design.local_weights import LocalWeights
+from snap_bench.design.serving import is_provider_level
 
 LOCAL_KEYS = ("requirement", "sha256", "module", "file", "parts")
 
@@ -22,6 +23,32 @@ def reasoning_setting(node: Node) -> str:
     if node.value is False:  # YAML reads a bare `off` as false
         return REASONING_OFF
     return node.choice((*REASONING_EFFORTS, REASONING_OFF))
+
+
+def provider_levels_setting(node: Node, dialect: str, routed: str) -> tuple[str, ...]:
+    """models.yaml `providers:`, the providers the entry is compared across: each one pinned in turn through
+    OpenRouter's provider routing, so only an entry of dialect ``routed`` (OpenRouter's) can have them."""
+    levels = node.unique_texts()
+    for element, level in zip(node.elements(), levels, strict=True):
+        if not is_provider_level(level):
+            raise element.error(
+                f"{level!r} is not a provider's name",
+                "name a provider as OpenRouter does: its slug (deepinfra, deepinfra/turbo) or its name (DeepInfra)",
+            )
+    if dialect != routed:
+        raise node.error(
+            f"pinning a provider is OpenRouter's provider routing, and this entry's dialect is {dialect!r}",
+            f"give the entry dialect: {routed} (an OpenRouter base_url), or remove providers:",
+        )
+    return tuple(levels)
+
+
+def effort_levels_setting(node: Node) -> tuple[str, ...]:
+    """models.yaml `reasoning_efforts:`, the reasoning efforts the entry is compared across."""
+    levels = node.unique_texts()
+    for element in node.elements():
+        element.choice(REASONING_EFFORTS)
+    return tuple(levels)
 
 
 def top_logprobs_setting(node: Node) -> int | None:

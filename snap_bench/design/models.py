@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 from snap_bench.design.config import MODELS_FILE, ConfigError, ConfigFiles, Node, known_keys, load_yaml
 from snap_bench.design.entry_values import (
     concurrency_setting,
+    effort_levels_setting,
+    provider_levels_setting,
     rate_setting,
     reasoning_setting,
     top_logprobs_setting,
@@ -84,6 +86,8 @@ ENTRY_KEYS = (
     "stands_for",
     "retired",
     "local",
+    "providers",
+    "reasoning_efforts",
 )
 PRICE_KEYS = ("input_per_million", "output_per_million")
 RETIRED_KEYS = ("date", "successor")
@@ -166,6 +170,10 @@ class ModelSpec:
     # models.yaml `takes_temperature: false`: the endpoint is known to drop a temperature (read where its
     # catalogue cannot be, so that a look at the plan without a key counts the temperatures really asked).
     takes_temperature: bool = True
+    # The serving factors' levels its entry asks for (models.yaml `providers:` / `reasoning_efforts:`): the session
+    # asks each crossing as a serving of its own (snap_bench.design.serving_entries); a serving itself has none.
+    providers: tuple[str, ...] = ()
+    reasoning_efforts: tuple[str, ...] = ()
 
     @property
     def is_local(self) -> bool:
@@ -352,6 +360,8 @@ def _model(
     if native is not None:
         default_url, default_key_env, key_host = native.base_url, native.key_env, native.host
     base_url = None if weights else entry.get("base_url", default_url).text().rstrip("/")
+    dialect = entry.get("dialect").choice(DIALECTS) if entry.has("dialect") else dialect_of(base_url)
+    has = entry.has
     if native is None and not entry.has("api_key_env") and base_url is not None:
         # A base_url on a provider's own host (no dialect:) asks with that provider's key, not OpenRouter's.
         by_host = NATIVE_PROVIDERS.get(dialect_of(base_url))
@@ -377,11 +387,13 @@ def _model(
         reasoning=reasoning_setting(entry.get("reasoning")) if entry.has("reasoning") else None,
         max_tokens=entry.get("max_tokens").integer(1, 1_000_000) if entry.has("max_tokens") else None,
         top_logprobs=top_logprobs_setting(entry.get("logprobs")) if entry.has("logprobs") else None,
-        dialect=entry.get("dialect").choice(DIALECTS) if entry.has("dialect") else dialect_of(base_url),
+        dialect=dialect,
         routing=_routing(entry.get("provider")) if entry.has("provider") else None,
         stands_for=entry.get("stands_for").text() if entry.has("stands_for") else None,
         retired=_retirement(entry.get("retired")) if entry.has("retired") else None,
         takes_temperature=entry.get("takes_temperature").boolean() if entry.has("takes_temperature") else True,
+        providers=provider_levels_setting(entry.get("providers"), dialect, OPENROUTER) if has("providers") else (),
+        reasoning_efforts=effort_levels_setting(entry.get("reasoning_efforts")) if has("reasoning_efforts") else (),
     )
 
 

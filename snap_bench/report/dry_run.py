@@ -167,8 +167,16 @@ def _model_line(
         per_answer = measured[0]
         why = f"measured over {measured[1]} of its recorded answers"
     else:
-        per_answer = min(ASSUMED_TOKENS[effort(model)], budget)
+        assumed = ASSUMED_TOKENS[effort(model)]
+        per_answer = min(assumed, budget)
         why = f"assumed for reasoning effort {effort(model)}: no recordings of it"
+        if assumed > budget and effort(model) != "none":
+            # A serving at a higher effort keeps its entry's budget: reasoning tokens count toward it, so answers
+            # would be cut (code -4) before anything is said.
+            why += (
+                f"; effort {effort(model)} typically spends ~{assumed:,}, more than the budget: its answers may be "
+                "cut before they say anything (raise the entry's max_tokens in models.yaml)"
+            )
     temperature = " at the provider's default temperature" if session.at_provider_default(model.name) else ""
     head = (
         f"  {model.name}: {count:,} conditions{temperature}; ~{input_tokens:,} input tokens; output tokens per "

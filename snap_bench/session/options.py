@@ -7,106 +7,26 @@ pyproject.toml [tool.pytest.ini_options]) > the YAML files under config/ > the p
 
 from __future__ import annotations
 
-import argparse
-import math
 from typing import Any, Protocol
 
 from snap_bench.instruments import instrument_kinds
-from snap_bench.judging.gate import GATE_VALUES, Gate
-from snap_bench.recordings.cassettes import RecordMode
+from snap_bench.judging.gate import GATE_VALUES
+from snap_bench.session.option_values import (
+    batch_mode,
+    comma_list,
+    effort_levels,
+    gate_value,
+    positive_float,
+    positive_int,
+    provider_levels,
+    record_mode,
+    runs_option,
+    shard,
+    top_logprobs,
+)
 
 MODES = ("full", "pilot")
 PACES = ("adaptive", "fixed")
-
-
-def comma_list(value: str) -> list[str]:
-    return [part.strip() for part in value.split(",") if part.strip()]
-
-
-def record_mode(value: str) -> RecordMode:
-    try:
-        return RecordMode(value)
-    except ValueError:
-        legal = ", ".join(mode.value for mode in RecordMode)
-        raise argparse.ArgumentTypeError(f"{value!r} is not a record mode; use one of: {legal}") from None
-
-
-def positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number >= 1")
-    return number
-
-
-# --snap-runs=auto: the runs the planner finds from the baseline's answers (snap_bench.judging.run_planner).
-AUTO_RUNS = "auto"
-
-
-def runs_option(value: str) -> int | str:
-    """--snap-runs: a whole number >= 1, or ``auto``."""
-    if value.strip().lower() == AUTO_RUNS:
-        return AUTO_RUNS
-    try:
-        return positive_int(value)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is neither a whole number >= 1 nor 'auto' (the runs that decide the gate, with --baseline)"
-        ) from None
-
-
-def top_logprobs(value: str) -> int:
-    number = positive_int(value)
-    if number > 20:
-        raise argparse.ArgumentTypeError(f"{value!r} is more than 20 (the most an OpenAI-compatible endpoint gives)")
-    return number
-
-
-def positive_float(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        number = 0.0
-    # nan compares false with everything, so a nan limit would silently be no limit at all.
-    if not math.isfinite(number) or number <= 0:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not a finite number > 0; give a positive number (leave the option out for no limit)"
-        )
-    return number
-
-
-def shard(value: str) -> tuple[int, int]:
-    """K/N with 1 <= K <= N: which part of the conditions to run."""
-    part, _, count = value.partition("/")
-    try:
-        k, n = int(part), int(count)
-    except ValueError:
-        k, n = 0, 0
-    if not 1 <= k <= n:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a part K/N with 1 <= K <= N; give e.g. 1/4")
-    return k, n
-
-
-BATCH_MODES = ("wait", "submit", "off")
-
-
-def batch_mode(value: str) -> str:
-    """--snap-batch's value: wait (the default when given bare), submit, or off."""
-    if value not in BATCH_MODES:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not a batch mode; use one of: {', '.join(BATCH_MODES)} (write --snap-batch=submit; a "
-            "path right after a bare --snap-batch is read as its value: put the path first)"
-        )
-    return value
-
-
-def _gate(value: str) -> Gate:
-    try:
-        return Gate.parse(value)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 class OptionGroup(Protocol):
@@ -190,6 +110,25 @@ def _design_options(group: OptionGroup) -> None:
         help="repetitions per cell instead of each instrument's own runs; 'auto' (with --baseline): the runs at "
         "which the gate passes an unchanged model 95%% of the time, simulated from the baseline's recorded answers "
         "(docs/gate.md). Default: %(default)r.",
+    )
+    group.addoption(
+        "--snap-providers",
+        type=provider_levels,
+        default=None,
+        metavar="PROVIDERS",
+        help="ask each model through each of these providers in turn, comma-separated (OpenRouter's slugs or "
+        "names, e.g. deepinfra,groq,together): each is pinned (provider.only, fallbacks off) and asked as a model "
+        "of its own, MODEL@PROVIDER, with its own recordings; an answer another provider served is an API error "
+        "(-3). OpenRouter entries only. Default: each entry's providers: (none: routed as OpenRouter likes).",
+    )
+    group.addoption(
+        "--snap-efforts",
+        type=effort_levels,
+        default=None,
+        metavar="EFFORTS",
+        help="ask each model at each of these reasoning efforts, comma-separated (xhigh, high, medium, low, "
+        "minimal, none), each asked as a model of its own, MODEL@effort-LEVEL (crossed with --snap-providers); "
+        "for models that take an effort only. Default: each entry's reasoning_efforts: (none: its reasoning:).",
     )
 
 
@@ -347,7 +286,7 @@ def _judging_options(group: OptionGroup) -> None:
     )
     group.addoption(
         "--snap-gate",
-        type=_gate,
+        type=gate_value,
         default=None,
         metavar="WHAT",
         help="what the exit status follows, a comma list of: thresholds (thresholds.yaml), baseline (the "

@@ -16,6 +16,7 @@ from snap_bench.asking import model_facts
 from snap_bench.asking.endpoints import EndpointProblem, Endpoints, NotRecorded, not_recorded
 from snap_bench.design.config import ConfigError
 from snap_bench.design.models import ModelRegistry, ModelSpec, load_models
+from snap_bench.design.serving import serving_of
 from snap_bench.design.shards import in_shard
 from snap_bench.design.temperatures import DEFAULT
 from snap_bench.instruments import Instrument, Selection, registered
@@ -23,6 +24,7 @@ from snap_bench.judging.gate import Gate
 from snap_bench.observations.case import Case
 from snap_bench.observations.observation import Condition, at_provider_default
 from snap_bench.recordings.state import Recordings
+from snap_bench.session import servings
 from snap_bench.session.scope import (
     InstrumentFiles,
     RunPaths,
@@ -136,7 +138,9 @@ class SessionPlan:
 
     def price_source(self, model: str) -> str:
         """Where ``model``'s price comes from, for the dry run's estimate."""
-        configured = self.registry.models.get(model) if self.registry is not None else None
+        serving = serving_of(model)  # a serving is priced as its base's entry
+        entry = serving.base if serving is not None else model
+        configured = self.registry.models.get(entry) if self.registry is not None else None
         return model_facts.price_source(self.facts.get(model), configured)
 
     def active_instruments(self) -> list[str]:
@@ -218,7 +222,10 @@ def resolve_models(
     model --baseline replays, looked up in ``registry``; their catalogue facts (``handed`` by the process that read
     them, else read where ``read_catalogues`` and a key allow, else recorded beside the cassettes); each entry
     built once from them. Nothing changes an entry after this."""
-    chosen = choose_models(registry, options, recordings)
+    # Each model with provider or effort levels becomes its servings, before the baseline model is added: that one
+    # is replayed as its entry stands, the one reference of every serving. Their facts are read per serving, so
+    # each serving's recordings keep the catalogue entry they were asked with.
+    chosen = servings.expanded(choose_models(registry, options, recordings), options)
     baseline = None
     if options.baseline:
         known = (registry, recordings, chosen, options.rootdir, options.gate)
@@ -227,6 +234,7 @@ def resolve_models(
         facts = dict(handed)
     else:
         facts = model_facts.gather_facts(chosen, options.rootdir, options.cassette_dir, read=read_catalogues)
+    servings.check_efforts(chosen, registry, facts, options)
     logprobs = options.top_logprobs  # --snap-logprobs wins over each entry's `logprobs`
     models = tuple(
         model_facts.with_catalogue_price(
@@ -238,20 +246,28 @@ def resolve_models(
 
 
 def choose_models(registry: ModelRegistry, options: SessionSettings, recordings: Recordings) -> list[ModelSpec]:
-    """--model's models, the pilot's under --snap-mode=pilot, else every model with recordings."""
+    """--model's models, the pilot's under --snap-mode=pilot, else every model with recordings (a serving of a
+    models.yaml entry, ``m@groq``, is known by its base's entry)."""
     if options.models:
-        return registry.resolve(options.models)
+        return _resolve(registry, options.models)
     if options.mode == "pilot":
         if not registry.pilot:
             raise ConfigError(registry.source, "pilot", "no pilot models", "list model names under pilot:")
         return registry.resolve(list(registry.pilot))
-    recorded = [name for name in recordings.models() if name in registry.models]
-    if not recorded:
+    known = [name for name in recordings.models() if name in registry.models or servings.serving_model(registry, name)]
+    if not known:
         raise UsageProblem(
             f"no --model given and no recordings under {options.cassette_dir}: "
             f"name a model with --model (known: {', '.join(sorted(registry.models))})"
         )
-    return registry.resolve(recorded)
+    return _resolve(registry, known)
+
+
+def _resolve(registry: ModelRegistry, names: list[str]) -> list[ModelSpec]:
+    """``names`` looked up in ``registry``, a serving's by its base's entry."""
+    found = {name: servings.serving_model(registry, name) for name in names}
+    entries = iter(registry.resolve([name for name in names if found[name] is None]))
+    return [found[name] or next(entries) for name in names]
 
 
 def baseline_of(

@@ -26,7 +26,7 @@ from snap_bench.history.database import INSTALL_DRIVER, postgres_driver_installe
 from snap_bench.instruments import instrument_kinds, registered
 from snap_bench.instruments.base import Instrument, Selection
 from snap_bench.judging.gate import Gate
-from snap_bench.session.options import AUTO_RUNS, BATCH_MODES, comma_list, positive_float, positive_int
+from snap_bench.session.option_values import AUTO_RUNS, BATCH_MODES, comma_list, positive_float, positive_int
 
 
 class UsageProblem(Exception):
@@ -104,6 +104,10 @@ class SessionSettings(AskingSettings):
     explicit: bool  # a snap-bench option was given: the session is about benchmarks
     # The instruments' own switches, by flag (--snap-compass-per-prompt).
     instrument_options: Mapping[str, object] = field(default_factory=dict)
+    # The serving factors' levels (--snap-providers, --snap-efforts); empty: each entry's own
+    # (snap_bench.session.servings).
+    providers: tuple[str, ...] = ()
+    efforts: tuple[str, ...] = ()
 
     @property
     def config(self) -> ConfigFiles:
@@ -134,6 +138,8 @@ class SessionSettings(AskingSettings):
                 "snap_shard",
                 "snap_batch",
                 "baseline",
+                "snap_providers",
+                "snap_efforts",
             )
         ]
         return cls(
@@ -186,6 +192,8 @@ class SessionSettings(AskingSettings):
             or any(kind.follow_up_requested(switches) for kind in instrument_kinds().values())
             or any(v is not None for v in explicit_values),
             instrument_options=switches,
+            providers=tuple(config.getoption("snap_providers", None) or ()),
+            efforts=tuple(config.getoption("snap_efforts", None) or ()),
         )
 
     def selection(self, instrument: Instrument, others: Sequence[Instrument] = ()) -> Selection:

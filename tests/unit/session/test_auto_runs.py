@@ -13,7 +13,7 @@ import pytest
 from snap_bench.judging.gate import Gate
 from snap_bench.judging.run_planner import CheckPlan, GatePlan, RunPlan, auto_runs
 from snap_bench.report.gate_plan import gate_plan_lines
-from snap_bench.session.options import AUTO_RUNS, runs_option
+from snap_bench.session.option_values import AUTO_RUNS, runs_option
 from snap_bench.session.settings import UsageProblem, _runs
 
 GATE = Gate.parse("baseline,drift,items")
