@@ -19,6 +19,7 @@ from snap_bench.judging.checks import DECISIONS, CheckRecord
 from snap_bench.observations.observation import Observation
 from snap_bench.report.formatting import metric_label, number, text
 from snap_bench.report.palette import model_colour
+from snap_bench.report.servings_section import servings_headline
 from snap_bench.report.tables import mapping, verdict_badge
 
 # Above this many models the matrix's reasons show one line each, so that its rows fit the first screen.
@@ -354,4 +355,6 @@ def first_screen(
     )
     chart = agreement_chart(temperature_agreement(observations))
     status = exit_line.html() if exit_line is not None else ""
-    return f'{STYLE}{status}<div class="snap-first">{verdict_matrix(document, checks, catalogue)}{chart}</div>{line}'
+    servings = servings_headline(document)
+    matrix = verdict_matrix(document, checks, catalogue)
+    return f'{STYLE}{status}<div class="snap-first">{matrix}{chart}</div>{servings}{line}'

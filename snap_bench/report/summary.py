@@ -27,6 +27,7 @@ from snap_bench.report.first_screen import ExitLine, first_screen
 from snap_bench.report.formatting import ThresholdTable, metric_label, number, text
 from snap_bench.report.glossary import glossary_html
 from snap_bench.report.palette import register_models
+from snap_bench.report.servings_section import servings_section
 from snap_bench.report.tables import mapping
 from snap_bench.report.trend_section import StoredTrend, trend_section
 
@@ -136,6 +137,7 @@ def summary_html(
         )
     if comparisons:
         sections += ['<h3 id="snap-baseline">Comparison with the baseline</h3>', _baseline(comparisons, catalogue)]
+    sections.append(servings_section(document))
     changed_items = changed_items_table(document)
     if changed_items:
         sections += ['<h3 id="snap-changed-items">Items changed beyond the run noise</h3>', changed_items]

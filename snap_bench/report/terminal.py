@@ -17,6 +17,7 @@ from snap_bench.report.changes_file import CHANGES_FILE
 from snap_bench.report.ci_outputs import shown_path
 from snap_bench.report.ci_summary import TOP_CHANGED
 from snap_bench.report.ci_summary import worst_first as _worst_first
+from snap_bench.report.servings_section import serving_terminal_lines
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -250,6 +251,12 @@ def verdict_lines(session: SessionView) -> list[tuple[str, dict[str, Any]]]:
             analysis = gate.analyses.get((verdict.model, instrument))
             if analysis is not None:
                 lines.extend((f"     {line}", {}) for line in session.instrument(instrument).terminal_lines(analysis))
+    if gate.servings:
+        head, *rest = serving_terminal_lines({"servings": [study.to_dict() for study in gate.servings]})
+        lines.append((head, {"bold": True}))
+        for line, study in zip(rest, gate.servings, strict=True):
+            passed = all(check.outcome == "pass" for check in study.checks)
+            lines.append((line, {} if passed else {"yellow": True}))
     for note in gate.notes:
         lines.append((f"warning: {note}", {"yellow": True}))
     if gate.baseline:
