@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from snap_bench.design.serving import FACTORS, serving_of
+from snap_bench.design.entry_values import REASONING_EFFORTS
+from snap_bench.design.serving import EFFORT, FACTORS, serving_of
 from snap_bench.judging.drift import Drift
 from snap_bench.judging.item_changes import ItemChange
 from snap_bench.judging.serving_check import FAIL, NOT_JUDGED, UNDECIDED, ServingCheck, serving_check
@@ -131,7 +132,7 @@ def serving_studies(
         by_model[(observation.model, observation.instrument)].append(observation)
     studies = []
     for (base, instrument, factor, held), named in sorted(groups.items(), key=lambda kv: _sort_key(kv[0])):
-        levels = tuple(sorted(named))
+        levels = tuple(sorted(named, key=lambda level: _level_order(factor, level)))
         servings = tuple(named[level] for level in levels)
         rows = {level: by_model[(named[level], instrument)] for level in levels}
         pairs = tuple(
@@ -170,6 +171,13 @@ def serving_studies(
             )
         )
     return studies
+
+
+def _level_order(factor: str, level: str) -> tuple[int, str]:
+    """Efforts from the least to the most (low before high: the pair reads "low vs high"), providers by name."""
+    if factor == EFFORT and level in REASONING_EFFORTS:
+        return -REASONING_EFFORTS.index(level), level
+    return 0, level
 
 
 def _sort_key(key: tuple[str, str, str, str | None]) -> tuple[str, str, str, str]:

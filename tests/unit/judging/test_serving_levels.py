@@ -235,7 +235,7 @@ def test_no_level_is_named_when_the_servings_agree_and_none_of_two_when_they_dif
     (pair,) = serving_studies([*prompts("o4@effort-low", low), *prompts("o4@effort-high", high)], at(0.1))
     assert pair.factor == "effort"
     assert pair.differing_level is None
-    assert pair.differing_pairs == (("high", "low"),)
+    assert pair.differing_pairs == (("low", "high"),)  # efforts from the least to the most
     assert "neither is named" in pair.finding
 
 
@@ -245,8 +245,8 @@ def test_each_factor_is_studied_at_each_level_of_the_other() -> None:
     rows = [row for model in models for row in sheet(model, same)]
     found = [(s.factor, s.held, s.levels) for s in serving_studies(rows, at(0.1), variance=False)]
     assert found == [
-        ("effort", "p1", ("high", "low")),
-        ("effort", "p2", ("high", "low")),
+        ("effort", "p1", ("low", "high")),
+        ("effort", "p2", ("low", "high")),
         ("provider", "high", ("p1", "p2")),
         ("provider", "low", ("p1", "p2")),
     ]
