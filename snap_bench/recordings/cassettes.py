@@ -9,6 +9,7 @@ mid-write leaves either the old cassette or the new one, never half of one.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -17,19 +18,21 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from snap_bench.providers import key_shapes, secret_headers
 from snap_bench.wire.atomic import TEMPORARY_SUFFIX, process_alive, write_atomically
 from snap_bench.wire.scrub import Scrubber
 
-SECRET_HEADERS = (
-    "authorization",
-    "x-api-key",
-    "x-goog-api-key",
-    "api-key",
-    "openai-organization",
-    "cookie",
-    "set-cookie",
-    "proxy-authorization",
-)
+# Headers of any session (a proxy's credential); each registered provider adds those that carry its key.
+SESSION_SECRET_HEADERS = ("cookie", "set-cookie", "proxy-authorization")
+
+
+@functools.cache
+def secret_header_names() -> tuple[str, ...]:
+    """The headers never written to a cassette: every registered provider's key headers (its module's
+    secret_headers), and any session's."""
+    return (*secret_headers(), *SESSION_SECRET_HEADERS)
+
+
 SECRET_QUERY_PARAMETERS = ("key", "api_key", "api-key", "access_token")
 
 
@@ -236,7 +239,7 @@ def make_vcr(record_mode: RecordMode, secrets: Iterable[str], canonical_urls: di
     def before_record_response(response: dict[str, Any]) -> dict[str, Any]:
         headers = response.get("headers", {})
         for name in list(headers):
-            if name.lower() in SECRET_HEADERS:
+            if name.lower() in secret_header_names():
                 del headers[name]
         body = response.get("body", {})
         if isinstance(body.get("string"), str):
@@ -249,7 +252,7 @@ def make_vcr(record_mode: RecordMode, secrets: Iterable[str], canonical_urls: di
         serializer="json",
         record_mode=record_mode.value,
         match_on=("method", "uri", "body"),
-        filter_headers=list(SECRET_HEADERS),
+        filter_headers=list(secret_header_names()),
         filter_query_parameters=list(SECRET_QUERY_PARAMETERS),
         before_record_request=before_record_request,
         before_record_response=before_record_response,
@@ -260,15 +263,16 @@ def make_vcr(record_mode: RecordMode, secrets: Iterable[str], canonical_urls: di
     return recorder
 
 
-# What a leaked credential looks like in a cassette: provider key formats, and any recorded
-# Authorization / api-key header (vcrpy writes headers as JSON object keys).
-LEAK_PATTERNS = (
-    re.compile(r"sk-or-v1-[A-Za-z0-9]{16,}"),
-    re.compile(r"sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),
-    re.compile(r"\bBearer\s+[A-Za-z0-9._-]{8,}"),
-    re.compile(r"AIza[0-9A-Za-z_-]{35}"),  # a Google API key
-    re.compile(r'"(?:authorization|x-api-key|x-goog-api-key|api-key|proxy-authorization)"\s*:', re.IGNORECASE),
-)
+# What a leaked credential looks like in a cassette: the providers' key formats, a bearer token, and any recorded
+# header that carries a key (vcrpy writes headers as JSON object keys).
+@functools.cache
+def leak_patterns() -> tuple[re.Pattern[str], ...]:
+    headers = (*secret_headers(), "proxy-authorization")
+    return (
+        *(re.compile(shape) for shape in key_shapes()),
+        re.compile(r"\bBearer\s+[A-Za-z0-9._-]{8,}"),
+        re.compile('"(?:' + "|".join(re.escape(name) for name in headers) + ')"\\s*:', re.IGNORECASE),
+    )
 
 
 def leaked_secrets(root: Path) -> list[str]:
@@ -276,7 +280,7 @@ def leaked_secrets(root: Path) -> list[str]:
     leaks: list[str] = []
     for path in sorted(root.rglob("*.json")):
         text = path.read_text(encoding="utf-8", errors="replace")
-        leaks.extend(f"{path}: {pattern.pattern}" for pattern in LEAK_PATTERNS if pattern.search(text))
+        leaks.extend(f"{path}: {pattern.pattern}" for pattern in leak_patterns() if pattern.search(text))
     return leaks
 
 

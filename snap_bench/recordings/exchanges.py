@@ -15,18 +15,18 @@ from typing import Any
 
 import httpx
 
-from snap_bench.recordings.cassettes import SECRET_HEADERS
+from snap_bench.recordings.cassettes import secret_header_names
 from snap_bench.wire.atomic import write_atomically
 from snap_bench.wire.scrub import Scrubber
 
 # The body is stored decoded (as vcrpy's decode_compressed_response does), so its encoding header goes too.
-_DROPPED = (*SECRET_HEADERS, "content-encoding")
+_DECODED = "content-encoding"
 
 
 def _headers(headers: httpx.Headers) -> dict[str, list[str]]:
     kept: dict[str, list[str]] = {}
     for name, value in headers.multi_items():
-        if name.lower() not in _DROPPED:
+        if name.lower() not in secret_header_names() and name.lower() != _DECODED:
             kept.setdefault(name.lower(), []).append(value)
     return kept
 

@@ -14,9 +14,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from snap_bench.design.models import OPENAI_COMPATIBLE
+from snap_bench.providers import PLAIN, provider_of_recording
 from snap_bench.recordings.cassettes import CassetteState, RecordedResponse, cassette_path, examine, recorded_models
-from snap_bench.wire.dialects import answer_text, dialect_of_uri
+from snap_bench.wire.dialects import answer_text
 from snap_bench.wire.request import METHOD, ConditionRequest
 
 
@@ -68,7 +68,7 @@ class Recordings:
             if response["status"]["code"] != 200:
                 return None
             uri = str(interactions[-1]["request"]["uri"])
-            if dialect_of_uri(uri).name != OPENAI_COMPATIBLE:
+            if provider_of_recording(uri).name != PLAIN:
                 return answer_text(uri, response["body"]["string"])
             content = json.loads(response["body"]["string"])["choices"][0]["message"]["content"]
         except (OSError, ValueError, KeyError, IndexError, TypeError):

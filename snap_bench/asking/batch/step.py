@@ -20,7 +20,6 @@ from typing import Any
 
 import httpx
 
-from snap_bench.asking.batch.apis import BatchApi, BatchApiError, BatchItem, BatchState
 from snap_bench.asking.batch.ledger import (
     COLLECTED,
     PENDING,
@@ -30,6 +29,7 @@ from snap_bench.asking.batch.ledger import (
     write_record,
 )
 from snap_bench.design.models import ModelSpec
+from snap_bench.providers.batches import BatchApi, BatchApiError, BatchItem, BatchState
 from snap_bench.recordings.exchanges import answered_interaction, write_cassette
 from snap_bench.wire.request import ConditionRequest
 from snap_bench.wire.scrub import Scrubber

@@ -19,9 +19,13 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from snap_bench.design.entry_values import REASONING_OFF
-from snap_bench.design.models import GEMINI, ModelSpec
-from snap_bench.wire.dialects.base import Dialect, Messages, Parsed, applies_temperature, count, malformed, never
+from snap_bench.providers.base import REASONING_OFF, Entry, Messages, Parsed, Provider, Refusals, count, malformed
+
+NAME = "gemini"
+HOST = "generativelanguage.googleapis.com"
+BASE_URL = "https://generativelanguage.googleapis.com"
+# Google's documentation also names GOOGLE_API_KEY: an entry may say api_key_env: GOOGLE_API_KEY.
+KEY_ENV = "GEMINI_API_KEY"
 
 # Gemini 2.5's budgets run from 128 (Pro) or 512 (Flash-Lite) up to 24576 (Flash) or 32768 (Pro).
 THINKING_BUDGETS = {"minimal": 512, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 24576}
@@ -40,7 +44,7 @@ def headers(api_key: str | None) -> dict[str, str]:
     return {"x-goog-api-key": api_key} if api_key else {}
 
 
-def thinking_config(model: ModelSpec) -> dict[str, Any] | None:
+def thinking_config(model: Entry) -> dict[str, Any] | None:
     """The entry's effort as Gemini's thinkingConfig, or None where the entry sets none."""
     if model.reasoning is None:
         return None
@@ -50,7 +54,7 @@ def thinking_config(model: ModelSpec) -> dict[str, Any] | None:
     return {"thinkingLevel": THINKING_LEVELS.get(effort, "high")}
 
 
-def payload(model: ModelSpec, messages: Messages, temperature: float | None, max_tokens: int) -> dict[str, Any]:
+def payload(model: Entry, messages: Messages, temperature: float | None, max_tokens: int) -> dict[str, Any]:
     system = "\n\n".join(message["content"] for message in messages if message["role"] == "system")
     config: dict[str, Any] = {"maxOutputTokens": max_tokens}
     if temperature is not None:
@@ -105,13 +109,27 @@ def parse(body: str) -> Parsed:
     return replace(counted, text=text, finish_reason=_FINISH.get(finish, finish) if isinstance(finish, str) else None)
 
 
-DIALECT = Dialect(
-    name=GEMINI,
+def recorded_uri(uri: str) -> bool:
+    return uri.endswith(":generateContent")
+
+
+PROVIDER = Provider(
+    name=NAME,
+    host=HOST,
+    own_endpoint=True,
+    base_url=BASE_URL,
+    key_env=KEY_ENV,
+    other_key_envs=("GOOGLE_API_KEY",),
     url=generate_url,
     headers=headers,
     payload=payload,
     parse=parse,
-    hopeless_error=never,
-    moderated_error=never,
-    temperature_ignored=applies_temperature,
+    secret_headers=("x-goog-api-key",),
+    key_shapes=(r"AIza[0-9A-Za-z_-]{35}",),
+    recorded_uri=recorded_uri,
+    # A model it does not serve: "models/x is not found for API version v1beta"; a bad key is a 400
+    # INVALID_ARGUMENT with reason API_KEY_INVALID.
+    refusals=Refusals(
+        no_such_model=(r"is not found for API version",), bad_key=(r"API_KEY_INVALID|API key not valid",)
+    ),
 )
