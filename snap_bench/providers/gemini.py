@@ -11,15 +11,26 @@ the reply's completion tokens and as its reasoning tokens.
 A candidate that ends for SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT or SPII, and a prompt blocked
 before any candidate (``promptFeedback.blockReason``), are the provider's refusals: answer codes with the
 reason, never scored.
+
+Batch API (ai.google.dev/gemini-api/docs/batch-mode; 50 % of the standard price): the generateContent bodies go
+inline (``POST {base}/v1beta/models/{model}:batchGenerateContent`` with ``batch.input_config.requests.requests``,
+each ``{request, metadata: {key}}``; inline requests are documented for batches under 20 MB, so a larger design is
+split into several). The call answers an operation named ``batches/{id}``; ``GET {base}/v1beta/batches/{id}``
+tells its ``state`` and ``batchStats``, and once it ended, ``response.inlinedResponses.inlinedResponses``: each a
+``response`` (what generateContent would have answered) or an ``error`` (a status), with its request's key.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+import httpx
+
 from snap_bench.providers.base import REASONING_OFF, Entry, Messages, Parsed, Provider, Refusals, count, malformed
+from snap_bench.providers.batches import BatchItem, BatchState, ItemResult, Usage, call
 
 NAME = "gemini"
 HOST = "generativelanguage.googleapis.com"
@@ -109,6 +120,68 @@ def parse(body: str) -> Parsed:
     return replace(counted, text=text, finish_reason=_FINISH.get(finish, finish) if isinstance(finish, str) else None)
 
 
+# A batch's states after which it changes no more (BatchState).
+BATCH_ENDED = frozenset({"BATCH_STATE_SUCCEEDED", "BATCH_STATE_FAILED", "BATCH_STATE_CANCELLED", "BATCH_STATE_EXPIRED"})
+
+
+def inlined_request(item: BatchItem) -> bytes:
+    """One inline request: the generateContent body's own bytes, spliced in, and its key."""
+    return b'{"request":' + item.body + b',"metadata":{"key":' + json.dumps(item.custom_id).encode() + b"}}"
+
+
+class GeminiBatches:
+    """The base URL is the API's own (BASE_URL, no version: the dialect adds ``/v1beta``)."""
+
+    name = "gemini"
+    # Inline requests: the batch creation request is to stay under 20 MB; the count is ours (the byte limit binds
+    # first at the designs' body sizes).
+    max_requests = 100_000
+    max_bytes = 20 * 1000 * 1000 - 1024
+
+    def headers(self, api_key: str | None) -> dict[str, str]:
+        return {"x-goog-api-key": api_key} if api_key else {}
+
+    def item_bytes(self, item: BatchItem, model_id: str) -> int:
+        return len(inlined_request(item)) + 1
+
+    def submit(self, http: httpx.Client, base_url: str, model_id: str, items: Sequence[BatchItem]) -> str:
+        head = b'{"batch":{"display_name":"snap-bench","input_config":{"requests":{"requests":['
+        content = head + b",".join(map(inlined_request, items)) + b"]}}}}"
+        url = f"{base_url.rstrip('/')}/v1beta/models/{model_id}:batchGenerateContent"
+        created = call(http, "POST", url, content=content, headers={"Content-Type": "application/json"}).json()
+        return str(created["name"])
+
+    def state(self, http: httpx.Client, base_url: str, batch_id: str) -> BatchState:
+        document = call(http, "GET", f"{base_url.rstrip('/')}/v1beta/{batch_id}").json()
+        batch = document.get("metadata") or document
+        stats = batch.get("batchStats") or {}
+        total = int(stats.get("requestCount") or 0)
+        done = int(stats.get("successfulRequestCount") or 0) + int(stats.get("failedRequestCount") or 0)
+        state = str(batch.get("state"))
+        # Said as the other batch APIs say it (failed, cancelled, expired: ended without its answers).
+        status = state.removeprefix("BATCH_STATE_").lower()
+        return BatchState(state in BATCH_ENDED or bool(document.get("done")), status, done, total, document)
+
+    def results(self, http: httpx.Client, base_url: str, state: BatchState) -> list[ItemResult]:
+        """The inline responses, matched to their requests by key (a batch that failed as a whole has none)."""
+        output = state.document.get("response") or (state.document.get("metadata") or {}).get("output") or {}
+        lines = (output.get("inlinedResponses") or {}).get("inlinedResponses")
+        if not isinstance(lines, list):
+            raise KeyError("response.inlinedResponses")
+        return [self._result(line) for line in lines]
+
+    @staticmethod
+    def _result(line: dict[str, Any]) -> ItemResult:
+        key = str((line.get("metadata") or {}).get("key"))
+        if isinstance(line.get("response"), dict) and not line.get("error"):
+            return ItemResult(key, json.dumps(line["response"], ensure_ascii=False), None)
+        return ItemResult(key, None, json.dumps(line.get("error") or {"no response": True})[:300])
+
+    def usage(self, body: str) -> Usage:
+        read = parse(body)
+        return Usage(read.prompt_tokens or 0, read.completion_tokens or 0)
+
+
 def recorded_uri(uri: str) -> bool:
     return uri.endswith(":generateContent")
 
@@ -127,6 +200,7 @@ PROVIDER = Provider(
     secret_headers=("x-goog-api-key",),
     key_shapes=(r"AIza[0-9A-Za-z_-]{35}",),
     recorded_uri=recorded_uri,
+    batch=GeminiBatches(),
     # A model it does not serve: "models/x is not found for API version v1beta"; a bad key is a 400
     # INVALID_ARGUMENT with reason API_KEY_INVALID.
     refusals=Refusals(
