@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -34,6 +34,9 @@ def secret_header_names() -> tuple[str, ...]:
 
 
 SECRET_QUERY_PARAMETERS = ("key", "api_key", "api-key", "access_token")
+# A cassette's top-level key naming the provider (snap_bench.providers) it was recorded through; a cassette
+# recorded before it has none, and its provider is recognised from its URI.
+PROVIDER_KEY = "provider"
 
 
 class RecordMode(StrEnum):
@@ -202,20 +205,43 @@ def _writer_alive(name: str) -> bool:
     return pid_text.isdigit() and process_alive(int(pid_text))
 
 
-def atomic_persister() -> type:
-    """A vcrpy persister that writes through a temporary file and os.replace."""
+def atomic_persister(provider_of: Callable[[Path], str | None] | None = None) -> type:
+    """A vcrpy persister that writes through a temporary file and os.replace, naming the provider each cassette
+    was recorded through (``provider_of``: a cassette's path -> its provider's name) beside its interactions."""
     from vcr.persisters.filesystem import FilesystemPersister
     from vcr.serialize import serialize
 
     class AtomicFilesystemPersister(FilesystemPersister):  # type: ignore[misc]
         @staticmethod
         def save_cassette(cassette_path: str | Path, cassette_dict: dict[str, Any], serializer: Any) -> None:
-            write_atomically(Path(cassette_path), serialize(cassette_dict, serializer).encode("utf-8"))
+            text = serialize(cassette_dict, serializer)
+            provider = provider_of(Path(cassette_path)) if provider_of is not None else None
+            if provider is not None:
+                text = named_provider(text, provider)
+            write_atomically(Path(cassette_path), text.encode("utf-8"))
 
     return AtomicFilesystemPersister
 
 
-def make_vcr(record_mode: RecordMode, secrets: Iterable[str], canonical_urls: dict[str, str]) -> Any:
+def named_provider(text: str, provider: str) -> str:
+    """vcrpy's JSON document with the provider it was recorded through named (as vcrpy's serializer writes it)."""
+    document = json.loads(text)
+    named = {"version": document["version"], PROVIDER_KEY: provider, "interactions": document["interactions"]}
+    return json.dumps(named, indent=4) + "\n"
+
+
+def recorded_provider(document: Any) -> str | None:
+    """The provider a cassette's document names, or None (recorded before cassettes named it)."""
+    provider = document.get(PROVIDER_KEY) if isinstance(document, dict) else None
+    return provider if isinstance(provider, str) else None
+
+
+def make_vcr(
+    record_mode: RecordMode,
+    secrets: Iterable[str],
+    canonical_urls: dict[str, str],
+    provider_of: Callable[[Path], str | None] | None = None,
+) -> Any:
     """A configured ``vcr.VCR``.
 
     ``secrets`` are literal strings (API keys) scrubbed from anything recorded, with anything shaped
@@ -258,7 +284,7 @@ def make_vcr(record_mode: RecordMode, secrets: Iterable[str], canonical_urls: di
         before_record_response=before_record_response,
         decode_compressed_response=True,
     )
-    recorder.register_persister(atomic_persister())
+    recorder.register_persister(atomic_persister(provider_of))
     # allow_playback_repeats stays at its default (False): runs of one condition must stay distinct.
     return recorder
 

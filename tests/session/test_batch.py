@@ -270,6 +270,7 @@ def test_a_gemini_model_is_recorded_through_its_batch_api_and_replays_as_if_aske
             interactions = json.loads(path.read_text())["interactions"]
             uri = f"{fake.base_url}/v1beta/models/fake/model:generateContent"
             assert [i["request"]["uri"] for i in interactions] == [uri]
+            assert json.loads(path.read_text())["provider"] == "gemini"
             assert FAKE_KEY not in path.read_text()
         observations = read_jsonl(bench.out / "observations.jsonl")
         assert all(o.score == int(varied_answer_of_contents(contents_of(o.messages))) for o in observations)

@@ -80,6 +80,10 @@ def test_mistral_answers_are_recorded_replayed_and_priced_by_their_usage(
     document = json.loads((project.out / "session.json").read_text(encoding="utf-8"))
     assert document["spend"]["small"]["cost_usd"] == pytest.approx(mistral.script.billed_usd, rel=1e-9)
     assert leaked_secrets(project.cassettes) == []
+    # each recording names the provider it was recorded through
+    recorded = list(project.cassettes.glob("small/*/*.json"))
+    assert recorded
+    assert {json.loads(path.read_text())["provider"] for path in recorded} == {"mistral"}
     assert FAKE_MISTRAL_KEY not in "".join(p.read_text() for p in project.cassettes.rglob("*.json"))
     # offline, the same slice is replayed from the recordings: nothing more is sent
     monkeypatch.delenv("MISTRAL_API_KEY")

@@ -178,7 +178,8 @@ class BatchStep:
             if path.exists():
                 record.collected[custom_id] = {"outcome": "kept the recording found"}
                 continue
-            write_cassette(path, [answered_interaction(item.uri, item.body, result.body, self._scrub)])
+            recorded = [answered_interaction(item.uri, item.body, result.body, self._scrub)]
+            write_cassette(path, recorded, entry.model.dialect)
             cost, prompt, completion = self._cost(entry, result.body)
             record.collected[custom_id] = {"outcome": "recorded", "cost_usd": cost}
             spent = self.report.spend.setdefault(
