@@ -11,6 +11,11 @@ Anthropic's, each built from its documented endpoints, beside the synchronous ch
 - Anthropic (docs.anthropic.com batch processing): ``POST /v1/messages/batches {requests: [{custom_id, params}]}``,
   ``GET /v1/messages/batches/{id}`` (processing_status, request_counts), JSONL from ``results_url``, each line
   ``{custom_id, result: {type: succeeded, message} | {type: errored, error} | {type: canceled} | {type: expired}}``.
+- Gemini (ai.google.dev/gemini-api/docs/batch-mode): ``POST /v1beta/models/{model}:batchGenerateContent`` with
+  ``batch.input_config.requests.requests: [{request, metadata: {key}}]`` (the key in ``x-goog-api-key``), answered by
+  an operation named ``batches/{id}``; ``GET /v1beta/batches/{id}`` (``metadata.state`` BATCH_STATE_*,
+  ``metadata.batchStats``, ``done``, and once ended ``response.inlinedResponses.inlinedResponses``: each a
+  ``response`` or an ``error`` status, with its ``metadata.key``).
 
 A batch ends after ``polls_to_finish`` looks at it (never, with ``never_finish``); its results come in reverse
 order (never the request order); ``fail`` marks chosen requests (by their place in the batch) errored, expired or
@@ -31,8 +36,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-OPENAI, OPENROUTER, ANTHROPIC = "openai", "openrouter", "anthropic"
-PREFIX = {OPENAI: "/v1", OPENROUTER: "/api/v1", ANTHROPIC: "/v1"}
+OPENAI, OPENROUTER, ANTHROPIC, GEMINI = "openai", "openrouter", "anthropic", "gemini"
+PREFIX = {OPENAI: "/v1", OPENROUTER: "/api/v1", ANTHROPIC: "/v1", GEMINI: "/v1beta"}
+# The operation metadata's type name of a Gemini batch.
+GEMINI_BATCH_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch"
 PROMPT_TOKENS, COMPLETION_TOKENS = 20, 1
 # What OpenRouter bills one batch answer, as it reports it in usage.cost.
 OPENROUTER_COST = 0.000125
@@ -106,6 +113,17 @@ def message(script: BatchScript, body: dict[str, Any], number: int) -> dict[str,
     }
 
 
+def generate_content(script: BatchScript, body: dict[str, Any], number: int) -> dict[str, Any]:
+    """What ``POST /v1beta/models/{model}:generateContent`` answers."""
+    usage = {
+        "promptTokenCount": PROMPT_TOKENS,
+        "candidatesTokenCount": COMPLETION_TOKENS,
+        "totalTokenCount": PROMPT_TOKENS + COMPLETION_TOKENS,
+    }
+    candidate = {"content": {"role": "model", "parts": [{"text": script.answer(body)}]}, "finishReason": "STOP"}
+    return {"candidates": [{**candidate, "index": 0}], "usageMetadata": usage, "modelVersion": f"fake-{number}"}
+
+
 def _batch_cost(script: BatchScript) -> float:
     if script.flavour == OPENROUTER:
         return OPENROUTER_COST
@@ -127,9 +145,9 @@ class FakeBatchApis:
 
     @property
     def base_url(self) -> str:
-        """The base URL a models.yaml entry names: Anthropic's has no version (the dialect adds ``/v1/messages``)."""
+        """The base URL a models.yaml entry names: Anthropic's and Gemini's have no version (their dialects add it)."""
         host = f"http://127.0.0.1:{self._server.server_address[1]}"
-        return host if self.script.flavour == ANTHROPIC else host + PREFIX[self.script.flavour]
+        return host if self.script.flavour in (ANTHROPIC, GEMINI) else host + PREFIX[self.script.flavour]
 
     def __enter__(self) -> FakeBatchApis:
         self._thread.start()
@@ -154,7 +172,11 @@ class FakeBatchApis:
                 self._route("POST", self.rfile.read(int(self.headers.get("content-length", "0"))))
 
             def _route(self, method: str, raw: bytes) -> None:
-                key = self.headers.get("x-api-key") or self.headers.get("authorization")
+                key = (
+                    self.headers.get("x-api-key")
+                    or self.headers.get("x-goog-api-key")
+                    or self.headers.get("authorization")
+                )
                 with script.lock:
                     script.authorizations.append(key)
                 try:
@@ -179,6 +201,12 @@ class FakeBatchApis:
         if method == "GET" and path == "/models":
             parameters = ["temperature", "max_tokens", "max_completion_tokens", "reasoning", "logprobs"]
             return 200, {"data": [{"id": "fake/model", "supported_parameters": parameters}]}
+        if method == "POST" and path.endswith(":generateContent"):
+            body = json.loads(raw)
+            with script.lock:
+                script.chat_requests.append(body)
+                number = len(script.chat_requests)
+            return 200, generate_content(script, body, number)
         if method == "POST" and path in ("/chat/completions", "/messages"):
             body = json.loads(raw)
             with script.lock:
@@ -189,6 +217,8 @@ class FakeBatchApis:
             return self._openai(method, path, raw, content_type)
         if script.flavour == OPENROUTER:
             return self._openrouter(method, path, raw, query)
+        if script.flavour == GEMINI:
+            return self._gemini(method, path, raw)
         return self._anthropic(method, path, raw)
 
     # -- creating and ending a batch ---------------------------------------------------------------
@@ -213,7 +243,8 @@ class FakeBatchApis:
             ended = not script.never_finish and batch.polls >= script.polls_to_finish
             if ended and not batch.results and not script.fail_whole:
                 batch.results = [self._result(place, cid, body) for place, (cid, body) in enumerate(batch.items)]
-                batch.results.reverse()  # never in request order
+                if script.flavour != GEMINI:  # Gemini's inline responses come in request order
+                    batch.results.reverse()  # never in request order
             return batch, ended
 
     def _result(self, place: int, custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -221,6 +252,11 @@ class FakeBatchApis:
         kind = script.fail.get(place)
         if kind is None:
             script.billed_usd += _batch_cost(script)
+        if script.flavour == GEMINI:
+            key = {"key": custom_id}
+            if kind is None:
+                return {"response": generate_content(script, body, place), "metadata": key}
+            return {"error": {"code": 500, "message": f"scripted {kind}", "status": "INTERNAL"}, "metadata": key}
         if script.flavour == ANTHROPIC:
             if kind is None:
                 return {
@@ -364,4 +400,42 @@ class FakeBatchApis:
         }
         if ended:
             document["results_url"] = f"{self.base_url}/messages/batches/{batch.id}/results"
+        return document
+
+    # -- Gemini ------------------------------------------------------------------------------------
+
+    def _gemini(self, method: str, path: str, raw: bytes) -> tuple[int, Any]:
+        if method == "POST" and path.startswith("/models/") and path.endswith(":batchGenerateContent"):
+            batch = json.loads(raw)["batch"]
+            if not batch.get("display_name") and not batch.get("displayName"):
+                return 400, {
+                    "error": {"code": 400, "message": "batch.display_name is required", "status": "INVALID_ARGUMENT"}
+                }
+            config = batch.get("input_config") or batch.get("inputConfig") or {}
+            requests = (config.get("requests") or {}).get("requests")
+            if not isinstance(requests, list) or any("contents" not in item.get("request", {}) for item in requests):
+                return 400, {"error": {"code": 400, "message": "input_config.requests", "status": "INVALID_ARGUMENT"}}
+            created = self._create("batches/gb-", [(item["metadata"]["key"], item["request"]) for item in requests])
+            return 200, self._gemini_operation(created, ended=False)
+        if method == "GET" and path.startswith("/batches/"):
+            batch, ended = self._look(path.removeprefix("/"))
+            return 200, self._gemini_operation(batch, ended)
+        return 404, {"error": {"code": 404, "message": f"no route {method} {path}", "status": "NOT_FOUND"}}
+
+    def _gemini_operation(self, batch: FakeBatch, ended: bool) -> dict[str, Any]:
+        failed = sum("error" in line for line in batch.results)
+        done = len(batch.items) if ended else 0
+        stats = {
+            "requestCount": str(len(batch.items)),
+            "successfulRequestCount": str(done - failed),
+            "failedRequestCount": str(failed),
+            "pendingRequestCount": str(len(batch.items) - done),
+        }
+        state = "BATCH_STATE_RUNNING"
+        if ended:
+            state = "BATCH_STATE_FAILED" if self.script.fail_whole else "BATCH_STATE_SUCCEEDED"
+        metadata = {"@type": GEMINI_BATCH_TYPE, "name": batch.id, "state": state, "batchStats": stats}
+        document: dict[str, Any] = {"name": batch.id, "metadata": metadata, "done": ended}
+        if ended and not self.script.fail_whole:
+            document["response"] = {"inlinedResponses": {"inlinedResponses": batch.results}}
         return document

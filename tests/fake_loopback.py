@@ -18,6 +18,7 @@ class Received:
     headers: dict[str, str]  # names in lower case
     body: dict[str, Any] | None  # None: not a JSON object
     status: int = 0
+    method: str = "POST"
 
 
 @dataclass
@@ -70,7 +71,10 @@ class LoopbackFake:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:
+            def do_GET(self) -> None:
+                self.do_POST(method="GET")
+
+            def do_POST(self, method: str = "POST") -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 try:
                     body = json.loads(raw)
@@ -80,6 +84,7 @@ class LoopbackFake:
                     self.path,
                     {name.lower(): value for name, value in self.headers.items()},
                     body if isinstance(body, dict) else None,
+                    method=method,
                 )
                 answer = fake.reply(request)
                 request.status = answer.status

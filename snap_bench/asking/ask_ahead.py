@@ -62,6 +62,8 @@ class Job:
     # The most one attempt can cost (held against --snap-max-cost while in flight), and what a stop names.
     worst_usd: float
     stop_request: Request
+    # The provider it is asked through, named in its recording.
+    provider: str | None = None
 
 
 @dataclass(frozen=True)
@@ -341,7 +343,8 @@ class AskAhead:
         self._budget.settle(sum(held), job.cost(reply))
         if usable:
             # Written before anyone learns of the answer: a kill from here on loses nothing paid for.
-            write_cassette(job.cassette, [interaction(r, job.canonical_uri, self._scrub) for r in responses])
+            recorded = [interaction(r, job.canonical_uri, self._scrub) for r in responses]
+            write_cassette(job.cassette, recorded, job.provider)
             # The next request goes out (up to its first wait) before this answer is published and its
             # test woken. Only here may the task be cancelled after the reply: what was paid for is recorded.
             await asyncio.sleep(0)

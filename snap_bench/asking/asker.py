@@ -131,7 +131,13 @@ class Asker:
         # Everything an observation carries passes through this before it leaves the process.
         self._scrub = Scrubber([*(scrubber.secrets if scrubber else []), *keys])
         canonical = {e.base_url: e.canonical_url for e in endpoints.values() if e.base_url != e.canonical_url}
-        self._vcrs = {mode: make_vcr(mode, self._scrub.secrets, canonical) for mode in RecordMode}
+        # Each recording names the provider it was recorded through (its model's folder names the model).
+        providers = {name: endpoint.model.dialect for name, endpoint in endpoints.items()}
+
+        def provider_of(cassette: Path) -> str | None:
+            return providers.get(cassette.parent.parent.name)
+
+        self._vcrs = {mode: make_vcr(mode, self._scrub.secrets, canonical, provider_of) for mode in RecordMode}
         # --snap-concurrency: unrecorded conditions are asked ahead, several at once (snap_bench.asking.ask_ahead).
         self._ahead = ahead(self._scrub) if ahead is not None else None
 
@@ -251,6 +257,7 @@ class Asker:
             cost=partial(cost_usd, endpoint.model),
             worst_usd=worst_case_usd(endpoint.model, request.body, request.max_tokens),
             stop_request=endpoint.stop_request(request.body),
+            provider=request.dialect,
         )
 
     def look_ahead(self, conditions: Callable[[], Iterable[tuple[str, Answered, Condition]]]) -> None:

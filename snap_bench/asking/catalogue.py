@@ -1,8 +1,8 @@
-"""An endpoint's model catalogue (``GET {base_url}/models``): which ids it serves, the parameters each takes
-and what each costs, read once per session where a key is available.
+"""An endpoint's model catalogue: which ids it serves, the parameters each takes and what each costs, read once
+per session where a key is available, in the format of its provider (``Provider.catalogue``).
 
-OpenRouter lists per model its ``supported_parameters`` and its ``pricing`` (USD per token, as strings);
-OpenAI lists only the ids. What the catalogue does not say is None, never guessed.
+OpenRouter lists per model its ``supported_parameters`` and its ``pricing``; OpenAI lists only the ids. What the
+catalogue does not say is None, never guessed.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from typing import Any
 
 import httpx
 
-from snap_bench.design.models import OPENAI, OPENROUTER, ModelSpec, Price
-from snap_bench.wire.dialects import dialect_named
+from snap_bench.design.models import ModelSpec, Price
+from snap_bench.providers import provider_named
+from snap_bench.providers.base import Listed
 
 TEMPERATURE = "temperature"
 
@@ -66,14 +67,17 @@ class Catalogue:
 
 
 def reads_catalogue(model: ModelSpec) -> bool:
-    """Whether the model's endpoint has a catalogue worth reading (OpenRouter's and OpenAI's have)."""
-    return model.dialect in (OPENROUTER, OPENAI) and not model.is_local
+    """Whether the model's endpoint has a catalogue worth reading (its provider has one: OpenRouter's and OpenAI's)."""
+    return provider_named(model.dialect).catalogue is not None and not model.is_local
 
 
-def read_catalogue(base_url: str, api_key: str | None, timeout_s: float = 30.0) -> Catalogue:
-    """``GET {base_url}/models``; raises CatalogueUnavailable with what went wrong."""
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    url = f"{base_url.rstrip('/')}/models"
+def read_catalogue(base_url: str, api_key: str | None, provider: str, timeout_s: float = 30.0) -> Catalogue:
+    """The catalogue of ``provider`` at ``base_url``; raises CatalogueUnavailable with what went wrong."""
+    reader = provider_named(provider).catalogue
+    if reader is None:
+        raise CatalogueUnavailable(f"{provider} has no catalogue")
+    headers = reader.headers(api_key)
+    url = reader.url(base_url)
     try:
         response = httpx.get(url, headers=headers, timeout=timeout_s)
     except httpx.HTTPError as error:
@@ -81,8 +85,7 @@ def read_catalogue(base_url: str, api_key: str | None, timeout_s: float = 30.0) 
     if response.status_code != 200:
         raise CatalogueUnavailable(f"{url}: HTTP {response.status_code}")
     try:
-        data = response.json()["data"]
-        entries = [_entry(item) for item in data]
+        entries = [_entry(listed) for listed in reader.models(response.json())]
     except (ValueError, KeyError, TypeError) as error:
         raise CatalogueUnavailable(f"{url}: not a model list ({type(error).__name__}: {error})") from None
     return Catalogue(base_url.rstrip("/"), {entry.id: entry for entry in entries})
@@ -92,18 +95,11 @@ class CatalogueUnavailable(Exception):
     """The catalogue could not be read: the session goes on without what it would have said."""
 
 
-def _entry(item: dict[str, Any]) -> CatalogueEntry:
-    params = item.get("supported_parameters")
-    pricing = item.get("pricing")
+def _entry(listed: Listed) -> CatalogueEntry:
     price = None
-    if isinstance(pricing, dict) and "prompt" in pricing and "completion" in pricing:
-        # USD per token as decimal strings; the price table is per million tokens.
-        price = Price(float(pricing["prompt"]) * 1e6, float(pricing["completion"]) * 1e6)
-    return CatalogueEntry(
-        id=str(item["id"]),
-        supported_parameters=tuple(str(p) for p in params) if isinstance(params, list) else None,
-        price=price,
-    )
+    if listed.input_per_million is not None and listed.output_per_million is not None:
+        price = Price(listed.input_per_million, listed.output_per_million)
+    return CatalogueEntry(id=listed.id, supported_parameters=listed.supported_parameters, price=price)
 
 
 def temperature_ignored(model: ModelSpec, entry: CatalogueEntry | None) -> str | None:
@@ -115,7 +111,7 @@ def temperature_ignored(model: ModelSpec, entry: CatalogueEntry | None) -> str |
     """
     if entry is not None and entry.supported_parameters is not None and TEMPERATURE not in entry.supported_parameters:
         return f"the endpoint's catalogue lists no temperature among {model.provider_id}'s supported parameters"
-    own_rule = dialect_named(model.dialect).temperature_ignored(model)
+    own_rule = provider_named(model.dialect).temperature_ignored(model)
     if own_rule is not None:
         return own_rule
     if not model.takes_temperature and (entry is None or entry.supported_parameters is None):

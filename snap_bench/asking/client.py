@@ -1,5 +1,5 @@
 """Async chat client on httpx, with bounded retries, in the dialect of the model's endpoint (where the
-request goes, its key headers, how a reply and an error are read: :mod:`snap_bench.wire.dialects`).
+request goes, its key headers, how a reply and an error are read: its provider's, :mod:`snap_bench.providers`).
 
 A reply is never an exception: after the retry budget is spent, the reply carries the error, and the
 caller records it as an API error (-3) and the session goes on.
@@ -18,8 +18,7 @@ from typing import Any
 
 import httpx
 
-from snap_bench.wire.dialects import Dialect, Parsed, dialect_named
-from snap_bench.wire.dialects.openai_chat import OPENAI_COMPATIBLE_DIALECT
+from snap_bench.providers import PLAIN, Parsed, Provider, provider_named
 
 # Anthropic's 529 overloaded_error and Gemini's 503 UNAVAILABLE among them.
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
@@ -117,9 +116,10 @@ class ChatClient:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
         max_connections: int = 100,
-        dialect: Dialect = OPENAI_COMPATIBLE_DIALECT,
+        dialect: Provider | None = None,
         model_id: str = "",
     ) -> None:
+        dialect = dialect or provider_named(PLAIN)
         headers = {"Content-Type": "application/json", **dialect.headers(api_key)}
         self.url = dialect.url(base_url, model_id)
         self._dialect = dialect
@@ -244,7 +244,7 @@ class ChatClient:
 
 def reply_from_recording(text: str, attempt: int, cache_status: str | None = None, dialect: str = "") -> ChatReply:
     """The reply a recorded 200 stands for, parsed exactly as a live one is (the dialect's parse, on its text)."""
-    parse = dialect_named(dialect).parse if dialect else OPENAI_COMPATIBLE_DIALECT.parse
+    parse = provider_named(dialect or PLAIN).parse
     return _reply(parse(text), time.perf_counter(), attempt, cache_status)
 
 

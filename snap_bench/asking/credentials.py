@@ -7,17 +7,9 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from snap_bench.providers import key_variables as provider_key_variables
 from snap_bench.wire.scrub import Scrubber
 
-# Environment variables holding keys whatever models.yaml names (OpenRouter is the default provider; the
-# others are what Anthropic's and Google's documentation name).
-DEFAULT_KEY_VARIABLES = (
-    "OPENROUTER_API_KEY",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-)
 # .env entries whose names say they hold a credential.
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
 
@@ -50,7 +42,8 @@ def api_key(env_name: str | None, dotenv: Path) -> str | None:
 def configured_scrubber(key_variables: Iterable[str | None], dotenv: Path) -> Scrubber:
     """A scrubber of the keys named by models.yaml's ``api_key_env`` and the defaults, from the environment
     and .env (any .env entry whose name says it holds a credential included)."""
-    names = {name for name in (*key_variables, *DEFAULT_KEY_VARIABLES) if name}
+    # The variables every registered provider's documentation names hold keys whatever models.yaml names.
+    names = {name for name in (*key_variables, *provider_key_variables()) if name}
     from_dotenv = read_dotenv(dotenv)
     values = [os.environ.get(name) for name in names]
     values += [value for name, value in from_dotenv.items() if name in names or _SECRET_NAME.search(name)]

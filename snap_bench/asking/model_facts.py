@@ -87,7 +87,7 @@ def gather_facts(models: list[ModelSpec], rootdir: Path, cassette_dir: Path, *, 
         if read and reads_catalogue(model) and key is not None and model.base_url is not None:
             if model.base_url not in catalogues:
                 try:
-                    catalogues[model.base_url] = read_catalogue(model.base_url, key)
+                    catalogues[model.base_url] = read_catalogue(model.base_url, key, model.dialect)
                 except CatalogueUnavailable as error:
                     catalogues[model.base_url] = error
             found = catalogues[model.base_url]

@@ -1,25 +1,24 @@
 """What a response says of the provider's request rate limit: its rate-limit headers, read as one value.
 
-OpenAI and OpenRouter send ``x-ratelimit-limit-requests``, ``x-ratelimit-remaining-requests`` and
-``x-ratelimit-reset-requests`` (a duration: "6m0s", "1s", "20ms"); Anthropic sends
-``anthropic-ratelimit-requests-limit``, ``-remaining`` and ``-reset`` (an RFC 3339 time). Both say the limit is
-per minute and the reset is when the limit is *fully replenished* (a token bucket refilling at the limit's rate).
+Which headers each provider sends is its module's (``Provider.rate_headers``): OpenAI and OpenRouter send
+``x-ratelimit-limit-requests``, ``-remaining-requests`` and ``-reset-requests`` (a duration: "6m0s", "1s",
+"20ms"); Anthropic sends ``anthropic-ratelimit-requests-limit``, ``-remaining`` and ``-reset`` (an RFC 3339
+time). Each says the limit is per minute and the reset is when the limit is *fully replenished* (a token bucket
+refilling at the limit's rate).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-OPENAI_STYLE = ("x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests")
-ANTHROPIC_STYLE = (
-    "anthropic-ratelimit-requests-limit",
-    "anthropic-ratelimit-requests-remaining",
-    "anthropic-ratelimit-requests-reset",
-)
+from snap_bench.providers import registered
+from snap_bench.providers.base import RateHeaderNames
+
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 MIN_RESET_CLOCK_S = 10.0
@@ -73,19 +72,28 @@ def parse_reset_time(value: str, now: float) -> float | None:
 
 
 def read_rate_headers(headers: Mapping[str, str], now: float) -> RateHeaders | None:
-    """The request limit a response's headers state (OpenAI/OpenRouter or Anthropic style), or None when they
+    """The request limit a response's headers state (in any registered provider's names), or None when they
     state none or no usable one (a limit that is not a positive whole number)."""
     lower = {name.lower(): value for name, value in headers.items()}
-    for (limit_name, remaining_name, reset_name), read_reset in (
-        (OPENAI_STYLE, parse_duration),
-        (ANTHROPIC_STYLE, lambda value: parse_reset_time(value, now)),
-    ):
-        limit = _whole(lower.get(limit_name))
+    for names in _styles():
+        limit = _whole(lower.get(names.limit.lower()))
         if limit is None or limit <= 0:
             continue
-        reset = lower.get(reset_name)
-        return RateHeaders(limit, _whole(lower.get(remaining_name)), None if reset is None else read_reset(reset))
+        reset = lower.get(names.reset.lower()) if names.reset else None
+        return RateHeaders(limit, _whole(lower.get(names.remaining.lower())), _reset_s(names, reset, now))
     return None
+
+
+@functools.cache
+def _styles() -> tuple[RateHeaderNames, ...]:
+    """The registered providers' rate-limit headers, each set once."""
+    return tuple(dict.fromkeys(p.rate_headers for p in registered().values() if p.rate_headers is not None))
+
+
+def _reset_s(names: RateHeaderNames, reset: str | None, now: float) -> float | None:
+    if reset is None:
+        return None
+    return parse_reset_time(reset, now) if names.reset_is == "time" else parse_duration(reset)
 
 
 def _whole(value: str | None) -> int | None:

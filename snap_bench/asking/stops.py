@@ -8,11 +8,15 @@ state folder. Its remaining conditions are recorded as not asked, with one messa
 
 Credits belong to the account, not the model: a 402 stops every model asked with that key at once.
 A 403 for moderation is not a key problem: the flagged condition gets an answer code of its own and
-the model goes on (openrouter.ai/docs/api-reference/errors-and-debugging).
+the model goes on (OpenRouter's errors-and-debugging documentation).
+
+How each provider words a hopeless refusal is its module's (``Provider.refusals``): every registered
+provider's words are looked for in every error, as a proxy may pass another provider's on.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +26,7 @@ from typing import Any
 from snap_bench.asking.client import ChatReply
 from snap_bench.asking.state_folder import state_folder
 from snap_bench.asking.throttle import SharedState
+from snap_bench.providers import registered
 
 # A few conditions, not one: a single 401 or refused connection can be a provider's hiccup.
 STOP_AFTER = 2
@@ -38,30 +43,26 @@ STOP_AFTER_KIND = {
 }
 STATE_FILE = "stops.json"
 NOT_ASKED = "not asked: "
-# How providers word a refused parameter (OpenAI, OpenRouter, vLLM, llama.cpp, Anthropic's proxy).
-_UNSUPPORTED = re.compile(
+# How servers word a refused parameter (OpenAI, OpenRouter, vLLM, llama.cpp, Anthropic's proxy), with what the
+# providers' modules add.
+_UNSUPPORTED_WORDS = (
     r"unsupported|not supported|does not support|is not allowed|unrecognized|unknown (?:parameter|field|argument)"
-    r"|extra (?:inputs|fields) are not permitted|only the default",
-    re.IGNORECASE,
+    r"|extra (?:inputs|fields) are not permitted|only the default"
 )
-# OpenRouter's words for a model it does not serve (retired, or never an id) and for parameters or routing
-# no provider of the model can meet.
-# Anthropic's 404 not_found_error names the model ("model: claude-x"); Gemini's says "models/x is not found".
-_NO_SUCH_MODEL = re.compile(
-    r"no endpoints found for |is not a valid model id"
-    r"|not_found_error\"?, ?\"message\"?: ?\"model: |is not found for API version",
-    re.IGNORECASE,
-)
-_NO_PARAMETERS = re.compile(r"no endpoints found that can handle the requested parameters", re.IGNORECASE)
-_NO_ROUTE = re.compile(r"no available provider that meets your routing requirements", re.IGNORECASE)
-# Anthropic's refusals of any temperature ("`temperature` is deprecated for this model.") and of one other than
-# 1 with thinking on ("`temperature` may only be set to 1 when thinking is enabled or in adaptive mode").
-_TEMPERATURE_REFUSED = re.compile(r"temperature`? (?:is deprecated|may only be set to 1)", re.IGNORECASE)
-# An account's spend limit: Anthropic's 429 enforced_spend_limit_reached and its 400 "You have reached your
-# specified (workspace) API usage limits".
-_SPEND_LIMIT = re.compile(r"enforced_spend_limit_reached|reached your specified (?:workspace )?API usage limits", re.I)
-# Gemini answers a bad key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
-_BAD_KEY = re.compile(r"API_KEY_INVALID|API key not valid", re.IGNORECASE)
+
+
+@functools.cache
+def _refusal(kind: str) -> re.Pattern[str] | None:
+    """Every registered provider's words for one kind of refusal (a Refusals field), as one pattern."""
+    words = [word for provider in registered().values() for word in getattr(provider.refusals, kind)]
+    if kind == "unsupported":
+        words.insert(0, _UNSUPPORTED_WORDS)
+    return re.compile("|".join(words), re.IGNORECASE) if words else None
+
+
+def _says(kind: str, error: str) -> bool:
+    pattern = _refusal(kind)
+    return pattern is not None and pattern.search(error) is not None
 
 
 @dataclass(frozen=True)
@@ -85,19 +86,19 @@ def hopeless(reply: ChatReply) -> str | None:
         return None
     if reply.unreachable:
         return "unreachable"
-    if reply.status == 402 or (reply.status in (400, 429) and _SPEND_LIMIT.search(reply.error)):
+    if reply.status == 402 or (reply.status in (400, 429) and _says("spend_limit", reply.error)):
         return "credits"
-    if reply.status in (401, 403) or (reply.status == 400 and _BAD_KEY.search(reply.error)):
+    if reply.status in (401, 403) or (reply.status == 400 and _says("bad_key", reply.error)):
         return "auth"
-    if reply.status == 400 and _TEMPERATURE_REFUSED.search(reply.error):
+    if reply.status == 400 and _says("temperature", reply.error):
         return "temperature"
-    if reply.status in (400, 404) and _NO_SUCH_MODEL.search(reply.error):
+    if reply.status in (400, 404) and _says("no_such_model", reply.error):
         return "model"
-    if reply.status == 404 and _NO_PARAMETERS.search(reply.error):
+    if reply.status == 404 and _says("no_parameters", reply.error):
         return "parameter"
-    if reply.status == 503 and _NO_ROUTE.search(reply.error):
+    if reply.status == 503 and _says("no_route", reply.error):
         return "routing"
-    if reply.status in (400, 422) and _UNSUPPORTED.search(reply.error):
+    if reply.status in (400, 422) and _says("unsupported", reply.error):
         return "temperature" if "temperature" in reply.error.lower() else "parameter"
     return None
 

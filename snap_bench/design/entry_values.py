@@ -6,13 +6,13 @@ from __future__ import annotations
 from snap_bench.design.config import Node, known_keys
 from snap_bench.design.local_weights import LocalWeights
 from snap_bench.design.serving import is_provider_level
+from snap_bench.providers.base import REASONING_OFF as REASONING_OFF  # models.yaml `reasoning: off`
 
 LOCAL_KEYS = ("requirement", "sha256", "module", "file", "parts")
 
 # OpenRouter's `reasoning.effort` values; `off` (or YAML's false) sends effort "none", which turns
 # reasoning off on the models that allow it.
 REASONING_EFFORTS = ("xhigh", "high", "medium", "low", "minimal", "none")
-REASONING_OFF = "off"
 # How many alternatives per answer token an entry's `logprobs: true` asks for.
 DEFAULT_TOP_LOGPROBS = 5
 MAX_TOP_LOGPROBS = 20

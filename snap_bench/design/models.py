@@ -20,35 +20,30 @@ from snap_bench.design.entry_values import (
     weights_setting,
 )
 from snap_bench.design.local_weights import LocalWeights
+from snap_bench.providers import (
+    ProviderError,
+    anthropic,
+    gemini,
+    openai,
+    openai_compatible,
+    openrouter,
+    provider_names,
+    provider_of_url,
+    registered,
+)
 
-OPENROUTER_URL = "https://openrouter.ai/api/v1"
-OPENROUTER_KEY_ENV = "OPENROUTER_API_KEY"
+# The default provider (models.yaml's defaults as shipped), and the providers' names an entry's dialect: takes
+# (snap_bench.providers: one module per provider, registered through an entry point).
+OPENROUTER_URL = openrouter.BASE_URL
+OPENROUTER_KEY_ENV = openrouter.KEY_ENV
 # How a request is written and a reply read: OpenRouter's API, OpenAI's own, or a plain OpenAI-compatible
 # server (vLLM, llama.cpp, Ollama) that gets today's bodies unchanged, so their recordings still match.
-OPENROUTER, OPENAI, OPENAI_COMPATIBLE = "openrouter", "openai", "openai-compatible"
-# Providers' own APIs: Anthropic's Messages API and Gemini's generateContent (snap_bench.wire.dialects).
-ANTHROPIC, GEMINI = "anthropic", "gemini"
-DIALECTS = (OPENROUTER, OPENAI, OPENAI_COMPATIBLE, ANTHROPIC, GEMINI)
+OPENROUTER, OPENAI, OPENAI_COMPATIBLE = openrouter.NAME, openai.NAME, openai_compatible.NAME
+# Providers' own APIs: Anthropic's Messages API and Gemini's generateContent.
+ANTHROPIC, GEMINI = anthropic.NAME, gemini.NAME
 
 
-@dataclass(frozen=True)
-class NativeProvider:
-    """What models.yaml needs of a provider with an API of its own: its host, where an entry that names only
-    its ``dialect:`` goes, and the key variable its documentation names."""
-
-    host: str
-    base_url: str
-    key_env: str
-
-
-NATIVE_PROVIDERS = {
-    ANTHROPIC: NativeProvider("api.anthropic.com", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
-    # Google's documentation also names GOOGLE_API_KEY: an entry may say api_key_env: GOOGLE_API_KEY.
-    GEMINI: NativeProvider(
-        "generativelanguage.googleapis.com", "https://generativelanguage.googleapis.com", "GEMINI_API_KEY"
-    ),
-}
-# The keys of OpenRouter's provider routing object (openrouter.ai/docs/features/provider-routing).
+# The keys of OpenRouter's provider routing object (its documentation's features/provider-routing page).
 ROUTING_KEYS = (
     "order",
     "only",
@@ -91,7 +86,7 @@ ENTRY_KEYS = (
 )
 PRICE_KEYS = ("input_per_million", "output_per_million")
 RETIRED_KEYS = ("date", "successor")
-# Ports a URL without one uses: https://openrouter.ai and https://openrouter.ai:443 are one host.
+# Ports a URL without one uses: https://example.org and https://example.org:443 are one host.
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 
 
@@ -107,17 +102,8 @@ def host_of(url: str) -> str:
 
 
 def dialect_of(base_url: str | None) -> str:
-    """The dialect a base URL speaks: OpenRouter's, OpenAI's, Anthropic's and Gemini's hosts by name, anything
-    else plain."""
-    host = (urlsplit(base_url).hostname or "") if base_url else ""
-    if host == "openrouter.ai" or host.endswith(".openrouter.ai"):
-        return OPENROUTER
-    if host == "api.openai.com":
-        return OPENAI
-    for name, provider in NATIVE_PROVIDERS.items():
-        if host == provider.host:
-            return name
-    return OPENAI_COMPATIBLE
+    """The dialect a base URL speaks: its registered provider's by host, anything else plain."""
+    return provider_of_url(base_url).name
 
 
 @dataclass(frozen=True)
@@ -253,6 +239,10 @@ def load_models(config: ConfigFiles) -> ModelRegistry:
     """The packaged models.yaml extended by the project's own: the project's entries win by name (an entry
     is replaced whole), its ``defaults`` are merged key by key over the packaged ones and apply to every
     entry, and its ``pilot``, when given, replaces the packaged one. Every error names the file it read."""
+    try:
+        registered()
+    except ProviderError as error:  # a team's provider that cannot be registered: named, never a traceback
+        raise ConfigError(error.where, "", error.problem, error.fix) from None
     documents = [load_yaml(config.packaged / MODELS_FILE)]
     own = config.own(MODELS_FILE)
     if own is not None:
@@ -356,17 +346,17 @@ def _model(
             output_per_million=price_node.get("output_per_million").number(0, 10_000, "price"),
         )
     # An entry that names a provider's own dialect but no endpoint or key goes to that provider with its key.
-    native = NATIVE_PROVIDERS.get(entry.get("dialect").value) if entry.has("dialect") else None
+    native = _own_endpoint(entry.get("dialect").value) if entry.has("dialect") else None
     if native is not None:
-        default_url, default_key_env, key_host = native.base_url, native.key_env, native.host
+        default_url, default_key_env, key_host = native
     base_url = None if weights else entry.get("base_url", default_url).text().rstrip("/")
-    dialect = entry.get("dialect").choice(DIALECTS) if entry.has("dialect") else dialect_of(base_url)
+    dialect = entry.get("dialect").choice(provider_names()) if entry.has("dialect") else dialect_of(base_url)
     has = entry.has
     if native is None and not entry.has("api_key_env") and base_url is not None:
         # A base_url on a provider's own host (no dialect:) asks with that provider's key, not OpenRouter's.
-        by_host = NATIVE_PROVIDERS.get(dialect_of(base_url))
+        by_host = _own_endpoint(dialect_of(base_url))
         if by_host is not None:
-            default_key_env, key_host = by_host.key_env, by_host.host
+            _url, default_key_env, key_host = by_host
     if base_url is not None and not entry.has("api_key_env") and default_key_env is not None:
         _key_stays_home(entry.get("base_url", default_url), base_url, default_key_env, key_host)
     return ModelSpec(
@@ -395,6 +385,15 @@ def _model(
         providers=provider_levels_setting(entry.get("providers"), dialect, OPENROUTER) if has("providers") else (),
         reasoning_efforts=effort_levels_setting(entry.get("reasoning_efforts")) if has("reasoning_efforts") else (),
     )
+
+
+def _own_endpoint(name: object) -> tuple[str, str, str] | None:
+    """(base URL, key variable, host) of a provider with an API of its own that an entry naming its dialect alone
+    is sent to (Anthropic's, Gemini's), or None."""
+    provider = registered().get(name) if isinstance(name, str) else None
+    if provider is None or not provider.own_endpoint or None in (provider.base_url, provider.key_env, provider.host):
+        return None
+    return str(provider.base_url), str(provider.key_env), str(provider.host)
 
 
 def _key_stays_home(node: Node, base_url: str, key_env: str, key_host: str) -> None:

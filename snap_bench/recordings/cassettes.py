@@ -9,28 +9,34 @@ mid-write leaves either the old cassette or the new one, never half of one.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from snap_bench.providers import key_shapes, secret_headers
 from snap_bench.wire.atomic import TEMPORARY_SUFFIX, process_alive, write_atomically
 from snap_bench.wire.scrub import Scrubber
 
-SECRET_HEADERS = (
-    "authorization",
-    "x-api-key",
-    "x-goog-api-key",
-    "api-key",
-    "openai-organization",
-    "cookie",
-    "set-cookie",
-    "proxy-authorization",
-)
+# Headers of any session (a proxy's credential); each registered provider adds those that carry its key.
+SESSION_SECRET_HEADERS = ("cookie", "set-cookie", "proxy-authorization")
+
+
+@functools.cache
+def secret_header_names() -> tuple[str, ...]:
+    """The headers never written to a cassette: every registered provider's key headers (its module's
+    secret_headers), and any session's."""
+    return (*secret_headers(), *SESSION_SECRET_HEADERS)
+
+
 SECRET_QUERY_PARAMETERS = ("key", "api_key", "api-key", "access_token")
+# A cassette's top-level key naming the provider (snap_bench.providers) it was recorded through; a cassette
+# recorded before it has none, and its provider is recognised from its URI.
+PROVIDER_KEY = "provider"
 
 
 class RecordMode(StrEnum):
@@ -199,20 +205,43 @@ def _writer_alive(name: str) -> bool:
     return pid_text.isdigit() and process_alive(int(pid_text))
 
 
-def atomic_persister() -> type:
-    """A vcrpy persister that writes through a temporary file and os.replace."""
+def atomic_persister(provider_of: Callable[[Path], str | None] | None = None) -> type:
+    """A vcrpy persister that writes through a temporary file and os.replace, naming the provider each cassette
+    was recorded through (``provider_of``: a cassette's path -> its provider's name) beside its interactions."""
     from vcr.persisters.filesystem import FilesystemPersister
     from vcr.serialize import serialize
 
     class AtomicFilesystemPersister(FilesystemPersister):  # type: ignore[misc]
         @staticmethod
         def save_cassette(cassette_path: str | Path, cassette_dict: dict[str, Any], serializer: Any) -> None:
-            write_atomically(Path(cassette_path), serialize(cassette_dict, serializer).encode("utf-8"))
+            text = serialize(cassette_dict, serializer)
+            provider = provider_of(Path(cassette_path)) if provider_of is not None else None
+            if provider is not None:
+                text = named_provider(text, provider)
+            write_atomically(Path(cassette_path), text.encode("utf-8"))
 
     return AtomicFilesystemPersister
 
 
-def make_vcr(record_mode: RecordMode, secrets: Iterable[str], canonical_urls: dict[str, str]) -> Any:
+def named_provider(text: str, provider: str) -> str:
+    """vcrpy's JSON document with the provider it was recorded through named (as vcrpy's serializer writes it)."""
+    document = json.loads(text)
+    named = {"version": document["version"], PROVIDER_KEY: provider, "interactions": document["interactions"]}
+    return json.dumps(named, indent=4) + "\n"
+
+
+def recorded_provider(document: Any) -> str | None:
+    """The provider a cassette's document names, or None (recorded before cassettes named it)."""
+    provider = document.get(PROVIDER_KEY) if isinstance(document, dict) else None
+    return provider if isinstance(provider, str) else None
+
+
+def make_vcr(
+    record_mode: RecordMode,
+    secrets: Iterable[str],
+    canonical_urls: dict[str, str],
+    provider_of: Callable[[Path], str | None] | None = None,
+) -> Any:
     """A configured ``vcr.VCR``.
 
     ``secrets`` are literal strings (API keys) scrubbed from anything recorded, with anything shaped
@@ -236,7 +265,7 @@ def make_vcr(record_mode: RecordMode, secrets: Iterable[str], canonical_urls: di
     def before_record_response(response: dict[str, Any]) -> dict[str, Any]:
         headers = response.get("headers", {})
         for name in list(headers):
-            if name.lower() in SECRET_HEADERS:
+            if name.lower() in secret_header_names():
                 del headers[name]
         body = response.get("body", {})
         if isinstance(body.get("string"), str):
@@ -249,26 +278,27 @@ def make_vcr(record_mode: RecordMode, secrets: Iterable[str], canonical_urls: di
         serializer="json",
         record_mode=record_mode.value,
         match_on=("method", "uri", "body"),
-        filter_headers=list(SECRET_HEADERS),
+        filter_headers=list(secret_header_names()),
         filter_query_parameters=list(SECRET_QUERY_PARAMETERS),
         before_record_request=before_record_request,
         before_record_response=before_record_response,
         decode_compressed_response=True,
     )
-    recorder.register_persister(atomic_persister())
+    recorder.register_persister(atomic_persister(provider_of))
     # allow_playback_repeats stays at its default (False): runs of one condition must stay distinct.
     return recorder
 
 
-# What a leaked credential looks like in a cassette: provider key formats, and any recorded
-# Authorization / api-key header (vcrpy writes headers as JSON object keys).
-LEAK_PATTERNS = (
-    re.compile(r"sk-or-v1-[A-Za-z0-9]{16,}"),
-    re.compile(r"sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),
-    re.compile(r"\bBearer\s+[A-Za-z0-9._-]{8,}"),
-    re.compile(r"AIza[0-9A-Za-z_-]{35}"),  # a Google API key
-    re.compile(r'"(?:authorization|x-api-key|x-goog-api-key|api-key|proxy-authorization)"\s*:', re.IGNORECASE),
-)
+# What a leaked credential looks like in a cassette: the providers' key formats, a bearer token, and any recorded
+# header that carries a key (vcrpy writes headers as JSON object keys).
+@functools.cache
+def leak_patterns() -> tuple[re.Pattern[str], ...]:
+    headers = (*secret_headers(), "proxy-authorization")
+    return (
+        *(re.compile(shape) for shape in key_shapes()),
+        re.compile(r"\bBearer\s+[A-Za-z0-9._-]{8,}"),
+        re.compile('"(?:' + "|".join(re.escape(name) for name in headers) + ')"\\s*:', re.IGNORECASE),
+    )
 
 
 def leaked_secrets(root: Path) -> list[str]:
@@ -276,7 +306,7 @@ def leaked_secrets(root: Path) -> list[str]:
     leaks: list[str] = []
     for path in sorted(root.rglob("*.json")):
         text = path.read_text(encoding="utf-8", errors="replace")
-        leaks.extend(f"{path}: {pattern.pattern}" for pattern in LEAK_PATTERNS if pattern.search(text))
+        leaks.extend(f"{path}: {pattern.pattern}" for pattern in leak_patterns() if pattern.search(text))
     return leaks
 
 

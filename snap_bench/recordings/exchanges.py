@@ -15,18 +15,18 @@ from typing import Any
 
 import httpx
 
-from snap_bench.recordings.cassettes import SECRET_HEADERS
+from snap_bench.recordings.cassettes import PROVIDER_KEY, secret_header_names
 from snap_bench.wire.atomic import write_atomically
 from snap_bench.wire.scrub import Scrubber
 
 # The body is stored decoded (as vcrpy's decode_compressed_response does), so its encoding header goes too.
-_DROPPED = (*SECRET_HEADERS, "content-encoding")
+_DECODED = "content-encoding"
 
 
 def _headers(headers: httpx.Headers) -> dict[str, list[str]]:
     kept: dict[str, list[str]] = {}
     for name, value in headers.multi_items():
-        if name.lower() not in _DROPPED:
+        if name.lower() not in secret_header_names() and name.lower() != _DECODED:
             kept.setdefault(name.lower(), []).append(value)
     return kept
 
@@ -49,9 +49,12 @@ def interaction(response: httpx.Response, uri: str, scrub: Scrubber) -> dict[str
     }
 
 
-def write_cassette(path: Path, interactions: list[dict[str, Any]]) -> None:
-    """Write the cassette atomically (a kill leaves the old state or the new file, never half of one)."""
-    document = {"version": 1, "interactions": interactions}
+def write_cassette(path: Path, interactions: list[dict[str, Any]], provider: str | None = None) -> None:
+    """Write the cassette atomically (a kill leaves the old state or the new file, never half of one), naming the
+    provider it was recorded through."""
+    document: dict[str, Any] = {"version": 1, "interactions": interactions}
+    if provider is not None:
+        document = {"version": 1, PROVIDER_KEY: provider, "interactions": interactions}
     write_atomically(path, (json.dumps(document, indent=4, ensure_ascii=False) + "\n").encode("utf-8"))
 
 

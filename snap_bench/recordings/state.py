@@ -14,9 +14,16 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from snap_bench.design.models import OPENAI_COMPATIBLE
-from snap_bench.recordings.cassettes import CassetteState, RecordedResponse, cassette_path, examine, recorded_models
-from snap_bench.wire.dialects import answer_text, dialect_of_uri
+from snap_bench.providers import PLAIN, provider_of_recording
+from snap_bench.recordings.cassettes import (
+    CassetteState,
+    RecordedResponse,
+    cassette_path,
+    examine,
+    recorded_models,
+    recorded_provider,
+)
+from snap_bench.wire.dialects import answer_text
 from snap_bench.wire.request import METHOD, ConditionRequest
 
 
@@ -63,13 +70,16 @@ class Recordings:
         """The assistant's text in the condition's recording, or None without a successful exchange."""
         path = self.path(model, instrument, condition_id)
         try:
-            interactions = json.loads(path.read_text(encoding="utf-8"))["interactions"]
+            document = json.loads(path.read_text(encoding="utf-8"))
+            interactions = document["interactions"]
             response = interactions[-1]["response"]
             if response["status"]["code"] != 200:
                 return None
             uri = str(interactions[-1]["request"]["uri"])
-            if dialect_of_uri(uri).name != OPENAI_COMPATIBLE:
-                return answer_text(uri, response["body"]["string"])
+            # The provider the cassette names, else (recorded before cassettes named it) the one its URI is.
+            provider = provider_of_recording(uri, recorded_provider(document))
+            if provider.name != PLAIN:
+                return answer_text(uri, response["body"]["string"], provider.name)
             content = json.loads(response["body"]["string"])["choices"][0]["message"]["content"]
         except (OSError, ValueError, KeyError, IndexError, TypeError):
             return None

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from snap_bench.design.models import OPENAI_COMPATIBLE
+from snap_bench.providers import PLAIN
+from snap_bench.providers.openai_chat import chat_url
 from snap_bench.wire.dialects import dialect_named, encode
-from snap_bench.wire.dialects.openai_chat import chat_url
 
 if TYPE_CHECKING:
     from snap_bench.design.models import ModelSpec
@@ -47,7 +47,7 @@ class ConditionRequest:
     # The output budget asked for (thinking's included where the dialect adds it): the most one answer can cost.
     max_tokens: int
     # The dialect it is written in, which the reply is read in.
-    dialect: str = OPENAI_COMPATIBLE
+    dialect: str = PLAIN
 
 
 def condition_request(model: ModelSpec, url: str, instrument: Asked, condition: Condition) -> ConditionRequest:

@@ -8,20 +8,24 @@ are configured is asked of the environment and .env (:func:`snap_bench.asking.cr
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
+
+from snap_bench.providers import key_shapes as provider_key_shapes
 
 REDACTED = "<redacted>"
 # Shorter configured values are not treated as secrets: replacing "1" or "true" everywhere would
 # damage answers, and no provider key is that short.
 MIN_SECRET_LENGTH = 8
-# What a key looks like: provider key formats and bearer tokens.
-KEY_SHAPES = (
-    re.compile(r"sk-or-v1-[A-Za-z0-9]{16,}"),
-    re.compile(r"sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),
-    re.compile(r"(?<=Bearer )[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE),
-)
+# What a key looks like: the registered providers' key formats (their modules' key_shapes), and bearer tokens.
+BEARER_TOKEN = re.compile(r"(?<=Bearer )[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
+
+
+@functools.cache
+def key_shapes() -> tuple[re.Pattern[str], ...]:
+    return (*(re.compile(shape) for shape in provider_key_shapes()), BEARER_TOKEN)
 
 
 class Scrubber:
@@ -35,7 +39,7 @@ class Scrubber:
     def __call__(self, text: str) -> str:
         for secret in self.secrets:
             text = text.replace(secret, REDACTED)
-        for shape in KEY_SHAPES:
+        for shape in key_shapes():
             text = shape.sub(REDACTED, text)
         return text
 

@@ -17,7 +17,7 @@ from snap_bench.observations.export import read_jsonl
 from snap_bench.recordings.cassettes import leaked_secrets
 from snap_bench.session.settings import UsageProblem
 from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, BenchProject
-from tests.fake_batch_apis import ANTHROPIC, OPENAI, OPENROUTER, BatchScript, FakeBatchApis
+from tests.fake_batch_apis import ANTHROPIC, GEMINI, OPENAI, OPENROUTER, BatchScript, FakeBatchApis
 from tests.session.asking_checks import outcomes, shows_in_order
 
 FAST = ("--snap-batch-poll=0.01",)
@@ -246,3 +246,52 @@ def test_an_anthropic_model_is_recorded_through_message_batches_and_replays_as_i
 def varied_answer_of_messages(body: dict[str, Any]) -> str:
     """varied_answer on the user turns alone: an Anthropic body carries its system prompt outside ``messages``."""
     return varied_answer({"messages": [m for m in body["messages"] if m["role"] != "system"]})
+
+
+def test_a_gemini_model_is_recorded_through_its_batch_api_and_replays_as_if_asked_synchronously(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gemini dialect's generateContent bodies go whole into one batchGenerateContent call as inline requests;
+    each inline response is written as the answer generateContent would have given, so the replay reads it through
+    the dialect like any recording, priced at half the entry's price. A failed one is asked synchronously."""
+    with FakeBatchApis(BatchScript(flavour=GEMINI, answer=varied_answer_of_contents, fail={2: "errored"})) as fake:
+        bench = batch_project(tmp_path / "project", fake, monkeypatch)
+        result = bench.session("--model=fake-model", *SLICE, "--snap-batch", *FAST)
+        assert outcomes(result) == {"passed": SLICE_SIZE}
+        assert len(fake.script.submissions) == 1
+        batch = fake.script.batches[fake.script.submissions[0]]
+        # The batch held the dialect's own bodies (contents and generationConfig), and nothing else went inline.
+        assert all("contents" in body and "generationConfig" in body for _, body in batch.items)
+        assert [json.dumps(body, sort_keys=True) for body in fake.script.chat_requests] == [
+            json.dumps(batch.items[2][1], sort_keys=True)
+        ]
+        assert set(fake.script.authorizations) == {FAKE_KEY}  # x-goog-api-key, never a bearer header
+        for path in (bench.cassettes / "fake-model" / "profile").glob("*.json"):
+            interactions = json.loads(path.read_text())["interactions"]
+            uri = f"{fake.base_url}/v1beta/models/fake/model:generateContent"
+            assert [i["request"]["uri"] for i in interactions] == [uri]
+            assert json.loads(path.read_text())["provider"] == "gemini"
+            assert FAKE_KEY not in path.read_text()
+        observations = read_jsonl(bench.out / "observations.jsonl")
+        assert all(o.score == int(varied_answer_of_contents(contents_of(o.messages))) for o in observations)
+        spend = json.loads((bench.out / "session.json").read_text(encoding="utf-8"))["spend"]["fake-model"]
+        assert spend["batch_requests"] == SLICE_SIZE - 1
+        assert spend["batch_cost_usd"] == pytest.approx(fake.script.billed_usd)
+        # Offline, the same figures come back from the recordings alone.
+        with monkeypatch.context() as offline:
+            offline.delenv("FAKE_OPENAI_KEY")
+            replay = bench.session("--model=fake-model", *SLICE)
+        assert outcomes(replay) == {"passed": SLICE_SIZE}
+        assert [o.score for o in read_jsonl(bench.out / "observations.jsonl")] == [o.score for o in observations]
+        assert fake.script.submissions == [batch.id]
+
+
+def contents_of(messages: list[dict[str, str]]) -> dict[str, Any]:
+    """The turns of a generateContent body made of ``messages`` (its system prompt is outside ``contents``)."""
+    return {"contents": [{"parts": [{"text": m["content"]}]} for m in messages if m["role"] != "system"]}
+
+
+def varied_answer_of_contents(body: dict[str, Any]) -> str:
+    """varied_answer on a generateContent body's turns."""
+    turns = [{"content": part["text"]} for content in body["contents"] for part in content["parts"]]
+    return str(1 + zlib.crc32(json.dumps(turns, sort_keys=True).encode()) % 5)

@@ -1,20 +1,12 @@
-"""Which dialect's endpoint has which batch API; a dialect without one (a plain OpenAI-compatible server,
-Gemini) is asked synchronously."""
+"""Which dialect's endpoint has which batch API: its provider's (``Provider.batch``); a provider without one (a
+plain OpenAI-compatible server) is asked synchronously."""
 
 from __future__ import annotations
 
-from snap_bench.asking.batch.anthropic_batches import AnthropicBatches
-from snap_bench.asking.batch.apis import BatchApi
-from snap_bench.asking.batch.openai_batches import OpenAIBatches
-from snap_bench.asking.batch.openrouter_batches import OpenRouterBatches
-from snap_bench.design.models import OPENAI, OPENROUTER
-
-BATCH_APIS: dict[str, BatchApi] = {
-    OPENAI: OpenAIBatches(),
-    OPENROUTER: OpenRouterBatches(),
-    "anthropic": AnthropicBatches(),  # the native Messages dialect
-}
+from snap_bench.providers import registered
+from snap_bench.providers.batches import BatchApi
 
 
 def batch_api(dialect: str) -> BatchApi | None:
-    return BATCH_APIS.get(dialect)
+    provider = registered().get(dialect)
+    return None if provider is None else provider.batch

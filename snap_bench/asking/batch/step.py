@@ -6,7 +6,7 @@ replay cannot tell the two apart. A request that ends errored, expired or cancel
 condition stays unrecorded and is asked synchronously by its test, like any unrecorded condition (a second
 batch could take another day, and the synchronous path retries, then records an API error code: never a score
 from the error). Spend is counted at the batch price: the billed ``usage.cost`` where the answer carries it
-(OpenRouter), else half the entry's synchronous price (OpenAI's and Anthropic's batch discount).
+(OpenRouter), else half the entry's synchronous price (OpenAI's, Anthropic's and Gemini's batch discount).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from typing import Any
 
 import httpx
 
-from snap_bench.asking.batch.apis import BatchApi, BatchApiError, BatchItem, BatchState
 from snap_bench.asking.batch.ledger import (
     COLLECTED,
     PENDING,
@@ -30,11 +29,13 @@ from snap_bench.asking.batch.ledger import (
     write_record,
 )
 from snap_bench.design.models import ModelSpec
+from snap_bench.providers.batches import BatchApi, BatchApiError, BatchItem, BatchState
 from snap_bench.recordings.exchanges import answered_interaction, write_cassette
 from snap_bench.wire.request import ConditionRequest
 from snap_bench.wire.scrub import Scrubber
 
-# Batch APIs bill half the synchronous price (OpenAI, Anthropic; OpenRouter "typically", and it says what it billed).
+# Batch APIs bill half the synchronous price (OpenAI, Anthropic, Gemini; OpenRouter "typically", and it says what it
+# billed).
 BATCH_PRICE_FACTOR = 0.5
 WAIT, SUBMIT = "wait", "submit"
 # A batch's statuses when it ended as a whole without its answers (OpenAI's and OpenRouter's spellings).
@@ -177,7 +178,8 @@ class BatchStep:
             if path.exists():
                 record.collected[custom_id] = {"outcome": "kept the recording found"}
                 continue
-            write_cassette(path, [answered_interaction(item.uri, item.body, result.body, self._scrub)])
+            recorded = [answered_interaction(item.uri, item.body, result.body, self._scrub)]
+            write_cassette(path, recorded, entry.model.dialect)
             cost, prompt, completion = self._cost(entry, result.body)
             record.collected[custom_id] = {"outcome": "recorded", "cost_usd": cost}
             spent = self.report.spend.setdefault(

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from snap_bench.asking.batch.anthropic_batches import AnthropicBatches
 from snap_bench.asking.batch.ledger import COLLECTED, PENDING, pending_cassettes, read_records
-from snap_bench.asking.batch.openai_batches import OpenAIBatches
 from snap_bench.asking.batch.step import SUBMIT, WAIT, BatchStep, ModelBatches
 from snap_bench.asking.replay import recorded_reply
 from snap_bench.design.models import ModelSpec, Price
+from snap_bench.providers.anthropic import AnthropicBatches
+from snap_bench.providers.openai import OpenAIBatches
 from snap_bench.recordings.cassettes import CassetteState, examine, recorded_models
 from snap_bench.wire.request import METHOD, ConditionRequest
 from snap_bench.wire.scrub import Scrubber

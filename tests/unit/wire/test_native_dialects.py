@@ -17,7 +17,8 @@ from snap_bench.asking.stops import hopeless
 from snap_bench.design.config import ConfigFiles
 from snap_bench.design.models import ANTHROPIC, GEMINI, OPENAI, OPENROUTER, ModelSpec, Price, dialect_of, load_models
 from snap_bench.observations.observation import Condition
-from snap_bench.wire.dialects import REGISTRY, anthropic, dialect_named, encode, gemini, request_payload
+from snap_bench.providers import anthropic, gemini
+from snap_bench.wire.dialects import dialect_named, encode, request_payload
 from snap_bench.wire.request import condition_request
 
 MESSAGES = [{"role": "system", "content": "Be brief. é"}, {"role": "user", "content": 'Rate M01: "quoted"'}]
@@ -79,12 +80,6 @@ def test_the_old_dialects_send_the_bytes_they_always_sent(
     condition = Condition("toy", "Q1", (), temperature, 1)
     request = condition_request(dataclasses.replace(model, max_tokens=max_tokens), "http://x/v1", Toy(), condition)
     assert (request.body, request.uri) == (before, "http://x/v1/chat/completions")
-
-
-def test_every_registered_dialect_is_a_name_models_yaml_accepts() -> None:
-    from snap_bench.design.models import DIALECTS
-
-    assert set(REGISTRY) == set(DIALECTS)
 
 
 def test_anthropic_puts_the_system_prompt_at_the_top_and_requires_max_tokens() -> None:

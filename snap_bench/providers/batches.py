@@ -1,8 +1,10 @@
-"""What every provider's batch API offers the batch step, and which dialect has which.
+"""What every provider's batch API offers the batch step (snap_bench.asking.batch), and the pieces the
+OpenAI-style ones share.
 
 A batch API wraps the request bodies the synchronous path would send (built once:
 :mod:`snap_bench.wire.request`) in its own envelope and unwraps each result into the body the synchronous
-request would have received, so nothing here knows a dialect's body. One module per provider.
+request would have received, so nothing here knows a dialect's body. Each provider's module holds its own (its
+``Provider.batch``); it is asked over an HTTP client the batch step hands it, with the key in its headers.
 """
 
 from __future__ import annotations

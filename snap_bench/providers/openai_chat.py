@@ -1,11 +1,6 @@
-"""The OpenAI chat-completions dialects: OpenRouter, OpenAI, or a plain OpenAI-compatible server
-(``POST {base_url}/chat/completions``, a Bearer key, replies with ``choices``).
-
-A plain server (vLLM, llama.cpp, Ollama) gets the bodies it always got, so recordings made from one still
-match. OpenRouter also gets the entry's routing block with ``require_parameters: true``: a parameter no
-provider of the model supports is then refused (404) instead of silently dropped, so a figure is never
-reported for a setting the provider ignored. OpenAI's reasoning models want ``max_completion_tokens``
-(at least 16) and ``reasoning_effort`` at the top level.
+"""The OpenAI chat-completions wire format that several providers share (``POST {base_url}/chat/completions``, a
+Bearer key, replies with ``choices``): OpenRouter, OpenAI, a plain OpenAI-compatible server, and APIs modelled on
+it. Not a provider: each provider's module builds its own payload from these pieces.
 """
 
 from __future__ import annotations
@@ -13,48 +8,56 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from snap_bench.design.entry_values import REASONING_OFF
-from snap_bench.design.models import OPENAI, OPENAI_COMPATIBLE, OPENROUTER, ModelSpec
-from snap_bench.wire.dialects.base import Dialect, Parsed, applies_temperature, count, error_object, malformed, short
+from snap_bench.providers.base import (
+    REASONING_OFF,
+    CatalogueFormat,
+    Entry,
+    Listed,
+    Messages,
+    Parsed,
+    RateHeaderNames,
+    count,
+    error_object,
+    listed_prices,
+    malformed,
+    short,
+)
 
 # Status codes a 200's error object may carry that are worth asking again (OpenRouter reports an upstream
 # failure as a 200 with the real code).
 RETRYABLE_CODES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
-# A 503 that no wait will mend: OpenRouter found no provider meeting the request's routing block.
+# A 503 that no wait will mend: OpenRouter found no provider meeting the request's routing block (a server that
+# proxies OpenRouter passes the same words on).
 NO_ROUTE = "no available provider that meets your routing requirements"
 
-# OpenAI refuses an output budget under 16 tokens ("Invalid 'max_output_tokens' ... >= 16").
-OPENAI_MIN_OUTPUT_TOKENS = 16
 
-
-def reasoning_effort(model: ModelSpec) -> str | None:
+def reasoning_effort(model: Entry) -> str | None:
     """The effort asked of the model (``none`` for an entry's ``off``), or None where the entry sets none."""
     if model.reasoning is None:
         return None
     return "none" if model.reasoning == REASONING_OFF else model.reasoning
 
 
-def request_payload(
-    model: ModelSpec, messages: list[dict[str, str]], temperature: float | None, max_tokens: int
-) -> dict[str, Any]:
-    """What is sent for one condition; ``temperature`` None leaves it to the provider's default."""
-    effort = reasoning_effort(model)
+def chat_body(model: Entry, messages: Messages, temperature: float | None) -> dict[str, Any]:
+    """What every OpenAI-style body holds: the model, the messages, the temperature (None: the provider's
+    default) and the log-probabilities the entry asks for."""
     payload: dict[str, Any] = {"model": model.provider_id, "messages": messages}
     if temperature is not None:
         payload["temperature"] = temperature
     if model.top_logprobs:
         payload["logprobs"] = True
         payload["top_logprobs"] = model.top_logprobs
-    if model.dialect == OPENAI:
-        payload["max_completion_tokens"] = max(OPENAI_MIN_OUTPUT_TOKENS, max_tokens)
-        if effort is not None:
-            payload["reasoning_effort"] = effort
-        return payload
+    return payload
+
+
+def compatible_payload(model: Entry, messages: Messages, temperature: float | None, max_tokens: int) -> dict[str, Any]:
+    """The body a plain OpenAI-compatible server (vLLM, llama.cpp, Ollama) gets: ``max_tokens`` and the effort
+    as ``reasoning: {effort}``; unchanged, so recordings made from one still match."""
+    payload = chat_body(model, messages, temperature)
     payload["max_tokens"] = max_tokens
+    effort = reasoning_effort(model)
     if effort is not None:
         payload["reasoning"] = {"effort": effort}
-    if model.dialect == OPENROUTER:
-        payload["provider"] = {**(model.routing or {}), "require_parameters": True}
     return payload
 
 
@@ -146,30 +149,41 @@ def moderation_flag(status: int, body: str) -> bool:
     return "moderation" in message or "flagged" in message
 
 
-def openai_temperature_ignored(model: ModelSpec) -> str | None:
-    if model.reasoning not in (None, "none", "off"):
-        return f"OpenAI applies a temperature to reasoning models only at reasoning effort none ({model.reasoning})"
-    return None
-
-
 def encode(payload: dict[str, Any]) -> bytes:
     """The exact bytes sent; stable key order so that cassettes match on body."""
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def _dialect(name: str, temperature_ignored: Any = applies_temperature) -> Dialect:
-    return Dialect(
-        name=name,
-        url=chat_url,
-        headers=bearer_headers,
-        payload=request_payload,
-        parse=parse,
-        hopeless_error=no_route,
-        moderated_error=moderation_flag,
-        temperature_ignored=temperature_ignored,
-    )
+# OpenAI's and OpenRouter's request-limit headers (and of the APIs that copy them).
+RATE_HEADERS = RateHeaderNames(
+    "x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests", "duration"
+)
 
 
-OPENROUTER_DIALECT = _dialect(OPENROUTER)
-OPENAI_DIALECT = _dialect(OPENAI, openai_temperature_ignored)
-OPENAI_COMPATIBLE_DIALECT = _dialect(OPENAI_COMPATIBLE)
+def models_url(base_url: str) -> str:
+    return f"{base_url.rstrip('/')}/models"
+
+
+def catalogue_headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+def listed_models(document: Any) -> list[Listed]:
+    """``GET {base}/models``'s ``data``: ids, and where listed (OpenRouter) the supported parameters and prices."""
+    listed = []
+    for item in document["data"]:
+        params = item.get("supported_parameters")
+        prompt, completion = listed_prices(item.get("pricing"))
+        listed.append(
+            Listed(
+                id=str(item["id"]),
+                supported_parameters=tuple(str(p) for p in params) if isinstance(params, list) else None,
+                input_per_million=prompt,
+                output_per_million=completion,
+            )
+        )
+    return listed
+
+
+# An OpenAI-style model list (OpenAI's lists only the ids; OpenRouter's adds parameters and prices).
+CATALOGUE = CatalogueFormat(url=models_url, headers=catalogue_headers, models=listed_models)

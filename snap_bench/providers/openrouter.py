@@ -1,16 +1,29 @@
-"""OpenRouter's Batch API: the requests inline (``POST /api/v1/batches`` with ``endpoint`` and ``model``
-before ``requests``: it parses the body as a stream and refuses them after), results as pages of
-``/batches/{id}/results``; ``usage.cost`` is what it billed."""
+"""OpenRouter (openrouter.ai/docs): the default provider, one key (``OPENROUTER_API_KEY``) for many vendors' models,
+over the OpenAI chat-completions format at ``https://openrouter.ai/api/v1``.
+
+Its body also holds the entry's routing block with ``require_parameters: true``: a parameter no provider of the
+model supports is then refused (404) instead of silently dropped, so a figure is never reported for a setting
+the provider ignored. Its reply names the provider that served it and what it billed (``usage.cost``). A 503
+that found no provider meeting the routing block is not asked again; a 403 that says the input was flagged is
+its moderation (openrouter.ai/docs/api-reference/errors-and-debugging), not the key.
+
+Batch API (openrouter.ai/docs/guides/features/batch-api): the requests inline (``POST /api/v1/batches`` with
+``endpoint`` and ``model`` before ``requests``: it parses the body as a stream and refuses them after), results
+as pages of ``/batches/{id}/results``; ``usage.cost`` is what it billed.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from snap_bench.asking.batch.apis import (
+from snap_bench.providers import openai_chat
+from snap_bench.providers.base import Entry, Messages, Provider, Refusals
+from snap_bench.providers.batches import (
     BatchItem,
     BatchState,
     ItemResult,
@@ -20,6 +33,17 @@ from snap_bench.asking.batch.apis import (
     openai_style_result,
     openai_style_state,
 )
+
+NAME = "openrouter"
+HOST = "openrouter.ai"
+BASE_URL = "https://openrouter.ai/api/v1"
+KEY_ENV = "OPENROUTER_API_KEY"
+
+
+def payload(model: Entry, messages: Messages, temperature: float | None, max_tokens: int) -> dict[str, Any]:
+    body = openai_chat.compatible_payload(model, messages, temperature, max_tokens)
+    body["provider"] = {**(model.routing or {}), "require_parameters": True}
+    return body
 
 
 def request_of(item: BatchItem) -> bytes:
@@ -69,3 +93,30 @@ class OpenRouterBatches:
 
     def usage(self, body: str) -> Usage:
         return chat_usage(body)
+
+
+PROVIDER = Provider(
+    name=NAME,
+    host=HOST,
+    subdomains=True,
+    base_url=BASE_URL,
+    key_env=KEY_ENV,
+    url=openai_chat.chat_url,
+    headers=openai_chat.bearer_headers,
+    payload=payload,
+    parse=openai_chat.parse,
+    hopeless_error=openai_chat.no_route,
+    moderated_error=openai_chat.moderation_flag,
+    secret_headers=("authorization",),
+    key_shapes=(r"sk-or-v1-[A-Za-z0-9]{16,}",),
+    refusals=Refusals(
+        # Its words for a model it does not serve (retired, or never an id), and for parameters or routing no
+        # provider of the model can meet.
+        no_such_model=(r"no endpoints found for ", r"is not a valid model id"),
+        no_parameters=(r"no endpoints found that can handle the requested parameters",),
+        no_route=(openai_chat.NO_ROUTE,),
+    ),
+    rate_headers=openai_chat.RATE_HEADERS,
+    catalogue=openai_chat.CATALOGUE,
+    batch=OpenRouterBatches(),
+)

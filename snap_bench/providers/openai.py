@@ -1,16 +1,26 @@
-"""OpenAI's Batch API: the requests as a JSONL file (``POST /v1/files``, purpose ``batch``), then
-``POST /v1/batches``; the answers in the output file, the failed requests in the error file (a completed
-batch can hold both)."""
+"""OpenAI's own API (platform.openai.com/docs/api-reference/chat): chat completions at
+``https://api.openai.com/v1`` with a Bearer ``OPENAI_API_KEY``.
+
+Its reasoning models want ``max_completion_tokens`` (at least 16) and ``reasoning_effort`` at the top level, and
+apply a temperature only at reasoning effort ``none``.
+
+Batch API (platform.openai.com/docs/guides/batch): the requests as a JSONL file (``POST /v1/files``, purpose
+``batch``), then ``POST /v1/batches``; the answers in the output file, the failed requests in the error file (a
+completed batch can hold both).
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from snap_bench.asking.batch.apis import (
+from snap_bench.providers import openai_chat
+from snap_bench.providers.base import Entry, Messages, Provider
+from snap_bench.providers.batches import (
     BatchItem,
     BatchState,
     ItemResult,
@@ -21,6 +31,28 @@ from snap_bench.asking.batch.apis import (
     openai_style_result,
     openai_style_state,
 )
+
+NAME = "openai"
+HOST = "api.openai.com"
+BASE_URL = "https://api.openai.com/v1"
+KEY_ENV = "OPENAI_API_KEY"
+# OpenAI refuses an output budget under 16 tokens ("Invalid 'max_output_tokens' ... >= 16").
+MIN_OUTPUT_TOKENS = 16
+
+
+def payload(model: Entry, messages: Messages, temperature: float | None, max_tokens: int) -> dict[str, Any]:
+    body = openai_chat.chat_body(model, messages, temperature)
+    body["max_completion_tokens"] = max(MIN_OUTPUT_TOKENS, max_tokens)
+    effort = openai_chat.reasoning_effort(model)
+    if effort is not None:
+        body["reasoning_effort"] = effort
+    return body
+
+
+def temperature_ignored(model: Entry) -> str | None:
+    if model.reasoning not in (None, "none", "off"):
+        return f"OpenAI applies a temperature to reasoning models only at reasoning effort none ({model.reasoning})"
+    return None
 
 
 def line_of(item: BatchItem) -> bytes:
@@ -78,3 +110,23 @@ class OpenAIBatches:
 
     def usage(self, body: str) -> Usage:
         return chat_usage(body)
+
+
+PROVIDER = Provider(
+    name=NAME,
+    host=HOST,
+    base_url=BASE_URL,
+    key_env=KEY_ENV,
+    url=openai_chat.chat_url,
+    headers=openai_chat.bearer_headers,
+    payload=payload,
+    parse=openai_chat.parse,
+    hopeless_error=openai_chat.no_route,
+    moderated_error=openai_chat.moderation_flag,
+    temperature_ignored=temperature_ignored,
+    secret_headers=("authorization", "openai-organization"),
+    key_shapes=(r"sk-(?:proj-)?[A-Za-z0-9_-]{20,}",),
+    rate_headers=openai_chat.RATE_HEADERS,
+    catalogue=openai_chat.CATALOGUE,
+    batch=OpenAIBatches(),
+)
