@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     from snap_bench.analysis.metric_tables import Analyser
-    from snap_bench.asking.asker import Answered
+    from snap_bench.asking.observing import Answered
 
     class Planned(Answered, Analyser, Protocol):
         """What the planner asks of an instrument: its answers scored (:class:`Answered`) and analysed."""
@@ -33,8 +33,8 @@ _RUN = re.compile(r"-r(\d+)$")
 
 def scored_observation(instrument: Planned, model: str, condition: Condition, text: str) -> Observation:
     """An answer's text scored by the instrument, as the observation a replayed run records (no messages)."""
-    from snap_bench.asking.asker import observation_of
     from snap_bench.asking.client import ChatReply
+    from snap_bench.asking.observing import observation_of
 
     return observation_of(model, instrument, condition, [], ChatReply(text, None, 200, 0.0, 1), True)
 

@@ -3,7 +3,7 @@ and/or a reasoning effort set (snap_bench.design.serving names the servings), an
 
 The session expands its models into servings in one place (snap_bench.session.servings, called by
 snap_bench.session.plan.resolve_models); the asker reads the provider pinned to tell an answer served by
-another provider (snap_bench.asking.asker.observation_of).
+another provider (snap_bench.asking.observing.observation_of).
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """An answer served by another provider than the one pinned is an API error naming both, never scored as the pinned
-provider's (snap_bench.asking.asker.observation_of, which a recorded answer goes through when it is replayed too)."""
+provider's (snap_bench.asking.observing.observation_of, which a replayed answer goes through too)."""
 
 from __future__ import annotations
 
 import pytest
 
-from snap_bench.asking.asker import observation_of
 from snap_bench.asking.client import ChatReply
+from snap_bench.asking.observing import observation_of
 from snap_bench.design.config import ConfigFiles
 from snap_bench.design.models import OPENROUTER, ModelSpec
 from snap_bench.design.serving import Serving
