@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from snap_bench.analysis import metric_functions
 from snap_bench.analysis.metric_functions import (
     MetricFunction,
     MetricFunctionError,
@@ -87,7 +88,9 @@ def test_an_unknown_name_is_an_error_naming_it_and_the_close_ones() -> None:
         registered_metric_function("nothing_like_it")
 
 
-def test_a_loader_is_run_on_first_call_only_and_a_broken_one_is_named() -> None:
+def test_a_loader_is_run_on_first_call_only_and_a_broken_one_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    # this test's functions stay out of the registry the other tests read
+    monkeypatch.setattr(metric_functions, "_REGISTRY", dict(registered_metric_functions()))
     loads: list[str] = []
 
     @metric_function
@@ -102,6 +105,7 @@ def test_a_loader_is_run_on_first_call_only_and_a_broken_one_is_named() -> None:
         return no_such_batch  # type: ignore[no-any-return]
 
     assert loads == []  # declaring it imports nothing
+    assert registered_metric_function(doubled.name) is doubled
     assert [doubled(1.0), doubled(2.5)] == [2.0, 5.0]
     assert loads == ["doubled"]
     with pytest.raises(MetricFunctionError, match=rf"{missing.name} cannot load its implementation .*no_such_batch"):
