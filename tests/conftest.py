@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from snap_bench.design.config import PACKAGED, ConfigFiles
 from snap_bench.instruments import Instrument, load_instruments
@@ -49,6 +51,19 @@ def _keep_library_modules() -> None:
 
 
 _keep_library_modules()
+# One BLAS thread per test process. OpenBLAS starts one per core by default, and they spin while they wait: beside
+# the other xdist worker on a 2-core machine they doubled the unit tier's CPU, for matrices too small to gain from a
+# second thread. OpenBLAS reads this once, when numpy first loads, which no import above does (snap_bench loads it
+# on use); the xdist workers and every process a test starts inherit it. It moves a figure in its last bit at most
+# (a BLAS sum in another order), so no test compares a figure computed here with one computed elsewhere exactly;
+# `pytest benchmarks` (the shipped figures) does not read this file.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# Hypothesis draws 15 examples per property in a test run (an example of the gate's property judges a whole
+# session); HYPOTHESIS_PROFILE=thorough draws 200, for a search of its own. Both keep the rest of Hypothesis' current
+# default, its "ci" profile (derandomized, no example database) where it sees a CI environment.
+settings.register_profile("quick", max_examples=15)
+settings.register_profile("thorough", max_examples=200)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
 # The packaged defaults alone: what a session of this repository reads (it has no config/ folder of its own).
 SHIPPED = ConfigFiles.shipped()
 FAKE_KEY = "sk-fake-0123456789abcdefghijklmnopqrstuvwxyz"

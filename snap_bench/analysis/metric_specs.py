@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
+from snap_bench.analysis.metric_functions import metric_function
 from snap_bench.analysis.pairings import (
     BootstrapPairing,
     IndependentPairing,
@@ -20,6 +21,9 @@ from snap_bench.analysis.pairings import (
     Pairing,
     ProportionPairing,
 )
+
+if TYPE_CHECKING:
+    from snap_bench.analysis.pairings import Batch, Estimate, Refit, TableMaker
 
 Better = Literal["higher", "lower"]
 Unit = Literal["coefficient", "share", "percent", "points"]
@@ -47,11 +51,46 @@ class MetricSpec:
         return clipped if self.better == "higher" else 1 - clipped
 
 
-# The vectorised mean pairwise Pearson r (Fisher z), the statistic of every correlation pairing.
-MEAN_PAIRWISE_R = "snap_bench.stats:mean_pairwise_r_batch"
+# The shared metric functions: each imports its implementation (numpy, pandas, the statistics) on first use.
 
 
-def run_pairing(statistic: str, values: str = "keyed") -> BootstrapPairing:
+@metric_function
+def mean_pairwise_r() -> Batch:
+    """The vectorised mean pairwise Pearson r (Fisher z), the statistic of every correlation pairing."""
+    from snap_bench.stats import mean_pairwise_r_batch
+
+    return mean_pairwise_r_batch
+
+
+@metric_function
+def icc21() -> Batch:
+    from snap_bench.analysis.metric_tables import icc21_batch
+
+    return icc21_batch
+
+
+@metric_function
+def all_runs_agree_share() -> Batch:
+    from snap_bench.stats import all_runs_agree_share_batch
+
+    return all_runs_agree_share_batch
+
+
+@metric_function
+def dependability_refit() -> Refit:
+    from snap_bench.analysis.stability import dependability_refit
+
+    return dependability_refit
+
+
+@metric_function
+def run_sd_estimate() -> Estimate:
+    from snap_bench.analysis.stability import run_sd_estimate
+
+    return run_sd_estimate
+
+
+def run_pairing(statistic: Batch, values: str = "keyed") -> BootstrapPairing:
     """Cells as rows, runs as columns: the matrix of every run-to-run figure, resampled by item."""
     return BootstrapPairing(rows=("cell",), columns="run", values=values, statistic=statistic, cluster="item")
 
@@ -72,7 +111,7 @@ def rate(label: str, description: str, pairing: Pairing | None = None) -> Metric
 DEPENDABILITY_PAIRING = JackknifePairing(
     values="score",
     cluster="item",
-    refit="snap_bench.analysis.stability:dependability_refit",
+    refit=dependability_refit,
     by="temperature",
 )
 
@@ -83,13 +122,13 @@ DEPENDABILITY_PAIRING = JackknifePairing(
 # coefficients, which mix the run noise with the items' spread, cannot on a small questionnaire.
 RUN_SD_PAIRING = IndependentPairing(
     values="score",
-    estimate="snap_bench.analysis.stability:run_sd_estimate",
+    estimate=run_sd_estimate,
     by="temperature",
     method="fixed design: each side's SD pooled within cells (chi-square interval), combined (MOVER)",
 )
 
 
-def contradiction_pairing(condition: Sequence[str], table: str) -> ProportionPairing:
+def contradiction_pairing(condition: Sequence[str], table: TableMaker) -> ProportionPairing:
     """Each (statement, reverse) pair under one condition that both models answered is a pair: Newcombe's
     paired interval of the contradiction rates, per temperature (``table``: the instrument's pair table)."""
     return ProportionPairing(
@@ -128,13 +167,13 @@ SHARED_METRICS: Mapping[str, MetricSpec] = {
     ),
     "test_retest_r": MetricSpec(
         "test-retest r (original design)",
-        pairing=run_pairing(MEAN_PAIRWISE_R),
+        pairing=run_pairing(mean_pairwise_r),
         description="the original design's figure, reported, not judged: mean Pearson r between the runs of "
         "each complete cell, all temperatures pooled",
     ),
     "icc2_1": MetricSpec(
         "ICC(2,1) (original design)",
-        pairing=run_pairing("snap_bench.analysis.metric_tables:icc21_batch"),
+        pairing=run_pairing(icc21),
         description="the original design's figure, reported, not judged: two-way random, absolute agreement, "
         "single-run intraclass correlation over complete cells x runs, all temperatures pooled",
     ),
@@ -144,7 +183,7 @@ SHARED_METRICS: Mapping[str, MetricSpec] = {
     "tara_all_runs": MetricSpec(
         "all runs agree (original design)",
         unit="share",
-        pairing=run_pairing("snap_bench.stats:all_runs_agree_share_batch", values="score"),
+        pairing=run_pairing(all_runs_agree_share, values="score"),
         description="share of cells whose runs all agree",
     ),
     "mean_score": MetricSpec("mean keyed score", unit="points", composite_scale=None),

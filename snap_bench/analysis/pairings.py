@@ -1,13 +1,14 @@
 """How the upgrade gate lines up two models' observations to compare one metric: one record per method,
-naming its functions as "package.module:function" references imported on first use."""
+naming its functions as registered metric functions (snap_bench.analysis.metric_functions), imported on first
+use."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from snap_bench.analysis.metric_functions import metric_function
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,20 +29,13 @@ if TYPE_CHECKING:
     # (the instrument, one level's long table) -> (value, low, high), NaN when undefined
     Estimate = Callable[[object, Any], tuple[float, float, float]]
 
-# The shared long table, with an ``unscored`` column (1: the answer has no score) for the rates.
-SHARED_TABLE = "snap_bench.analysis.metric_tables:pairing_table"
 
+@metric_function
+def shared_table() -> TableMaker:
+    """The shared long table, with an ``unscored`` column (1: the answer has no score) for the rates."""
+    from snap_bench.analysis.metric_tables import pairing_table
 
-@cache
-def load_function(reference: str) -> object:
-    """The function named by ``"package.module:function"``. Imported on first use, not when a metric is
-    declared: numpy, pandas and the statistics are loaded at session end on the controller only, and the
-    core names an instrument's function without importing the instrument."""
-    module, separator, name = reference.partition(":")
-    if not (module and separator and name):
-        raise ValueError(f"{reference!r} is not a 'package.module:function' reference")
-    function: object = getattr(importlib.import_module(module), name)
-    return function
+    return pairing_table
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,11 +45,8 @@ class _PairingBase:
     against the gold, names its own). ``by``: the metric is one figure per level of this field
     (``dependability[t0]``: temperature), each compared on that level's rows alone and named with it."""
 
-    table: str = SHARED_TABLE
+    table: TableMaker = shared_table
     by: str | None = None
-
-    def load_table(self) -> TableMaker:
-        return cast("TableMaker", load_function(self.table))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,14 +64,11 @@ class BootstrapPairing(_PairingBase):
     rows: tuple[str, ...]
     columns: str
     values: str
-    statistic: str
+    statistic: Batch
     cluster: str | None = None
     complete: bool = True
     aggregate: Literal["first", "mean"] = "first"
     within: str | None = None
-
-    def load_statistic(self) -> Batch:
-        return cast("Batch", load_function(self.statistic))
 
     def describe(self) -> str:
         return f"paired bootstrap over {self.cluster + 's' if self.cluster else ' x '.join(self.rows)}"
@@ -107,10 +95,7 @@ class JackknifePairing(_PairingBase):
 
     values: str
     cluster: str
-    refit: str
-
-    def load_refit(self) -> Refit:
-        return cast("Refit", load_function(self.refit))
+    refit: Refit
 
     def describe(self) -> str:
         return f"paired jackknife over {self.cluster}s"
@@ -125,11 +110,8 @@ class IndependentPairing(_PairingBase):
     of the design both answered starts "fixed design", so an undecided check counts its cure in runs)."""
 
     values: str
-    estimate: str
+    estimate: Estimate
     method: str = "each side's own interval, combined (MOVER)"
-
-    def load_estimate(self) -> Estimate:
-        return cast("Estimate", load_function(self.estimate))
 
     def describe(self) -> str:
         return self.method

@@ -158,13 +158,23 @@ class LlamaServer:
         self._log = self.log_path.open("wb")
         self.port = port
         self.url = f"http://{self.host}:{port}/v1"
-        self._process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
-        )
+        try:
+            self._process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent,
+            )
+        except BaseException as exc:
+            # Nothing started: close the log it was to write (and remove it, if it was our empty temporary one).
+            self.stop()
+            self.port, self.url = None, ""
+            if isinstance(exc, (OSError, subprocess.SubprocessError)):
+                raise LocalModelUnavailable(
+                    f"the llama.cpp server for {self.model_path.name} could not be started: {exc}"
+                ) from exc
+            raise
         try:
             self._wait_until_ready()
         except BaseException:

@@ -133,7 +133,7 @@ def paired_bootstrap(
         raise NotCompared(f"no {unit[:-1]} answered by both models", rows, designed, unit)
     clusters = level_codes(joined.index.get_level_values(pairing.cluster)) if pairing.cluster else np.arange(rows)
     groups = level_codes(joined.index.get_level_values(pairing.within)) if pairing.within else np.zeros(rows, np.intp)
-    statistic = _grouped(pairing.load_statistic(), groups)
+    statistic = _grouped(pairing.statistic, groups)
 
     def difference(data: FloatArray, counts: FloatArray) -> FloatArray:
         result: FloatArray = statistic(data[:, :k], counts) - statistic(data[:, k:], counts)

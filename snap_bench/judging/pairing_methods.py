@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from snap_bench.analysis.metric_specs import MetricSpec
     from snap_bench.analysis.metric_tables import Analyser, AnalysisSettings, ModelAnalysis
-    from snap_bench.analysis.pairings import Estimate, Pairing, Refit
+    from snap_bench.analysis.pairings import Estimate, Pairing, Refit, TableMaker
 
     class Compared(Analyser, Protocol):
         """What comparing with a baseline asks of an instrument: its analysis and its metrics' specs (how two
@@ -76,13 +76,13 @@ class Sides:
             and self.shared == self.designed
             and all(answers[o.condition_id] == (o.score, o.keyed_score, o.code) for o in self.new)
         )
-        # table maker ("module:function") -> (new table, old table, baseline's whole table)
-        self._tables: dict[str, tuple[Any, Any, Any]] = {}
+        # table maker -> (new table, old table, baseline's whole table)
+        self._tables: dict[TableMaker, tuple[Any, Any, Any]] = {}
 
     def tables(self, pairing: Pairing) -> tuple[Any, Any, Any]:
         """(new table, old table, baseline's whole table), made once per table maker."""
         if pairing.table not in self._tables:
-            maker = pairing.load_table()
+            maker = pairing.table
             # What is designed is what the baseline was asked: a narrowed run covers part of it.
             self._tables[pairing.table] = (
                 maker(self.instrument, self.new),
@@ -131,8 +131,8 @@ class Sides:
             identical=self.identical,
         )
         if isinstance(pairing, JackknifePairing):
-            return refitted.within_cells(pairing.load_refit(), pairing.cluster, settings)
-        return refitted.independent(pairing.load_estimate())
+            return refitted.within_cells(pairing.refit, pairing.cluster, settings)
+        return refitted.independent(pairing.estimate)
 
 
 def _needed_columns(pairing: Pairing) -> set[str]:

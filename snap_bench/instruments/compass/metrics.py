@@ -4,23 +4,55 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from snap_bench.analysis.metric_specs import MEAN_PAIRWISE_R, MetricSpec, contradiction_pairing, rate
+from snap_bench.analysis.metric_functions import metric_function
+from snap_bench.analysis.metric_specs import MetricSpec, contradiction_pairing, mean_pairwise_r, rate
 from snap_bench.analysis.pairings import BootstrapPairing, IndependentPairing
 from snap_bench.instruments.compass.factors import AXES, CONDITION_FACTORS, PAIR_CONDITION
 
-# The shared table with each answer's axis and its condition, which both spreads are computed on.
-SPREAD_TABLE = "snap_bench.instruments.compass.analysis:spread_table"
+if TYPE_CHECKING:
+    from snap_bench.analysis.pairings import Batch, Estimate, TableMaker
 
-CONTRADICTION_PAIRING = contradiction_pairing(
-    PAIR_CONDITION, "snap_bench.instruments.compass.analysis:contradiction_table"
-)
+# The compass's metric functions: each imports its implementation (numpy, pandas) on first use.
+
+
+@metric_function
+def spread_table() -> TableMaker:
+    """The shared table with each answer's axis and its condition, which both spreads are computed on."""
+    from snap_bench.instruments.compass.analysis import spread_table
+
+    return spread_table
+
+
+@metric_function
+def contradiction_table() -> TableMaker:
+    from snap_bench.instruments.compass.analysis import contradiction_table
+
+    return contradiction_table
+
+
+@metric_function
+def spread_max() -> Estimate:
+    from snap_bench.instruments.compass.analysis import spread_max
+
+    return spread_max
+
+
+@metric_function
+def coordinate_spread() -> Batch:
+    from snap_bench.stats import coordinate_spread_batch
+
+    return coordinate_spread_batch
+
+
+CONTRADICTION_PAIRING = contradiction_pairing(PAIR_CONDITION, contradiction_table)
 # The judged spread net of run noise, per temperature: its interval is conditional on the shipped items
 # and conditions, so two models' spreads are independent estimates, each with its own interval.
 NET_SPREAD_PAIRING = IndependentPairing(
     values="keyed",
-    estimate="snap_bench.instruments.compass.analysis:spread_max",
-    table=SPREAD_TABLE,
+    estimate=spread_max,
+    table=spread_table,
     by="temperature",
 )
 
@@ -30,12 +62,12 @@ SPREAD_PAIRING = BootstrapPairing(
     rows=("axis", "item"),
     columns="condition",
     values="keyed",
-    statistic="snap_bench.stats:coordinate_spread_batch",
+    statistic=coordinate_spread,
     cluster="item",
     complete=False,
     aggregate="mean",
     within="axis",
-    table=SPREAD_TABLE,
+    table=spread_table,
 )
 
 
@@ -92,7 +124,7 @@ METRICS: Mapping[str, MetricSpec] = {
             rows=("item", *CONDITION_FACTORS, "run"),
             columns="paraphrase",
             values="keyed",
-            statistic=MEAN_PAIRWISE_R,
+            statistic=mean_pairwise_r,
             cluster="item",
         ),
         description="mean Pearson r between the paraphrases of each statement",

@@ -3,17 +3,65 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
+from snap_bench.analysis.metric_functions import metric_function
 from snap_bench.analysis.metric_specs import MetricSpec, rate
 from snap_bench.analysis.pairings import BootstrapPairing, ProportionPairing
 
+if TYPE_CHECKING:
+    from snap_bench.analysis.pairings import Batch, TableMaker
+
 # A unit is one input sample asked at one temperature in one run; its variants are the columns.
 UNIT = ("item", "temperature", "run")
-# One row per baseline answer: its unit, variant, label value, error against the gold and unscored flag.
-BASELINE_TABLE = "snap_bench.instruments.task.pairing:baseline_table"
+
+# The task's metric functions: each imports its implementation (numpy, pandas) on first use.
 
 
-def _by_sample(values: str, statistic: str, complete: bool = False) -> BootstrapPairing:
+@metric_function
+def baseline_table() -> TableMaker:
+    """One row per baseline answer: its unit, variant, label value, error against the gold and unscored flag."""
+    from snap_bench.instruments.task.pairing import baseline_table
+
+    return baseline_table
+
+
+@metric_function
+def flip_table() -> TableMaker:
+    from snap_bench.instruments.task.pairing import flip_table
+
+    return flip_table
+
+
+@metric_function
+def accuracy() -> Batch:
+    from snap_bench.instruments.task.pairing import accuracy_batch
+
+    return accuracy_batch
+
+
+@metric_function
+def consistency() -> Batch:
+    from snap_bench.instruments.task.pairing import consistency_batch
+
+    return consistency_batch
+
+
+@metric_function
+def corrected_spread() -> Batch:
+    from snap_bench.stats.variant_effect import corrected_spread_batch
+
+    return corrected_spread_batch
+
+
+@metric_function
+def max_flip_rate() -> Batch:
+    from snap_bench.instruments.task.pairing import max_flip_rate_batch
+
+    return max_flip_rate_batch
+
+
+def _by_sample(values: str, statistic: Batch, complete: bool = False) -> BootstrapPairing:
     """Units x variants, resampled by input sample; unscored answers stay NaN for the statistic."""
     return BootstrapPairing(
         rows=UNIT,
@@ -22,7 +70,7 @@ def _by_sample(values: str, statistic: str, complete: bool = False) -> Bootstrap
         statistic=statistic,
         cluster="item",
         complete=complete,
-        table=BASELINE_TABLE,
+        table=baseline_table,
     )
 
 
@@ -30,7 +78,7 @@ METRICS: Mapping[str, MetricSpec] = {
     "custom_accuracy": MetricSpec(
         "custom accuracy",
         unit="share",
-        pairing=_by_sample("error", "snap_bench.instruments.task.pairing:accuracy_batch"),
+        pairing=_by_sample("error", accuracy),
         description="1 - mean penalty / worst penalty on the labels' weights (a nominal label set: the share right)",
     ),
     "polarity_accuracy": MetricSpec("polarity accuracy", unit="share"),
@@ -38,7 +86,7 @@ METRICS: Mapping[str, MetricSpec] = {
     "consistency": MetricSpec(
         "consistency",
         unit="share",
-        pairing=_by_sample("value", "snap_bench.instruments.task.pairing:consistency_batch"),
+        pairing=_by_sample("value", consistency),
         description="mean share of the variants giving an input's modal label (1 = every rewording agrees)",
     ),
     "weighted_index": MetricSpec("weighted index", unit="share", description="0.7 x accuracy + 0.3 x consistency"),
@@ -54,7 +102,7 @@ METRICS: Mapping[str, MetricSpec] = {
         "variant spread (noise-corrected)",
         unit="share",
         better="lower",
-        pairing=_by_sample("error", "snap_bench.stats.variant_effect:corrected_spread_batch"),
+        pairing=_by_sample("error", corrected_spread),
         description="best minus worst of the variants' accuracy effects shrunk by the share of their variance "
         "that is the variant's, not the inputs' (0 = the wording does not matter; input noise removed)",
     ),
@@ -73,9 +121,9 @@ METRICS: Mapping[str, MetricSpec] = {
             rows=UNIT,
             columns="count",
             values="amount",
-            statistic="snap_bench.instruments.task.pairing:max_flip_rate_batch",
+            statistic=max_flip_rate,
             cluster="item",
-            table="snap_bench.instruments.task.pairing:flip_table",
+            table=flip_table,
         ),
         description="the largest share of inputs whose label changes when one rewording dimension changes level",
     ),
@@ -83,6 +131,6 @@ METRICS: Mapping[str, MetricSpec] = {
     "unscored_rate": rate(
         "unscored answers",
         "share of baseline answers without a label (refused, invalid or API error)",
-        ProportionPairing(rows=("condition_id",), values="unscored", table=BASELINE_TABLE),
+        ProportionPairing(rows=("condition_id",), values="unscored", table=baseline_table),
     ),
 }

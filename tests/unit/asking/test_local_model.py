@@ -15,6 +15,7 @@ import textwrap
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, NoReturn
 
 import pytest
 
@@ -308,3 +309,25 @@ def test_llama_server_missing_is_reported_with_the_fix(model_file: Path, monkeyp
     assert llama_server_available() is False
     with pytest.raises(LocalModelUnavailable, match=r'llama-cpp-python.*pip install -e "\.\[local\]"'):
         LlamaServer(model_file, "x").start()
+
+
+@pytest.mark.parametrize("own_log", [False, True], ids=["given log", "temporary log"])
+def test_a_server_that_cannot_be_started_leaves_no_log_open(
+    model_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own_log: bool
+) -> None:
+    monkeypatch.setattr(llama_server, "llama_server_available", lambda: True)
+    logs: list[Any] = []
+
+    def cannot_start(*args: object, stdout: Any = None, **kwargs: object) -> NoReturn:
+        logs.append(stdout)
+        raise OSError(8, "Exec format error")
+
+    monkeypatch.setattr(llama_server.subprocess, "Popen", cannot_start)
+    server = LlamaServer(model_file, "x", log_path=None if own_log else tmp_path / "logs" / "server.log")
+    with pytest.raises(LocalModelUnavailable, match=r"model\.gguf could not be started: .*Exec format error"):
+        server.start()
+    [log] = logs
+    assert log.closed
+    # the temporary log it made for itself is gone; a log it was given stays where it was asked for
+    assert Path(log.name).exists() is not own_log
+    assert (server.url, server.port) == ("", None)

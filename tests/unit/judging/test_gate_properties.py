@@ -88,7 +88,8 @@ def sides(draw: st.DrawFn) -> tuple[list[Observation], list[Observation], Gate]:
     return run, old, draw(st.sampled_from(GATES))
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+# As many examples as the profile of tests/conftest.py draws.
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(sides())
 def test_judging_any_subset_never_raises_and_never_passes_what_it_did_not_compute(
     drawn: tuple[list[Observation], list[Observation], Gate],
