@@ -201,7 +201,7 @@ def serving_record(check: Any, gated: bool) -> CheckRecord:
         ci_low=flips.ci_low,
         ci_high=flips.ci_high,
         n=flips.matched,
-        n_designed=flips.matched,
+        n_designed=flips.asked,
         threshold=f"{check.factor} {check.level_a} vs {check.level_b}: {rule}",
         margin=check.margin,
         decision=decision,

@@ -182,6 +182,7 @@ def _serving_studies(
         lambda instrument, factor: flip_rate_threshold(thresholds(instrument), factor),
         drift_margins={i: thresholds(i).drift_margin for i in asked},
         ranges={i: instruments[i].keyed_range for i in asked if i in instruments},
+        min_coverage={i: thresholds(i).min_coverage for i in asked},
     )
 
 

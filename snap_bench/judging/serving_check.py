@@ -8,9 +8,12 @@ a flip rate within the threshold can hide a move of two items (at temperature 1 
 answers than the run noise does), and a gate that passes a model whose answers moved misses the change it exists
 for. A flip rate within the threshold beside a construct whose shift straddles its margin is UNDECIDED, as is
 anything else (never a pass: it says how many items would decide it), NOT JUDGED when no condition was matched or no
-threshold is set (never a pass either). With one run the interval is the between-level flip rate's, an upper bound
-of the excess: its upper end at most the threshold still passes, anything else is undecided until a second run
-shows the within-level noise (``--snap-runs=2``).
+threshold is set (never a pass either), and where a pass would rest on a minority of the conditions the levels were
+asked (fewer than the instrument's ``min_coverage`` answered with a score by both, e.g. a provider whose answers were
+mostly served by another): agreement on the few conditions both answered shows nothing of the rest. A failure shown
+on that minority still stands, as for a baseline comparison. With one run the interval is the between-level flip
+rate's, an upper bound of the excess: its upper end at most the threshold still passes, anything else is undecided
+until a second run shows the within-level noise (``--snap-runs=2``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from snap_bench.analysis.coverage import THIN_COVERAGE
 from snap_bench.judging.serving_flips import BETWEEN, FlipRate
 
 if TYPE_CHECKING:
@@ -73,10 +77,11 @@ def serving_check(
     threshold: float | None,
     moved_items: tuple[str, ...] = (),
     shifts: Sequence[Drift] = (),
+    min_coverage: float = THIN_COVERAGE,
 ) -> ServingCheck:
     """Judge one pair's flip rate against ``threshold`` (None: the instrument sets none), the items whose answers
     the pair was shown to move, and its constructs' shifts (level b's position against level a's, those with a
-    margin)."""
+    margin); a pass needs ``min_coverage`` of the conditions asked matched (thresholds.yaml ``min_coverage``)."""
     metric = metric_of(factor)
     name = f"{base}-{instrument}-{metric}[{levels[0]}-vs-{levels[1]}]"
     outcome, advice, needed = _decide(flips, threshold, metric)
@@ -92,6 +97,13 @@ def serving_check(
         advice = (
             f"; the flip rate is within it, but {', '.join(s.construct for s in open_)}'s shift straddles its drift "
             f"margin (+-{open_[0].margin:g}): more runs decide it (a position moved without flipping many answers)"
+        )
+    if outcome == PASS and flips.asked and flips.matched / flips.asked < min_coverage:
+        outcome, needed = NOT_JUDGED, None
+        advice = (
+            f"; only {flips.matched} of {flips.asked} conditions both levels answered with a score ({min_coverage:.0%} "
+            "needed): not judged, never a pass on a minority of the design; the unscored answers' codes say why "
+            "(an answer served by another provider than the one pinned, an API error)"
         )
     message = (
         f"{outcome}: {base} {instrument} {factor} {levels[0]} vs {levels[1]}: {_figures(flips, threshold)}{advice}"

@@ -48,6 +48,7 @@ class FlipRate:
     """The flip rates of one pair of levels (a, b) and the interval of the figure the check reads."""
 
     matched: int  # conditions both levels answered with a score (same condition id and run)
+    asked: int  # conditions either level was asked (answered, unscored or refused): what ``matched`` is a share of
     items: int  # items of the cells both levels answered
     runs: int  # the most runs any matched cell was asked in
     between: float | None  # share of the pairs of runs (one of each level, same cell) answered differently
@@ -71,8 +72,9 @@ def flip_rate(
 ) -> FlipRate:
     """The flip rates of the observations of level ``a`` against those of level ``b`` (one instrument)."""
     cells, matched, runs = _cell_counts(a, b)
+    asked = len({o.condition_id for o in (*a, *b)})
     if not cells:
-        return FlipRate(0, 0, 0, None, None, None, BETWEEN, None, None)
+        return FlipRate(0, asked, 0, 0, None, None, None, BETWEEN, None, None)
     import numpy as np  # the controller, at session end: never a worker at collection
 
     rows = np.asarray([counts for _, counts in cells], dtype=np.float64)
@@ -84,6 +86,7 @@ def flip_rate(
     low, high = _interval(rows, [stratum for stratum, _ in cells], known, resamples, seed)
     return FlipRate(
         matched=matched,
+        asked=asked,
         items=len({stratum[0] for stratum, _ in cells}),
         runs=runs,
         between=between,

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
+from snap_bench.analysis.coverage import THIN_COVERAGE
 from snap_bench.design.entry_values import REASONING_EFFORTS
 from snap_bench.design.serving import EFFORT, FACTORS, serving_of
 from snap_bench.judging.drift import Drift
@@ -117,6 +118,7 @@ def serving_studies(
     *,
     drift_margins: Mapping[str, float | None] | None = None,
     ranges: Mapping[str, tuple[float, float] | None] | None = None,
+    min_coverage: Mapping[str, float] | None = None,
     resamples: int = RESAMPLES,
     seed: int = SEED,
     variance: bool = True,
@@ -125,6 +127,7 @@ def serving_studies(
 
     ``flip_threshold(instrument, factor)``: the threshold (thresholds.yaml ``provider_flip_rate`` ...);
     ``drift_margins`` / ``ranges`` per instrument, as for drift (the shifts' outcomes and interval bounds);
+    ``min_coverage`` per instrument, the share of the conditions asked a pass needs matched (default THIN_COVERAGE);
     ``variance=False`` leaves out the G studies (the calibration bench, which judges the checks only)."""
     groups = _groups(observations)
     by_model: dict[tuple[str, str], list[Observation]] = defaultdict(list)
@@ -146,6 +149,7 @@ def serving_studies(
                 flip_threshold,
                 drift_margins,
                 ranges,
+                (min_coverage or {}).get(instrument, THIN_COVERAGE),
                 resamples,
                 seed,
             )
@@ -212,6 +216,7 @@ def _pair(
     flip_threshold: FlipThreshold,
     drift_margins: Mapping[str, float | None] | None,
     ranges: Mapping[str, tuple[float, float] | None] | None,
+    min_coverage: float,
     resamples: int,
     seed: int,
 ) -> LevelPair:
@@ -227,7 +232,7 @@ def _pair(
     shifts = tuple(position_drift(both, servings[0], margins, bounds))
     flips = flip_rate(a, b, resamples=resamples, seed=seed)
     threshold = flip_threshold(instrument, factor)
-    check = serving_check(base, instrument, factor, levels, servings, flips, threshold, moved, shifts)
+    check = serving_check(base, instrument, factor, levels, servings, flips, threshold, moved, shifts, min_coverage)
     return LevelPair(check=check, item_changes=changes, shifts=shifts)
 
 

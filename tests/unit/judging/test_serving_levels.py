@@ -299,3 +299,19 @@ def test_the_thresholds_come_from_thresholds_yaml_and_a_bad_one_names_its_key(tm
     (folder / "thresholds.yaml").write_text(text.replace("effort_flip_rate: 0.10", "effort_flip_rate: 15", 1))
     with pytest.raises(ConfigError, match=r"profile\.effort_flip_rate: 15 is not a share of conditions"):
         load_thresholds(ConfigFiles(folder), "profile", {}, None, specs)
+
+
+def test_a_pair_matched_on_a_minority_of_its_conditions_is_not_judged_never_a_pass() -> None:
+    # Level b's answers were mostly not its own (served by another provider: unscored); the one condition it did
+    # answer agrees, and no flip on it is no evidence for the nine items it never answered.
+    items = {f"I{i}": [i % 5 + 1, i % 5 + 1] for i in range(10)}
+    unscored = {item: scores if item == "I0" else [None, None] for item, scores in items.items()}
+    studies = serving_studies([*sheet("m@p1", items), *sheet("m@p2", unscored)], at(0.5), variance=False)
+    (check,) = studies[0].checks
+    assert check.outcome == NOT_JUDGED
+    assert "2 of 20 conditions" in check.message
+    assert serving_record(check, gated=True).coverage == pytest.approx(2 / 20)
+    # At the threshold's coverage (half the conditions matched) the pair is judged.
+    half = {item: scores if int(item[1:]) < 5 else [None, None] for item, scores in items.items()}
+    (judged,) = serving_studies([*sheet("m@p1", items), *sheet("m@p2", half)], at(0.5), variance=False)
+    assert judged.checks[0].outcome == PASS
