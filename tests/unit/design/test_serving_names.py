@@ -39,3 +39,18 @@ def test_the_provider_a_response_names_is_matched_to_the_slug_pinned() -> None:
     assert not same_provider("groq", "DeepInfra")
     assert is_provider_level("deepinfra/turbo")
     assert not is_provider_level("a b")
+
+
+@pytest.mark.parametrize(
+    ("pinned", "served"),
+    [("google-vertex", "Google"), ("google-vertex/europe", "Google"), ("amazon-bedrock", "Amazon Bedrock")],
+)
+def test_a_slug_whose_display_name_is_another_word_is_its_providers(pinned: str, served: str) -> None:
+    # OpenRouter's provider list names google-vertex "Google" (its responses say so): a pinned Vertex's own
+    # answers are not another provider's.
+    assert same_provider(pinned, served)
+
+
+def test_the_providers_a_display_name_could_be_confused_with_are_told_apart() -> None:
+    assert not same_provider("google-ai-studio", "Google")
+    assert not same_provider("google-vertex", "Google AI Studio")
