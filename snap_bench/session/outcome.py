@@ -71,10 +71,11 @@ def check_outcomes(result: Judgement, gate: Gate) -> Iterator[CheckOutcome]:
             else:
                 yield CheckOutcome(record.name, check.passed, check.message, gate.thresholds, record)
     for record in records:
-        # A comparison, a drift or an item check: its record's decision says it all. Not compared and
-        # undecided are never a pass: outcomes of their own (the gate is incomplete, or could not tell).
-        category = {"not compared": NOT_COMPARED, "undecided": UNDECIDED}.get(record.decision)
-        passed = record.decision in ("pass", "not compared", "undecided")
+        # A comparison, a drift, an item or a serving check: its record's decision says it all. Not compared, not
+        # judged (a serving pair with nothing matched) and undecided are never a pass: outcomes of their own (the
+        # gate is incomplete, or could not tell), never a failed test beside an exit status that says so.
+        category = {"not compared": NOT_COMPARED, "not judged": NOT_JUDGED, "undecided": UNDECIDED}.get(record.decision)
+        passed = record.decision in ("pass", "not compared", "not judged", "undecided")
         yield CheckOutcome(record.name, passed, record.message, record.decision != "ungated", record, category)
 
 

@@ -19,6 +19,7 @@ from snap_bench.judging.judgement import Judgement, judge_session
 from snap_bench.judging.verdicts import ThresholdConfig, load_thresholds
 from snap_bench.observations.observation import Observation
 from snap_bench.report.analysis_document import analysis_document
+from snap_bench.session.outcome import NOT_JUDGED, check_outcomes
 from tests.conftest import REPO, SHIPPED, shipped_instruments
 
 INSTRUMENT = "bfi25"
@@ -95,3 +96,21 @@ def test_servings_that_answer_alike_pass_and_a_design_without_servings_writes_no
     )
     assert plain.servings == []
     assert "servings" not in analysis_document(plain, shipped_instruments(), {})
+
+
+def test_a_pair_whose_level_answered_nothing_is_not_judged_as_its_outcome_says_never_a_failed_test() -> None:
+    # m@p2's answers were all another provider's (unscored): its pairs are not judged, and the check's test outcome
+    # says so (NOT JUDGED, as a threshold check's), not FAILED beside an exit status that says "incomplete".
+    rows = [
+        o if o.model != "m@p2" else dataclasses.replace(o, score=None, keyed_score=None, code=-3)
+        for o in servings(moved=False)
+    ]
+    judgement = judged(rows)
+    outcomes = {o.name: o for o in check_outcomes(judgement, Gate()) if o.record.kind == "serving"}
+    unjudged = [o for o in outcomes.values() if o.record.decision == "not judged"]
+    assert {o.name for o in unjudged} == {
+        f"m-{INSTRUMENT}-provider_flip_rate[{a}-vs-{b}]" for a, b in (("p1", "p2"), ("p2", "p3"))
+    }
+    assert all(o.category == NOT_JUDGED and not o.fails_run for o in unjudged)
+    # The exit status counts them as checks not computed (the gate incomplete), never as passed.
+    assert {o.name for o in unjudged} <= set(findings(judgement, Gate(), {}, 0, True).not_judged)
