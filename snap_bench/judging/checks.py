@@ -196,7 +196,7 @@ def serving_record(check: Any, gated: bool) -> CheckRecord:
         kind="serving",
         model=check.base,
         instrument=check.instrument,
-        metric=f"{check.metric}[{check.level_a}-vs-{check.level_b}]",
+        metric=check.name.removeprefix(f"{check.base}-{check.instrument}-"),  # the pair, and the level held
         value=flips.judged,
         ci_low=flips.ci_low,
         ci_high=flips.ci_high,

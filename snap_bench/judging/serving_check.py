@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from snap_bench.analysis.coverage import THIN_COVERAGE
+from snap_bench.design.serving import EFFORT_PREFIX, PROVIDER, SEPARATOR
 from snap_bench.judging.serving_flips import BETWEEN, FlipRate
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ PASS, FAIL, UNDECIDED, NOT_JUDGED = "pass", "fail", "undecided", "not judged"
 
 @dataclass(frozen=True)
 class ServingCheck:
-    """One pair's check, named ``BASE-INSTRUMENT-FACTOR_flip_rate[A-vs-B]``."""
+    """One pair's check, named ``BASE-INSTRUMENT-FACTOR_flip_rate[A-vs-B]`` (``...[A-vs-B]@effort-high`` where the
+    other factor is varied too: the level it was held at)."""
 
     name: str
     base: str
@@ -78,12 +80,13 @@ def serving_check(
     moved_items: tuple[str, ...] = (),
     shifts: Sequence[Drift] = (),
     min_coverage: float = THIN_COVERAGE,
+    held: str | None = None,
 ) -> ServingCheck:
     """Judge one pair's flip rate against ``threshold`` (None: the instrument sets none), the items whose answers
     the pair was shown to move, and its constructs' shifts (level b's position against level a's, those with a
     margin); a pass needs ``min_coverage`` of the conditions asked matched (thresholds.yaml ``min_coverage``)."""
     metric = metric_of(factor)
-    name = f"{base}-{instrument}-{metric}[{levels[0]}-vs-{levels[1]}]"
+    name = f"{base}-{instrument}-{metric}[{levels[0]}-vs-{levels[1]}]{_held_suffix(factor, held)}"
     outcome, advice, needed = _decide(flips, threshold, metric)
     moved = [shift.construct for shift in shifts if shift.margin is not None and shift.moved]
     open_ = [shift for shift in shifts if shift.margin is not None and shift.undecided]
@@ -124,6 +127,14 @@ def serving_check(
         flips=flips,
         items_to_decide=needed,
     )
+
+
+def _held_suffix(factor: str, held: str | None) -> str:
+    """The other factor's level the pair was compared at, spelled as in a serving's name (``@effort-high``, ``@groq``):
+    with both factors varied, p1 vs p2 is compared at each effort, and each check needs a name of its own."""
+    if held is None:
+        return ""
+    return SEPARATOR + (EFFORT_PREFIX + held if factor == PROVIDER else held.replace("/", "--"))
 
 
 def _decide(flips: FlipRate, threshold: float | None, metric: str) -> tuple[str, str, int | None]:

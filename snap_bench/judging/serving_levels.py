@@ -142,7 +142,7 @@ def serving_studies(
             _pair(
                 base,
                 instrument,
-                factor,
+                (factor, held),
                 (a, b),
                 (named[a], named[b]),
                 rows,
@@ -209,7 +209,7 @@ def _groups(observations: Sequence[Observation]) -> dict[tuple[str, str, str, st
 def _pair(
     base: str,
     instrument: str,
-    factor: str,
+    factor_held: tuple[str, str | None],
     levels: tuple[str, str],
     servings: tuple[str, str],
     rows: Mapping[str, Sequence[Observation]],
@@ -223,6 +223,7 @@ def _pair(
     from snap_bench.judging.drift import position_drift
     from snap_bench.judging.item_changes import item_changes
 
+    factor, held = factor_held
     a, b = (rows[level] for level in levels)
     both = [*a, *b]
     changes = tuple(item_changes(both, servings[0]))
@@ -232,7 +233,9 @@ def _pair(
     shifts = tuple(position_drift(both, servings[0], margins, bounds))
     flips = flip_rate(a, b, resamples=resamples, seed=seed)
     threshold = flip_threshold(instrument, factor)
-    check = serving_check(base, instrument, factor, levels, servings, flips, threshold, moved, shifts, min_coverage)
+    check = serving_check(
+        base, instrument, factor, levels, servings, flips, threshold, moved, shifts, min_coverage, held
+    )
     return LevelPair(check=check, item_changes=changes, shifts=shifts)
 
 

@@ -315,3 +315,17 @@ def test_a_pair_matched_on_a_minority_of_its_conditions_is_not_judged_never_a_pa
     half = {item: scores if int(item[1:]) < 5 else [None, None] for item, scores in items.items()}
     (judged,) = serving_studies([*sheet("m@p1", items), *sheet("m@p2", half)], at(0.5), variance=False)
     assert judged.checks[0].outcome == PASS
+
+
+def test_a_pairs_check_is_named_once_when_the_other_factor_is_varied_too() -> None:
+    # Providers crossed with efforts: p1 vs p2 is compared at effort low and at effort high, two checks (two test
+    # items, two JUnit cases, two lines of the exit status) that must not share a name.
+    same = {"I1": [1, 1], "I2": [3, 3]}
+    models = ("m@p1@effort-low", "m@p1@effort-high", "m@p2@effort-low", "m@p2@effort-high")
+    rows = [row for model in models for row in sheet(model, same)]
+    names = [check.name for study in serving_studies(rows, at(0.1), variance=False) for check in study.checks]
+    assert len(names) == len(set(names)) == 4
+    assert "m-quiz-provider_flip_rate[p1-vs-p2]@effort-high" in names
+    # Where the other factor is not varied, the name is the pair's alone.
+    (study,) = serving_studies([*sheet("m@p1", same), *sheet("m@p2", same)], at(0.1), variance=False)
+    assert study.checks[0].name == "m-quiz-provider_flip_rate[p1-vs-p2]"
