@@ -257,6 +257,13 @@ def _finding(factor: str, levels: tuple[str, ...], pairs: tuple[LevelPair, ...],
         others = ", ".join(level for level in levels if level != differing)
         return f"{factor} {differing} differs from the other levels ({others})"
     if not shown:
+        open_ = [p.check.outcome for p in pairs if p.check.outcome in (UNDECIDED, NOT_JUDGED)]
+        if open_:
+            # Not shown to differ is not shown alike: a pair undecided or not judged says nothing either way.
+            said = ", ".join(sorted(set(open_), reverse=True))
+            return (
+                f"{len(open_)} of {len(pairs)} pair(s) not decided ({said}): whether a {factor} level differs is open"
+            )
         return f"no {factor} level was shown to differ ({', '.join(levels)})"
     named = "; ".join(f"{p.check.level_a} vs {p.check.level_b}" for p in shown)
     if len(levels) == 2:

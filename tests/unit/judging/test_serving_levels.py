@@ -329,3 +329,12 @@ def test_a_pairs_check_is_named_once_when_the_other_factor_is_varied_too() -> No
     # Where the other factor is not varied, the name is the pair's alone.
     (study,) = serving_studies([*sheet("m@p1", same), *sheet("m@p2", same)], at(0.1), variance=False)
     assert study.checks[0].name == "m-quiz-provider_flip_rate[p1-vs-p2]"
+
+
+def test_the_finding_never_reads_as_agreement_when_pairs_were_not_judged() -> None:
+    items = {f"I{i}": [i % 5 + 1, i % 5 + 1] for i in range(4)}
+    silent = {item: [None, None] for item in items}  # every answer another provider's: unscored
+    (study,) = serving_studies([*sheet("m@p1", items), *sheet("m@p2", silent)], at(0.5), variance=False)
+    assert study.checks[0].outcome == NOT_JUDGED
+    assert "was shown to differ" not in study.finding
+    assert "1 of 1 pair(s) not decided (not judged)" in study.finding
