@@ -90,16 +90,19 @@ def _add(found: dict[str, Provider], name: str, provider: Provider, where: str) 
 
 
 def _check_hosts(providers: Iterable[Provider]) -> None:
-    owners: dict[str, str] = {}
-    for provider in providers:
-        if provider.host is not None:
-            if provider.host in owners:
-                raise ProviderError(
-                    f"entry point group {GROUP}",
-                    f"providers {owners[provider.host]!r} and {provider.name!r} both claim the host {provider.host}",
-                    "register one provider per host (a key goes to its own provider's host only)",
-                )
-            owners[provider.host] = provider.name
+    """One provider per host: no two on one host, and none on a host another serves through its subdomains
+    (``eu.openrouter.ai`` is OpenRouter's), where which one a base URL speaks for would hang on the names' order."""
+    hosted = [provider for provider in providers if provider.host is not None]
+    for provider in hosted:
+        host = str(provider.host)
+        owner = next((other for other in hosted if other is not provider and other.serves(host)), None)
+        if owner is not None:
+            first, second = sorted((owner.name, provider.name))
+            raise ProviderError(
+                f"entry point group {GROUP}",
+                f"providers {first!r} and {second!r} both claim the host {host}",
+                "register one provider per host (a key goes to its own provider's host only)",
+            )
 
 
 def provider_named(name: str) -> Provider:

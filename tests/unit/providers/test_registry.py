@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
+import re
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
@@ -142,3 +143,20 @@ def test_a_checkout_not_installed_finds_its_own_provider_modules(installed: list
 
 # OpenAI's provider moved onto the team's host: a key could go to the wrong one of them.
 OPENAI_ON_THE_TEAM_HOST = dataclasses.replace(openai.PROVIDER, host=fake_team_provider.HOST)
+
+
+def test_a_provider_on_a_host_another_serves_through_its_subdomains_is_refused(
+    installed: list[metadata.EntryPoint], tmp_path: Path
+) -> None:
+    # OpenRouter serves openrouter.ai and its subdomains: a team's provider on eu.openrouter.ai would make which
+    # provider a base URL there speaks for (and whose key its entry takes) a matter of the names' order.
+    installed.append(metadata.EntryPoint("acme", "tests.unit.providers.test_registry:ON_A_SUBDOMAIN", GROUP))
+    with pytest.raises(
+        ConfigError, match=re.escape("providers 'acme' and 'openrouter' both claim the host eu.openrouter.ai")
+    ):
+        load_models(ConfigFiles(tmp_path))
+
+
+ON_A_SUBDOMAIN = dataclasses.replace(
+    fake_team_provider.PROVIDER, name="acme", host="eu.openrouter.ai", base_url="https://eu.openrouter.ai/v1"
+)
