@@ -24,6 +24,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -38,7 +39,7 @@ from snap_bench.providers.base import (
     count,
     malformed,
 )
-from snap_bench.providers.batches import BatchItem, BatchState, ItemResult, Usage, call, json_lines
+from snap_bench.providers.batches import BatchApiError, BatchItem, BatchState, ItemResult, Usage, call, json_lines
 
 NAME = "anthropic"
 HOST = "api.anthropic.com"
@@ -175,7 +176,15 @@ class AnthropicBatches:
         return BatchState(status == "ended", status, total - int(counts.get("processing") or 0), total, document)
 
     def results(self, http: httpx.Client, base_url: str, state: BatchState) -> list[ItemResult]:
-        text = call(http, "GET", str(state.document["results_url"])).text
+        link = str(state.document["results_url"])
+        # The client sends the key with every call: a link to another host (a proxy's rewrite, a tampered reply)
+        # would carry it there, so the results are read from the batch API's own host only.
+        if urlsplit(link).netloc.lower() != urlsplit(base_url).netloc.lower():
+            raise BatchApiError(
+                f"the batch's results_url {link} is not on {urlsplit(base_url).netloc}, where the batch was sent: "
+                "not fetched, so the key stays with its host"
+            )
+        text = call(http, "GET", link).text
         return [self._result(line) for line in json_lines(text)]
 
     @staticmethod
