@@ -90,8 +90,9 @@ def _add(found: dict[str, Provider], name: str, provider: Provider, where: str) 
 
 
 def _check_hosts(providers: Iterable[Provider]) -> None:
-    """One provider per host: no two on one host, and none on a host another serves through its subdomains
-    (a regional subdomain of OpenRouter's host is OpenRouter's), where which one a base URL speaks for would hang on the names' order."""
+    """One provider per host: no two on one host, and none on a host another serves through its subdomains (a
+    regional subdomain of OpenRouter's host is OpenRouter's), where which one a base URL speaks for would hang on
+    the names' order."""
     hosted = [provider for provider in providers if provider.host is not None]
     for provider in hosted:
         host = str(provider.host)
