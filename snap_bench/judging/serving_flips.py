@@ -3,12 +3,14 @@ differently when asked again: the *excess flip rate* of a pair of levels, with a
 
 A model asked at a temperature above 0 answers a condition differently run to run, so two providers (or two
 efforts) of the same model differ on many conditions even where they serve the same weights. The between-level
-flip rate counts, in every cell both levels answered (an item under one prompt, temperature, ...), the pairs of
+flip rate of a cell both levels answered (an item under one prompt, temperature, ...) is the share of its pairs of
 runs, one of each level, whose scored answers differ (every pair, not only runs of the same number: the runs of a
-cell are exchangeable, and all pairs halve the estimate's noise); the within-level flip rate counts the pairs of
-runs of one cell whose answers differ, within a and within b, and averages the two. Under "the levels serve the
-same answerer" both estimate the same probability (two independent draws of one cell's answer differ), so their
-difference, the excess, is about 0; a level that moves answers adds its moves to the between rate only.
+cell are exchangeable, and all pairs halve the estimate's noise); its within-level flip rate is the share of its
+pairs of runs whose answers differ within a, and within b, averaged. Both are averaged over the cells both levels
+were asked at least twice, each cell weighing alike in both (the rest cannot show their own run noise). Under "the
+levels serve the same answerer" both estimate the same probability (two independent draws of one cell's answer
+differ), so their difference, the excess, is about 0; a level that moves answers adds its moves to the between
+rate only.
 
 The items and the design's cells are fixed (the questionnaire is the questionnaire, as for drift:
 snap_bench.stats.stratified_difference): what varies when the levels are asked again is each answer, run to run.
@@ -78,16 +80,28 @@ def flip_rate(
     import numpy as np  # the controller, at session end: never a worker at collection
 
     rows = np.asarray([counts for _, counts in cells], dtype=np.float64)
-    flips, pairs, a_flips, a_pairs, b_flips, b_pairs = rows.sum(axis=0)
-    between = float(flips / pairs)
-    known = bool(a_pairs and b_pairs)
-    within = float((a_flips / a_pairs + b_flips / b_pairs) / 2) if known else None
-    excess = between - within if within is not None else None
-    low, high = _interval(rows, [stratum for stratum, _ in cells], known, resamples, seed)
+    between_cells = rows[:, 0] / rows[:, 1]
+    # Where both levels were asked a cell twice, its run-to-run flips are known and the excess is read there, each
+    # cell weighing alike: weighting the between rate by its pairs of runs and the within rate by its own would
+    # weigh the cells differently in the two wherever runs are unequal (an unscored answer), and bias the excess.
+    twice = (rows[:, 3] > 0) & (rows[:, 5] > 0)
+    known = bool(twice.any())
+    if known:
+        kept = np.flatnonzero(twice)
+        within_cells = (rows[kept, 2] / rows[kept, 3] + rows[kept, 4] / rows[kept, 5]) / 2
+        values = between_cells[kept] - within_cells
+        between, within = float(between_cells[kept].mean()), float(within_cells.mean())
+        excess: float | None = between - within
+    else:
+        kept = np.arange(len(cells))
+        values = between_cells
+        between, within, excess = float(between_cells.mean()), None, None
+    strata = [cells[index][0] for index in kept]
+    low, high = _interval(values, strata, resamples, seed)
     return FlipRate(
         matched=matched,
         asked=asked,
-        items=len({stratum[0] for stratum, _ in cells}),
+        items=len({stratum[0] for stratum in strata}),
         runs=runs,
         between=between,
         within=within,
@@ -133,10 +147,10 @@ def _cell_counts(
 
 
 def _interval(
-    rows: npt.NDArray[np.float64], strata: list[tuple[str, str]], known: bool, resamples: int, seed: int
+    values: npt.NDArray[np.float64], strata: list[tuple[str, str]], resamples: int, seed: int
 ) -> tuple[float | None, float | None]:
-    """The stratified bootstrap's percentile interval: each stratum's cells drawn with replacement, as many as
-    it has. None where it cannot be drawn (a rate undefined on more than 5 % of the resamples)."""
+    """The stratified bootstrap's percentile interval of the cells' mean ``values``: each stratum's cells drawn with
+    replacement, as many as it has."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -152,14 +166,7 @@ def _interval(
             members[(temperature,)].append(index)
     for indices in members.values():
         counts[:, indices] = rng.multinomial(len(indices), [1 / len(indices)] * len(indices), size=resamples)
-    sums = counts @ rows
-    with np.errstate(divide="ignore", invalid="ignore"):
-        values = sums[:, 0] / sums[:, 1]
-        if known:
-            values = values - (sums[:, 2] / sums[:, 3] + sums[:, 4] / sums[:, 5]) / 2
-    defined = values[np.isfinite(values)]
-    if len(defined) < 0.95 * resamples:
-        return None, None
+    means = counts @ values / counts.sum(axis=1)
     alpha = (1 - CONFIDENCE) / 2
-    low, high = np.quantile(defined, [alpha, 1 - alpha])
+    low, high = np.quantile(means, [alpha, 1 - alpha])
     return float(low), float(high)

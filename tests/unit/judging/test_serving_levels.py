@@ -77,6 +77,18 @@ def test_the_flip_rates_of_a_pair_computed_by_hand() -> None:
     assert flips.ci_low <= flips.excess <= flips.ci_high
 
 
+def test_each_cell_weighs_alike_in_both_rates_whatever_its_runs() -> None:
+    # I1 asked four times by each level, always 3: no flip anywhere. I2 twice: a answers 1 and 2, b 2 and 2: between
+    # 2 of 4 pairs, within a 1 of 1, within b 0 of 1. Per cell the excess is 0 in both; weighting the between rate by
+    # its 20 pairs of runs and the within rate by its 14 would give 2/20 - (1/7 + 0) / 2 = +0.029 instead.
+    a = sheet("m@p1", {"I1": [3, 3, 3, 3], "I2": [1, 2]})
+    b = sheet("m@p2", {"I1": [3, 3, 3, 3], "I2": [2, 2]})
+    flips = flip_rate(a, b, resamples=200)
+    assert flips.between == pytest.approx((0 + 2 / 4) / 2)
+    assert flips.within == pytest.approx((0 + (1 + 0) / 2) / 2)
+    assert flips.excess == pytest.approx(0.0)
+
+
 def test_unscored_answers_are_not_matched() -> None:
     a = sheet("m@p1", {"I1": [1, None], "I2": [2, 2]})
     b = sheet("m@p2", {"I1": [2, 1], "I2": [None, 2]})
