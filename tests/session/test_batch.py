@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from snap_bench.observations.export import read_jsonl
+from snap_bench.observations.observation import Observation
 from snap_bench.recordings.cassettes import leaked_secrets
 from snap_bench.session.settings import UsageProblem
 from tests.conftest import FAKE_KEY, SLICE, SLICE_SIZE, BenchProject
@@ -231,16 +232,27 @@ def test_an_anthropic_model_is_recorded_through_message_batches_and_replays_as_i
             assert FAKE_KEY not in path.read_text()
         observations = read_jsonl(bench.out / "observations.jsonl")
         assert all(o.score == int(varied_answer_of_messages({"messages": o.messages})) for o in observations)
-        spend = json.loads((bench.out / "session.json").read_text(encoding="utf-8"))["spend"]["fake-model"]
-        assert spend["batch_requests"] == SLICE_SIZE - 1
-        assert spend["batch_cost_usd"] == pytest.approx(fake.script.billed_usd)
-        # Offline, the same figures come back from the recordings alone.
-        with monkeypatch.context() as offline:
-            offline.delenv("FAKE_OPENAI_KEY")
-            replay = bench.session("--model=fake-model", *SLICE)
-        assert outcomes(replay) == {"passed": SLICE_SIZE}
-        assert [o.score for o in read_jsonl(bench.out / "observations.jsonl")] == [o.score for o in observations]
-        assert fake.script.submissions == [batch.id]
+        assert_billed_once_and_replayed(bench, fake, batch.id, observations, monkeypatch)
+
+
+def assert_billed_once_and_replayed(
+    bench: BenchProject,
+    fake: FakeBatchApis,
+    batch_id: str,
+    observations: list[Observation],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The batch's requests (all but the failed one) billed as the provider billed them, and offline the same
+    answers come back from the recordings alone, with no batch submitted again."""
+    spend = json.loads((bench.out / "session.json").read_text(encoding="utf-8"))["spend"]["fake-model"]
+    assert spend["batch_requests"] == SLICE_SIZE - 1
+    assert spend["batch_cost_usd"] == pytest.approx(fake.script.billed_usd)
+    with monkeypatch.context() as offline:
+        offline.delenv("FAKE_OPENAI_KEY")
+        replay = bench.session("--model=fake-model", *SLICE)
+    assert outcomes(replay) == {"passed": SLICE_SIZE}
+    assert [o.score for o in read_jsonl(bench.out / "observations.jsonl")] == [o.score for o in observations]
+    assert fake.script.submissions == [batch_id]
 
 
 def varied_answer_of_messages(body: dict[str, Any]) -> str:
@@ -274,16 +286,7 @@ def test_a_gemini_model_is_recorded_through_its_batch_api_and_replays_as_if_aske
             assert FAKE_KEY not in path.read_text()
         observations = read_jsonl(bench.out / "observations.jsonl")
         assert all(o.score == int(varied_answer_of_contents(contents_of(o.messages))) for o in observations)
-        spend = json.loads((bench.out / "session.json").read_text(encoding="utf-8"))["spend"]["fake-model"]
-        assert spend["batch_requests"] == SLICE_SIZE - 1
-        assert spend["batch_cost_usd"] == pytest.approx(fake.script.billed_usd)
-        # Offline, the same figures come back from the recordings alone.
-        with monkeypatch.context() as offline:
-            offline.delenv("FAKE_OPENAI_KEY")
-            replay = bench.session("--model=fake-model", *SLICE)
-        assert outcomes(replay) == {"passed": SLICE_SIZE}
-        assert [o.score for o in read_jsonl(bench.out / "observations.jsonl")] == [o.score for o in observations]
-        assert fake.script.submissions == [batch.id]
+        assert_billed_once_and_replayed(bench, fake, batch.id, observations, monkeypatch)
 
 
 def contents_of(messages: list[dict[str, str]]) -> dict[str, Any]:
