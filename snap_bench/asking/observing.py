@@ -11,11 +11,11 @@ from typing import Any, Protocol
 from snap_bench.asking.client import ChatReply
 from snap_bench.asking.spend import cost_usd
 from snap_bench.design.models import ModelSpec
-from snap_bench.design.serving import same_provider
 from snap_bench.design.serving_entries import pinned_provider
 from snap_bench.observations.logprobs import answer_logprobs
 from snap_bench.observations.observation import Condition, Observation, Scored
 from snap_bench.observations.parsing import AnswerCode
+from snap_bench.providers.openrouter import same_provider
 from snap_bench.wire.dialects import reasoning_effort
 from snap_bench.wire.request import Asked
 

@@ -23,9 +23,6 @@ SEPARATOR = "@"
 EFFORT_PREFIX = "effort-"
 # What a provider level may be called: OpenRouter's provider slugs and display names ("deepinfra/turbo", "Groq").
 _PROVIDER_LEVEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9._-]+)?")
-# OpenRouter's slugs whose display name (what a response's ``provider`` says) is not the slug's words: its provider
-# list names google-vertex "Google" (google-ai-studio is "Google AI Studio").
-_DISPLAY_NAMES = {"google-vertex": "Google"}
 
 
 @dataclass(frozen=True)
@@ -78,15 +75,3 @@ def serving_of(name: str) -> Serving | None:
 def is_provider_level(text: str) -> bool:
     """Whether ``text`` can name a provider level (what OpenRouter's provider slugs and names look like)."""
     return _PROVIDER_LEVEL.fullmatch(text) is not None
-
-
-def same_provider(pinned: str, served: str) -> bool:
-    """Whether the provider a response names is the one pinned: OpenRouter takes a slug (``deepinfra``,
-    ``deepinfra/turbo``) and a response names the provider by its display name (``DeepInfra``), so the two are
-    compared without case, punctuation or the slug's variant, a slug whose name is another word by that name."""
-    slug = pinned.split("/")[0]
-    return _key(served) in {_key(slug), _key(_DISPLAY_NAMES.get(slug.lower(), slug))}
-
-
-def _key(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())

@@ -274,15 +274,3 @@ def _finding(factor: str, levels: tuple[str, ...], pairs: tuple[LevelPair, ...],
 def serving_checks(studies: Sequence[FactorStudy]) -> list[ServingCheck]:
     """Every pair's check, in the studies' order."""
     return [check for study in studies for check in study.checks]
-
-
-def failed_servings(studies: Sequence[FactorStudy]) -> list[str]:
-    return [c.name for c in serving_checks(studies) if c.outcome == FAIL]
-
-
-def undecided_servings(studies: Sequence[FactorStudy]) -> list[str]:
-    return [c.name for c in serving_checks(studies) if c.outcome == UNDECIDED]
-
-
-def not_judged_servings(studies: Sequence[FactorStudy]) -> list[str]:
-    return [c.name for c in serving_checks(studies) if c.outcome == NOT_JUDGED]

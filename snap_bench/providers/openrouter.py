@@ -15,6 +15,7 @@ as pages of ``/batches/{id}/results``; ``usage.cost`` is what it billed.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -120,3 +121,20 @@ PROVIDER = Provider(
     catalogue=openai_chat.CATALOGUE,
     batch=OpenRouterBatches(),
 )
+
+
+# Slugs whose display name (what a response's ``provider`` says) is not the slug's words: OpenRouter's provider list
+# names google-vertex "Google" (google-ai-studio is "Google AI Studio").
+_DISPLAY_NAMES = {"google-vertex": "Google"}
+
+
+def same_provider(pinned: str, served: str) -> bool:
+    """Whether the provider a response names is the one pinned: OpenRouter takes a slug (``deepinfra``,
+    ``deepinfra/turbo``) and a response names the provider by its display name (``DeepInfra``), so the two are
+    compared without case, punctuation or the slug's variant, a slug whose name is another word by that name."""
+    slug = pinned.split("/")[0]
+    return _key(served) in {_key(slug), _key(_DISPLAY_NAMES.get(slug.lower(), slug))}
+
+
+def _key(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from snap_bench.design.serving import Serving, is_provider_level, same_provider, serving_of
+from snap_bench.design.serving import Serving, is_provider_level, serving_of
+from snap_bench.providers.openrouter import same_provider
 
 _NAME = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True)
 _PROVIDER = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._]{0,10}(/[a-z0-9]{1,6})?", fullmatch=True)

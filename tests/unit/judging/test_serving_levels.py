@@ -16,10 +16,8 @@ from snap_bench.judging.checks import serving_record
 from snap_bench.judging.serving_check import FAIL, NOT_JUDGED, PASS, UNDECIDED
 from snap_bench.judging.serving_flips import BETWEEN, EXCESS, flip_rate
 from snap_bench.judging.serving_levels import (
-    failed_servings,
-    not_judged_servings,
+    serving_checks,
     serving_studies,
-    undecided_servings,
 )
 from snap_bench.judging.verdicts import flip_rate_threshold, load_thresholds
 from snap_bench.observations.observation import Observation
@@ -118,7 +116,7 @@ def test_nothing_matched_is_not_judged_never_a_pass() -> None:
     (check,) = studies[0].checks
     assert check.outcome == NOT_JUDGED
     assert "never a pass" in check.message
-    assert not_judged_servings(studies) == [check.name]
+    assert [c.name for c in serving_checks(studies) if c.outcome == NOT_JUDGED] == [check.name]
     assert serving_record(check, gated=True).decision == "not judged"
 
 
@@ -141,8 +139,8 @@ def test_one_run_passes_on_the_between_rate_or_asks_for_a_second_run() -> None:
     # Every answer differs, but with one run the noise it could be is unknown: undecided, never a fail or a pass.
     assert check.outcome == UNDECIDED
     assert "--snap-runs=2" in check.message
-    assert undecided_servings([moved]) == [check.name]
-    assert failed_servings([moved]) == []
+    assert [c.name for c in serving_checks([moved]) if c.outcome == UNDECIDED] == [check.name]
+    assert [c.name for c in serving_checks([moved]) if c.outcome == FAIL] == []
 
 
 def noisy_pair() -> list[Observation]:
